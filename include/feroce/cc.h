@@ -1,0 +1,159 @@
+/* Congestion control: one event API for every algorithm (after SwCC, USENIX ATC 2025).
+ *
+ * An algorithm is one C file exporting a `const struct fe_cc_algo`; adding one touches that file
+ * and one line of src/cc/registry.c. Its per-QP state lives in `ctx` (ctx_size bytes, owned by
+ * the caller, zeroed before init). It reacts to events and writes its outputs into
+ * `struct fe_cc_out`: a sending rate, a window of bytes in flight, and/or receiver credit, which
+ * the requester's pacer obeys, plus the time it next wants `on_timer`. Nothing here reads a clock:
+ * every event carries now_ns. */
+#ifndef FEROCE_CC_H
+#define FEROCE_CC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "feroce/wire.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FE_CC_UNLIMITED UINT64_MAX
+#define FE_CC_NO_TIMER  UINT64_MAX
+#define FE_CC_MAX_PARAMS 40
+#define FE_CC_MAX_TRACE  12
+
+/* What an algorithm asks of the pacer. FE_CC_UNLIMITED means "no limit from me". */
+struct fe_cc_out {
+    uint64_t rate_Bps;     /* sending rate, bytes per second (pacer) */
+    uint64_t window_bytes; /* bytes in flight allowed (unacknowledged) */
+    uint64_t credit_bytes; /* bytes granted by the receiver so far, cumulative (Homa-style) */
+    uint64_t timer_ns;     /* absolute time of the next on_timer call, or FE_CC_NO_TIMER */
+};
+
+/* Facts about the path, given at init. */
+struct fe_cc_env {
+    uint64_t line_rate_bps; /* NIC port rate, bits per second */
+    uint32_t mtu_bytes;     /* path MTU (payload bytes per packet) */
+    uint64_t base_rtt_ns;   /* unloaded round trip, 0 if unknown */
+    uint64_t now_ns;        /* creation time */
+};
+
+/* One ACK as the requester saw it. */
+struct fe_cc_ack {
+    uint32_t psn;           /* acknowledged PSN */
+    uint64_t acked_bytes;   /* newly acknowledged payload bytes */
+    uint64_t inflight_bytes; /* unacknowledged payload bytes after this ACK */
+    uint64_t rtt_ns;        /* sample from the send time of the acked packet; 0 if none */
+    bool ecn_echo;          /* congestion flag carried on the ACK (ns-3 compatible mode) */
+    const struct fe_int *int_md; /* INT records echoed by the receiver, NULL when none */
+    uint64_t credit_bytes;  /* cumulative credit granted by the receiver (Homa), 0 if none */
+};
+
+/* A parameter: names, units and ranges users see; values are doubles validated against
+ * [min, max] and, when `integer`, whole. The algorithm converts them to its own (fixed-point)
+ * state in init. */
+struct fe_cc_param {
+    const char *name;
+    const char *unit;
+    const char *help;
+    double def, min, max;
+    bool integer;
+};
+
+struct fe_cc_params {
+    const struct fe_cc_algo *algo;
+    double v[FE_CC_MAX_PARAMS]; /* indexed like algo->params */
+};
+
+/* A traced variable: a name and its current value in the unit named. */
+struct fe_cc_trace {
+    const char *name;
+    const char *unit;
+    double value;
+};
+
+struct fe_cc_algo {
+    const char *name;
+    const char *summary;
+    size_t ctx_size;
+    const struct fe_cc_param *params;
+    size_t n_params;
+    /* ctx is zeroed and aligned to 16; p->v holds validated values. Sets the first outputs. */
+    void (*init)(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
+                 struct fe_cc_out *out);
+    /* Events. Any may be NULL when the algorithm ignores it. */
+    void (*on_send)(void *ctx, uint64_t now_ns, uint32_t bytes, struct fe_cc_out *out);
+    void (*on_ack)(void *ctx, uint64_t now_ns, const struct fe_cc_ack *ack,
+                   struct fe_cc_out *out);
+    void (*on_cnp)(void *ctx, uint64_t now_ns, struct fe_cc_out *out);
+    void (*on_nack)(void *ctx, uint64_t now_ns, uint32_t psn, struct fe_cc_out *out);
+    void (*on_timer)(void *ctx, uint64_t now_ns, struct fe_cc_out *out);
+    /* Writes up to `max` traced variables (e.g. Rc, Rt, alpha, T, BC); returns how many. */
+    int (*trace)(const void *ctx, struct fe_cc_trace *vals, int max);
+};
+
+/* Registry. */
+const struct fe_cc_algo *fe_cc_find(const char *name);
+/* NULL-terminated list of every algorithm. */
+const struct fe_cc_algo *const *fe_cc_list(void);
+
+/* Parameters: defaults, then "name=value" assignments validated with a clear message in err. */
+void fe_cc_params_default(struct fe_cc_params *p, const struct fe_cc_algo *algo);
+int fe_cc_params_set(struct fe_cc_params *p, const char *name, const char *value, char *err,
+                     size_t err_cap);
+/* "name=value" or "name=value,name=value,..." */
+int fe_cc_params_parse(struct fe_cc_params *p, const char *assignments, char *err, size_t err_cap);
+int fe_cc_param_index(const struct fe_cc_algo *algo, const char *name);
+
+/* An instance: algorithm + outputs + context, in one block the caller provides
+ * (fe_cc_instance_size bytes, e.g. inside a QP). */
+struct fe_cc {
+    const struct fe_cc_algo *algo;
+    struct fe_cc_out out;
+    _Alignas(16) unsigned char ctx[];
+};
+size_t fe_cc_instance_size(const struct fe_cc_algo *algo);
+void fe_cc_init(struct fe_cc *cc, const struct fe_cc_params *p, const struct fe_cc_env *env);
+
+static inline void fe_cc_on_send(struct fe_cc *cc, uint64_t now_ns, uint32_t bytes)
+{
+    if (cc->algo->on_send) cc->algo->on_send(cc->ctx, now_ns, bytes, &cc->out);
+}
+static inline void fe_cc_on_ack(struct fe_cc *cc, uint64_t now_ns, const struct fe_cc_ack *a)
+{
+    if (cc->algo->on_ack) cc->algo->on_ack(cc->ctx, now_ns, a, &cc->out);
+}
+static inline void fe_cc_on_cnp(struct fe_cc *cc, uint64_t now_ns)
+{
+    if (cc->algo->on_cnp) cc->algo->on_cnp(cc->ctx, now_ns, &cc->out);
+}
+static inline void fe_cc_on_nack(struct fe_cc *cc, uint64_t now_ns, uint32_t psn)
+{
+    if (cc->algo->on_nack) cc->algo->on_nack(cc->ctx, now_ns, psn, &cc->out);
+}
+/* Runs on_timer while its deadline has passed (an algorithm may re-arm in the past). */
+void fe_cc_on_timer(struct fe_cc *cc, uint64_t now_ns);
+int fe_cc_trace(const struct fe_cc *cc, struct fe_cc_trace *vals, int max);
+
+/* ---- pacer: the firmware's credit accumulator (token bucket) ----
+ * Credit grows by rate x elapsed time, capped at `burst_bytes`; a packet may leave when the
+ * credit covers its size, and its size is then taken away. Exact integer arithmetic: credit is
+ * kept in byte-nanoseconds-per-second units so no rounding drifts over time. */
+struct fe_pacer {
+    uint64_t last_ns;
+    int64_t credit;       /* bytes x 1e9 */
+    uint64_t burst_bytes; /* credit cap */
+};
+void fe_pacer_init(struct fe_pacer *p, uint64_t burst_bytes, uint64_t now_ns);
+/* Earliest time >= now_ns at which `bytes` may leave at rate_Bps (FE_CC_UNLIMITED: now). */
+uint64_t fe_pacer_when(const struct fe_pacer *p, uint64_t rate_Bps, uint32_t bytes,
+                       uint64_t now_ns);
+/* Takes `bytes` out of the credit at now_ns (credit may go negative by at most one packet). */
+void fe_pacer_consume(struct fe_pacer *p, uint64_t rate_Bps, uint32_t bytes, uint64_t now_ns);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
