@@ -177,6 +177,11 @@ void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns);
 
 int fe_qp_poll_cq(struct fe_qp *qp, struct fe_cqe *out, int max);
 
+/* Responder side of receiver-driven CC (Homa-style): the cumulative byte grant that this QP's
+ * ACKs carry (fe_pkt.credit_bytes) from now on; the driver's grant scheduler sets it. A changed
+ * grant is sent at the latest with the next ACK; fe_qp_tx emits a bare ACK for it when needed. */
+void fe_qp_set_grant(struct fe_qp *qp, uint64_t credit_bytes);
+
 enum fe_qp_state fe_qp_state(const struct fe_qp *qp);
 const struct fe_qp_counters *fe_qp_counters(const struct fe_qp *qp);
 /* The requester's CC instance (always present; "none" when not configured). */

@@ -255,7 +255,11 @@ struct fe_pkt {
     uint8_t pcp;  /* 802.1p priority to send with (tx) */
     uint8_t icrc; /* enum fe_icrc_status, set by the decoder (rx) */
     const struct fe_int *int_md; /* INT records, NULL when none */
+    uint64_t credit_bytes; /* on ACKs: cumulative receiver grant (Homa-style CC); feroce-to-feroce
+                            * metadata that is not encoded on the wire; 0 = none */
 };
+/* CNP: fe_pkt with bth.opcode FE_OP_CNP, bth.becn set, bth.psn 0, payload_len 16 (payload NULL
+ * or 16 zero bytes); fe_pkt_write writes zeros for a NULL payload. */
 
 /* Bytes of BTH-onward headers (BTH + extension headers) for an opcode. */
 size_t fe_pkt_hdr_len(uint8_t opcode);
@@ -291,6 +295,10 @@ struct fe_path {
     uint16_t udp_sport;
     uint16_t udp_dport; /* 0 means 4791 */
 };
+
+/* Bytes a frame adds around the BTH-onward part: Ethernet (+ VLAN tag) + IP + UDP + FCS
+ * (no preamble or inter-frame gap). Pacers and simulated links count frame bytes this way. */
+size_t fe_path_overhead_bytes(const struct fe_path *path);
 
 /* A decoded whole frame. */
 struct fe_frame {
