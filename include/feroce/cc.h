@@ -19,8 +19,8 @@
 extern "C" {
 #endif
 
-#define FE_CC_UNLIMITED UINT64_MAX
-#define FE_CC_NO_TIMER  UINT64_MAX
+#define FE_CC_UNLIMITED  UINT64_MAX
+#define FE_CC_NO_TIMER   UINT64_MAX
 #define FE_CC_MAX_PARAMS 40
 #define FE_CC_MAX_TRACE  12
 
@@ -42,13 +42,13 @@ struct fe_cc_env {
 
 /* One ACK as the requester saw it. */
 struct fe_cc_ack {
-    uint32_t psn;           /* acknowledged PSN */
-    uint64_t acked_bytes;   /* newly acknowledged payload bytes */
-    uint64_t inflight_bytes; /* unacknowledged payload bytes after this ACK */
-    uint64_t rtt_ns;        /* sample from the send time of the acked packet; 0 if none */
-    bool ecn_echo;          /* congestion flag carried on the ACK (ns-3 compatible mode) */
+    uint32_t psn;                /* acknowledged PSN */
+    uint64_t acked_bytes;        /* newly acknowledged payload bytes */
+    uint64_t inflight_bytes;     /* unacknowledged payload bytes after this ACK */
+    uint64_t rtt_ns;             /* sample from the send time of the acked packet; 0 if none */
+    bool ecn_echo;               /* congestion flag carried on the ACK (ns-3 compatible mode) */
     const struct fe_int *int_md; /* INT records echoed by the receiver, NULL when none */
-    uint64_t credit_bytes;  /* cumulative credit granted by the receiver (Homa), 0 if none */
+    uint64_t credit_bytes;       /* cumulative credit granted by the receiver (Homa), 0 if none */
 };
 
 /* A parameter: names, units and ranges users see; values are doubles validated against
@@ -85,8 +85,7 @@ struct fe_cc_algo {
                  struct fe_cc_out *out);
     /* Events. Any may be NULL when the algorithm ignores it. */
     void (*on_send)(void *ctx, uint64_t now_ns, uint32_t bytes, struct fe_cc_out *out);
-    void (*on_ack)(void *ctx, uint64_t now_ns, const struct fe_cc_ack *ack,
-                   struct fe_cc_out *out);
+    void (*on_ack)(void *ctx, uint64_t now_ns, const struct fe_cc_ack *ack, struct fe_cc_out *out);
     void (*on_cnp)(void *ctx, uint64_t now_ns, struct fe_cc_out *out);
     void (*on_nack)(void *ctx, uint64_t now_ns, uint32_t psn, struct fe_cc_out *out);
     void (*on_timer)(void *ctx, uint64_t now_ns, struct fe_cc_out *out);
@@ -115,6 +114,8 @@ struct fe_cc {
     _Alignas(16) unsigned char ctx[];
 };
 size_t fe_cc_instance_size(const struct fe_cc_algo *algo);
+/* Zeroes the context and calls the algorithm's init. The algorithm is p->algo; with p NULL,
+ * cc->algo (set by the caller) with its defaults; with neither, "none". */
 void fe_cc_init(struct fe_cc *cc, const struct fe_cc_params *p, const struct fe_cc_env *env);
 
 static inline void fe_cc_on_send(struct fe_cc *cc, uint64_t now_ns, uint32_t bytes)
@@ -138,20 +139,29 @@ void fe_cc_on_timer(struct fe_cc *cc, uint64_t now_ns);
 int fe_cc_trace(const struct fe_cc *cc, struct fe_cc_trace *vals, int max);
 
 /* ---- pacer: the firmware's credit accumulator (token bucket) ----
- * Credit grows by rate x elapsed time, capped at `burst_bytes`; a packet may leave when the
- * credit covers its size, and its size is then taken away. Exact integer arithmetic: credit is
- * kept in byte-nanoseconds-per-second units so no rounding drifts over time. */
+ * Credit grows by rate x elapsed time, capped at `burst_bytes` (plus under one nanosecond of
+ * credit, so that whole-nanosecond send times lose nothing); a packet may leave when the credit
+ * covers its size, and its size is then taken away. Exact integer arithmetic: credit is kept in
+ * byte-nanoseconds-per-second units so no rounding drifts over time. */
 struct fe_pacer {
     uint64_t last_ns;
     int64_t credit;       /* bytes x 1e9 */
     uint64_t burst_bytes; /* credit cap */
 };
+/* The credit starts full (one burst may leave at once). burst_bytes is capped at 2^32 - 1; a
+ * packet larger than the burst leaves when the credit is full, so burst 0 is strict pacing (each
+ * packet waits until the previous one is paid for). */
 void fe_pacer_init(struct fe_pacer *p, uint64_t burst_bytes, uint64_t now_ns);
-/* Earliest time >= now_ns at which `bytes` may leave at rate_Bps (FE_CC_UNLIMITED: now). */
+/* Earliest time >= now_ns at which `bytes` may leave at rate_Bps (FE_CC_UNLIMITED: now;
+ * rate 0: FE_CC_NO_TIMER, never). Rounded up to the next whole nanosecond. */
 uint64_t fe_pacer_when(const struct fe_pacer *p, uint64_t rate_Bps, uint32_t bytes,
                        uint64_t now_ns);
-/* Takes `bytes` out of the credit at now_ns (credit may go negative by at most one packet). */
+/* Takes `bytes` out of the credit at now_ns (credit may go negative by at most one packet when
+ * the caller waited for fe_pacer_when; a caller that did not wait builds up a debt). */
 void fe_pacer_consume(struct fe_pacer *p, uint64_t rate_Bps, uint32_t bytes, uint64_t now_ns);
+/* Banks the credit earned at rate_Bps up to now_ns. Call it with the OLD rate when the rate
+ * changes, so that time already elapsed is paid at the rate that was in force. */
+void fe_pacer_sync(struct fe_pacer *p, uint64_t rate_Bps, uint64_t now_ns);
 
 #ifdef __cplusplus
 }

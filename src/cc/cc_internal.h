@@ -1,0 +1,9 @@
+/* Shared between the CC files: the algorithm descriptors the registry lists. */
+#ifndef FE_CC_INTERNAL_H
+#define FE_CC_INTERNAL_H
+
+#include "feroce/cc.h"
+
+extern const struct fe_cc_algo fe_cc_none;
+
+#endif
