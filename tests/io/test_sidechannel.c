@@ -1,0 +1,617 @@
+/* Side channel: codec layout and strictness, front-end and host state machines, and the two
+ * talking to each other (with lost datagrams). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "feroce/sidechannel.h"
+
+#define HOST_IP 0x0A000001u /* 10.0.0.1 */
+#define FE_IP   0x0A000002u /* 10.0.0.2 */
+#define MS      1000000ull
+
+static struct fe_sc_msg open_req(uint32_t host_qpn, uint32_t psn)
+{
+    struct fe_sc_msg m;
+    memset(&m, 0, sizeof m);
+    m.info_valid = true;
+    m.request = FE_SC_REQ_OPEN_QP;
+    m.loc.qpn = host_qpn;
+    m.loc.psn = psn;
+    m.loc.rkey = 0x1234;
+    m.loc.va = 0x1122334455667788ull;
+    m.loc.ip = HOST_IP;
+    m.rem.ip = FE_IP;
+    m.reply_port = 17186;
+    return m;
+}
+
+static void enc(uint8_t *buf, const struct fe_sc_msg *m)
+{
+    assert_int_equal(fe_sc_encode(buf, m), 0);
+}
+
+/* The layout of design.md section 4, byte by byte. */
+static void test_layout(void **state)
+{
+    (void)state;
+    struct fe_sc_msg m = open_req(0x123456, 0xABCDEF);
+    m.rem.qpn = 0x000101;
+    m.rem.psn = 0x7;
+    m.rem.rkey = 0xCAFEBABE;
+    m.rem.va = 0x0102030405060708ull;
+    m.tx.valid = true;
+    m.tx.start = true;
+    m.tx.write = true;
+    m.tx.msg_len_bytes = 0x11223344;
+    m.tx.msg_count = 0x55667788;
+    m.tx.gap = 0x99AABBCC;
+    uint8_t b[64];
+    enc(b, &m);
+    assert_int_equal(b[0], 0x01 | (1 << 1));
+    const uint8_t loc[24] = {0,    0x12, 0x34, 0x56, 0,    0xAB, 0xCD, 0xEF, 0,  0, 0x12, 0x34,
+                             0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 10, 0, 0,    1};
+    assert_memory_equal(b + 1, loc, 24);
+    const uint8_t rem[24] = {0, 0, 1, 1, 0, 0, 0, 7, 0xCA, 0xFE, 0xBA, 0xBE,
+                             1, 2, 3, 4, 5, 6, 7, 8, 10,   0,    0,    2};
+    assert_memory_equal(b + 25, rem, 24);
+    assert_int_equal(b[49], 17186 >> 8);
+    assert_int_equal(b[50], 17186 & 0xFF);
+    assert_int_equal(b[51], 0x01 | 0x02 | 0x08);
+    const uint8_t tail[12] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66,
+                              0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC};
+    assert_memory_equal(b + 52, tail, 12);
+
+    struct fe_sc_msg d;
+    enum fe_sc_reason why;
+    assert_int_equal(fe_sc_decode(b, 64, &d, &why), 0);
+    assert_int_equal(why, FE_SC_R_OK);
+    uint8_t b2[64];
+    enc(b2, &d);
+    assert_memory_equal(b, b2, 64);
+    assert_int_equal(d.loc.qpn, 0x123456);
+    assert_int_equal(d.rem.rkey, 0xCAFEBABE);
+    assert_true(d.tx.start && d.tx.write && !d.tx.immediate);
+
+    /* A reply: ack type in bits 7..5, ack valid bit 4. */
+    m = open_req(1, 0);
+    m.ack_valid = true;
+    m.ack = FE_SC_ACK_NO_QP;
+    enc(b, &m);
+    assert_int_equal(b[0], 0x01 | (1 << 1) | 0x10 | (2 << 5));
+}
+
+static void expect_reject(const uint8_t *b, size_t len, enum fe_sc_reason r)
+{
+    struct fe_sc_msg d;
+    enum fe_sc_reason why = FE_SC_R_OK;
+    assert_true(fe_sc_decode(b, len, &d, &why) < 0);
+    assert_int_equal(why, r);
+}
+
+static void test_decode_strict(void **state)
+{
+    (void)state;
+    struct fe_sc_msg m = open_req(5, 6);
+    uint8_t good[80], b[80];
+    memset(good, 0, sizeof good);
+    enc(good, &m);
+    expect_reject(good, 63, FE_SC_R_SHORT);
+    expect_reject(good, 0, FE_SC_R_SHORT);
+    expect_reject(NULL, 64, FE_SC_R_SHORT);
+    expect_reject(good, 65, FE_SC_R_LONG);
+    expect_reject(good, 80, FE_SC_R_LONG);
+    const int slots[4] = {1, 5, 25, 29};
+    for (int i = 0; i < 4; i++) {
+        memcpy(b, good, 64);
+        b[slots[i]] = 1;
+        expect_reject(b, 64, FE_SC_R_SLOT);
+    }
+    for (unsigned r = 5; r <= 6; r++) { /* unknown request types */
+        memcpy(b, good, 64);
+        b[0] = (uint8_t)(0x01 | (r << 1));
+        expect_reject(b, 64, FE_SC_R_REQUEST);
+    }
+    memcpy(b, good, 64);
+    b[0] = (uint8_t)(0x00 | (1 << 1)); /* a request without info valid */
+    expect_reject(b, 64, FE_SC_R_REQUEST);
+    memcpy(b, good, 64);
+    b[0] = 0x01; /* info valid without a request */
+    expect_reject(b, 64, FE_SC_R_REQUEST);
+    for (unsigned a = 4; a <= 6; a++) {
+        memcpy(b, good, 64);
+        b[0] = (uint8_t)(0x01 | (1 << 1) | 0x10 | (a << 5));
+        expect_reject(b, 64, FE_SC_R_ACK);
+    }
+    memcpy(b, good, 64);
+    b[0] = (uint8_t)(0x01 | (1 << 1) | (1 << 5)); /* ack type without ack valid */
+    expect_reject(b, 64, FE_SC_R_ACK);
+    memcpy(b, good, 64);
+    b[0] = (uint8_t)(0x10 | (1 << 5)); /* an ack that answers nothing */
+    expect_reject(b, 64, FE_SC_R_ACK);
+    memcpy(b, good, 64);
+    b[51] = 0x11; /* reserved tx bit */
+    expect_reject(b, 64, FE_SC_R_TX_FLAGS);
+    memcpy(b, good, 64);
+    b[51] = 0x02; /* start without valid */
+    expect_reject(b, 64, FE_SC_R_TX_FLAGS);
+    memset(b, 0, 64);
+    expect_reject(b, 64, FE_SC_R_EMPTY);
+
+    /* encode refuses what decode would refuse */
+    uint8_t o[64];
+    m.loc.qpn = 0x1000000;
+    assert_int_equal(fe_sc_encode(o, &m), FE_EINVAL);
+    m = open_req(1, 1);
+    m.request = 5;
+    assert_int_equal(fe_sc_encode(o, &m), FE_EINVAL);
+    m = open_req(1, 1);
+    m.info_valid = false;
+    assert_int_equal(fe_sc_encode(o, &m), FE_EINVAL);
+    memset(&m, 0, sizeof m);
+    assert_int_equal(fe_sc_encode(o, &m), FE_EINVAL);
+}
+
+static struct fe_sc_fe new_fe(void)
+{
+    struct fe_sc_fe fe;
+    struct fe_sc_fe_config c;
+    fe_sc_fe_config_default(&c);
+    c.local_ip = FE_IP;
+    assert_int_equal(fe_sc_fe_init(&fe, &c), 0);
+    return fe;
+}
+
+static int fe_in(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src,
+                 struct fe_sc_fe_result *res)
+{
+    uint8_t b[64];
+    enc(b, m);
+    return fe_sc_fe_input(fe, 0, b, 64, src, 40000, res);
+}
+
+static struct fe_sc_msg reply_of(const struct fe_sc_fe_result *res)
+{
+    struct fe_sc_msg r;
+    assert_true(res->reply);
+    assert_int_equal(fe_sc_decode(res->reply_msg, 64, &r, NULL), 0);
+    assert_true(r.info_valid && r.ack_valid);
+    return r;
+}
+
+static void test_fe_open_modify_start_close(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe();
+    struct fe_sc_fe_result res;
+    struct fe_sc_msg m = open_req(0x11, 0x1000);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 1);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_OPENED);
+    assert_int_equal(res.ev[0].qpn, 256);
+    assert_int_equal(res.ev[0].peer.qpn, 0x11);
+    assert_int_equal(res.ev[0].sq_psn, 0x1000); /* first send PSN = the host's PSN */
+    assert_int_equal(res.reply_ip, HOST_IP);
+    assert_int_equal(res.reply_port, 17186);
+    struct fe_sc_msg r = reply_of(&res);
+    assert_int_equal(r.request, FE_SC_REQ_OPEN_QP);
+    assert_int_equal(r.ack, FE_SC_ACK_ACK);
+    assert_int_equal(r.loc.qpn, 256); /* swapped: our side in loc */
+    assert_int_equal(r.loc.ip, FE_IP);
+    assert_int_equal(r.rem.qpn, 0x11);
+    assert_int_equal(r.rem.va, 0x1122334455667788ull);
+    assert_int_equal(r.rem.rkey, 0x1234);
+
+    /* The reply port named in the message is honoured; 0 means 17186. */
+    struct fe_sc_msg m2 = open_req(0x12, 0);
+    m2.reply_port = 5555;
+    assert_int_equal(fe_in(&fe, &m2, HOST_IP, &res), 0);
+    assert_int_equal(res.ev[0].qpn, 257);
+    assert_int_equal(res.reply_port, 5555);
+
+    /* OPEN_QP sent again with the same parameters (lost ACK): same QPN, no new QP. */
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 0);
+    assert_int_equal(reply_of(&res).loc.qpn, 256);
+    assert_int_equal(fe_sc_fe_open_count(&fe), 2);
+
+    /* MODIFY_QP_RTS, and again (answered, not re-executed). */
+    struct fe_sc_msg mod = m;
+    mod.request = FE_SC_REQ_MODIFY_QP_RTS;
+    mod.rem.qpn = 256;
+    assert_int_equal(fe_in(&fe, &mod, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 1);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_RTS);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_ACK);
+    assert_int_equal(fe_in(&fe, &mod, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 0);
+    assert_int_equal(fe_sc_fe_find(&fe, 256)->state, FE_SC_QP_RTS);
+
+    /* tx-meta starts the stream: no reply. */
+    struct fe_sc_msg tx;
+    memset(&tx, 0, sizeof tx);
+    tx.loc = m.loc;
+    tx.rem.qpn = 256;
+    tx.tx.valid = tx.tx.start = tx.tx.immediate = tx.tx.write = true;
+    tx.tx.msg_len_bytes = 8192;
+    tx.tx.msg_count = 100;
+    assert_int_equal(fe_in(&fe, &tx, HOST_IP, &res), 0);
+    assert_false(res.reply);
+    assert_int_equal(res.n_events, 1);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_START);
+    assert_int_equal(res.ev[0].tx.msg_len_bytes, 8192);
+    assert_true(fe_sc_fe_find(&fe, 256)->streaming);
+    tx.tx.start = false;
+    assert_int_equal(fe_in(&fe, &tx, HOST_IP, &res), 0);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_STOP);
+
+    /* tx-meta for a QP that is open but not RTS, or for none: refused. */
+    tx.rem.qpn = 257;
+    tx.loc.qpn = 0x12;
+    assert_true(fe_in(&fe, &tx, HOST_IP, &res) < 0);
+    assert_int_equal(res.why, FE_SC_R_NOT_RTS);
+    tx.rem.qpn = 300;
+    assert_true(fe_in(&fe, &tx, HOST_IP, &res) < 0);
+    assert_int_equal(fe.stats.rejected[FE_SC_R_NOT_RTS], 2);
+
+    /* MODIFY + start in one datagram: two events. */
+    struct fe_sc_msg both = m2;
+    both.request = FE_SC_REQ_MODIFY_QP_RTS;
+    both.rem.qpn = 257;
+    both.tx.valid = both.tx.start = true;
+    assert_int_equal(fe_in(&fe, &both, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 2);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_RTS);
+    assert_int_equal(res.ev[1].type, FE_SC_EV_START);
+
+    /* CLOSE_QP frees; closing again answers NO_QP. */
+    struct fe_sc_msg cl = mod;
+    cl.request = FE_SC_REQ_CLOSE_QP;
+    assert_int_equal(fe_in(&fe, &cl, HOST_IP, &res), 0);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_CLOSED);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_ACK);
+    assert_null(fe_sc_fe_find(&fe, 256));
+    assert_int_equal(fe_in(&fe, &cl, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 0);
+    r = reply_of(&res);
+    assert_int_equal(r.ack, FE_SC_ACK_NO_QP);
+    assert_int_equal(r.request, FE_SC_REQ_CLOSE_QP);
+    assert_int_equal(r.loc.qpn, 256);
+    assert_int_equal(fe.stats.tx_acks[FE_SC_ACK_NO_QP], 1);
+
+    /* The freed QPN is given out again. */
+    struct fe_sc_msg m3 = open_req(0x13, 0);
+    assert_int_equal(fe_in(&fe, &m3, HOST_IP, &res), 0);
+    assert_int_equal(res.ev[0].qpn, 256);
+}
+
+static void test_fe_unknown_qp_and_full(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe();
+    struct fe_sc_fe_result res;
+    struct fe_sc_msg cl = open_req(7, 0);
+    cl.request = FE_SC_REQ_CLOSE_QP;
+    cl.rem.qpn = 999;
+    assert_int_equal(fe_in(&fe, &cl, HOST_IP, &res), 0);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_NO_QP);
+    cl.request = FE_SC_REQ_MODIFY_QP_RTS;
+    assert_int_equal(fe_in(&fe, &cl, HOST_IP, &res), 0);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_NO_QP);
+    cl.request = FE_SC_REQ_SEND_QP_INFO;
+    assert_int_equal(fe_in(&fe, &cl, HOST_IP, &res), 0);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_NO_QP);
+
+    for (uint32_t i = 0; i < FE_SC_MAX_QPS; i++) {
+        struct fe_sc_msg m = open_req(100 + i, i);
+        assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+        assert_int_equal(res.ev[0].qpn, 256 + i);
+    }
+    struct fe_sc_fe before;
+    memcpy(&before, &fe, sizeof fe);
+    struct fe_sc_msg m = open_req(500, 0);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 0);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_NO_QP);
+    assert_memory_equal(before.qp, fe.qp, sizeof fe.qp);
+}
+
+/* Every refused datagram: a counter, no reply, no state change. */
+static void test_fe_rejects_change_nothing(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe();
+    struct fe_sc_fe_result res;
+    struct fe_sc_msg m = open_req(0x11, 0);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    struct fe_sc_msg mod = m;
+    mod.request = FE_SC_REQ_MODIFY_QP_RTS;
+    mod.rem.qpn = 256;
+
+    uint8_t bad[8][80];
+    size_t blen[8];
+    uint32_t bsrc[8];
+    int n = 0;
+    enc(bad[n], &mod); /* truncated */
+    blen[n] = 40, bsrc[n++] = HOST_IP;
+    enc(bad[n], &mod); /* oversized */
+    blen[n] = 80, bsrc[n++] = HOST_IP;
+    enc(bad[n], &mod); /* malformed slot */
+    bad[n][26] = 0, bad[n][25] = 0xFF;
+    blen[n] = 64, bsrc[n++] = HOST_IP;
+    enc(bad[n], &mod); /* from another host */
+    blen[n] = 64, bsrc[n++] = HOST_IP + 1;
+    struct fe_sc_msg other = mod; /* the right host, a different host QP */
+    other.loc.qpn = 0x99;
+    enc(bad[n], &other);
+    blen[n] = 64, bsrc[n++] = HOST_IP;
+    struct fe_sc_msg rep = mod; /* a reply where requests are expected */
+    rep.ack_valid = true;
+    rep.ack = FE_SC_ACK_ACK;
+    enc(bad[n], &rep);
+    blen[n] = 64, bsrc[n++] = HOST_IP;
+    struct fe_sc_msg cl = mod; /* CLOSE_QP from another host */
+    cl.request = FE_SC_REQ_CLOSE_QP;
+    enc(bad[n], &cl);
+    blen[n] = 64, bsrc[n++] = 0x7F000001;
+    const enum fe_sc_reason want[] = {FE_SC_R_SHORT,  FE_SC_R_LONG, FE_SC_R_SLOT,  FE_SC_R_SOURCE,
+                                      FE_SC_R_SOURCE, FE_SC_R_ROLE, FE_SC_R_SOURCE};
+    for (int i = 0; i < n; i++) {
+        struct fe_sc_fe before;
+        memcpy(&before, &fe, sizeof fe);
+        uint64_t cnt = fe.stats.rejected[want[i]];
+        assert_true(fe_sc_fe_input(&fe, 0, bad[i], blen[i], bsrc[i], 1, &res) < 0);
+        assert_int_equal(res.why, want[i]);
+        assert_false(res.reply);
+        assert_int_equal(res.n_events, 0);
+        assert_int_equal(fe.stats.rejected[want[i]], cnt + 1);
+        assert_memory_equal(before.qp, fe.qp, sizeof fe.qp);
+    }
+    assert_int_equal(fe_sc_fe_find(&fe, 256)->state, FE_SC_QP_OPEN);
+
+    /* allowed_ip: other hosts cannot even open */
+    struct fe_sc_fe_config c;
+    fe_sc_fe_config_default(&c);
+    c.allowed_ip = HOST_IP;
+    assert_int_equal(fe_sc_fe_init(&fe, &c), 0);
+    assert_true(fe_in(&fe, &m, HOST_IP + 5, &res) < 0);
+    assert_int_equal(res.why, FE_SC_R_SOURCE);
+    assert_int_equal(fe_sc_fe_open_count(&fe), 0);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+
+    c.max_qps = 17;
+    assert_int_equal(fe_sc_fe_init(&fe, &c), FE_EINVAL);
+}
+
+/* ---- host role and interop ---- */
+
+static struct fe_sc_host new_host(uint32_t qpn, bool start)
+{
+    struct fe_sc_host h;
+    struct fe_sc_host_config c;
+    fe_sc_host_config_default(&c);
+    c.fe_ip = FE_IP;
+    c.local.qpn = qpn;
+    c.local.psn = 0x777;
+    c.local.rkey = 0xAA;
+    c.local.va = 0x10000;
+    c.local.ip = HOST_IP;
+    c.retry_timeout_ns = 10 * MS;
+    c.max_tries = 3;
+    if (start) {
+        c.start.valid = c.start.start = c.start.write = c.start.immediate = true;
+        c.start.msg_len_bytes = 4096;
+    }
+    assert_int_equal(fe_sc_host_init(&h, &c), 0);
+    return h;
+}
+
+/* Moves datagrams between a host and a front-end until both are quiet; `drop` says which
+ * host->fe (even bits) and fe->host (odd bits) datagrams are lost, in order. */
+struct link_log {
+    int n_events;
+    struct fe_sc_event ev[16];
+};
+
+static void pump(struct fe_sc_host *h, struct fe_sc_fe *fe, uint64_t *now, uint32_t drop,
+                 struct link_log *log)
+{
+    int k = 0;
+    for (int guard = 0; guard < 64; guard++) {
+        uint8_t b[64];
+        if (!fe_sc_host_poll_tx(h, *now, b)) {
+            uint64_t d = fe_sc_host_next_deadline(h);
+            if (d == UINT64_MAX) return;
+            if (d > *now) *now = d;
+            continue;
+        }
+        bool lost = (drop >> (k++ & 31)) & 1;
+        if (lost) continue;
+        struct fe_sc_fe_result res;
+        assert_int_equal(fe_sc_fe_input(fe, *now, b, 64, HOST_IP, 40000, &res), 0);
+        for (int i = 0; i < res.n_events && log && log->n_events < 16; i++)
+            log->ev[log->n_events++] = res.ev[i];
+        if (!res.reply) continue;
+        lost = (drop >> (k++ & 31)) & 1;
+        if (lost) continue;
+        assert_int_equal(res.reply_ip, HOST_IP);
+        assert_int_equal(res.reply_port, h->cfg.reply_port);
+        assert_int_equal(fe_sc_host_input(h, *now, res.reply_msg, 64, FE_IP, FE_SC_PORT, NULL), 0);
+    }
+    fail_msg("pump did not settle");
+}
+
+static void test_interop(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe();
+    struct fe_sc_host h = new_host(0x42, true);
+    uint64_t now = 1000;
+    struct link_log log = {0};
+    assert_int_equal(fe_sc_host_open(&h, now), 0);
+    pump(&h, &fe, &now, 0, &log);
+    assert_int_equal(h.state, FE_SC_H_RTS);
+    assert_int_equal(h.remote.qpn, 256);
+    assert_int_equal(h.remote.psn, 0x777);
+    assert_int_equal(h.remote.ip, FE_IP);
+    assert_int_equal(log.n_events, 3);
+    assert_int_equal(log.ev[0].type, FE_SC_EV_OPENED);
+    assert_int_equal(log.ev[1].type, FE_SC_EV_RTS);
+    assert_int_equal(log.ev[2].type, FE_SC_EV_START);
+    assert_int_equal(log.ev[2].tx.msg_len_bytes, 4096);
+    assert_int_equal(log.ev[1].peer.va, 0x10000);
+    assert_int_equal(log.ev[1].peer.rkey, 0xAA);
+    assert_int_equal(h.stats.retries, 0);
+    assert_int_equal(now, 1000); /* nothing waited */
+
+    assert_int_equal(fe_sc_host_close(&h, now), 0);
+    log.n_events = 0;
+    pump(&h, &fe, &now, 0, &log);
+    assert_int_equal(h.state, FE_SC_H_CLOSED);
+    assert_int_equal(log.ev[0].type, FE_SC_EV_CLOSED);
+    assert_int_equal(fe_sc_fe_open_count(&fe), 0);
+}
+
+static void test_interop_losses(void **state)
+{
+    (void)state;
+    /* Every pattern of losses over the first 6 datagrams: the host ends up RTS with exactly one
+     * QP open on the front-end, or FAILED after max_tries when too much is lost. */
+    for (uint32_t drop = 0; drop < 64; drop++) {
+        struct fe_sc_fe fe = new_fe();
+        struct fe_sc_host h = new_host(0x42, false);
+        uint64_t now = 0;
+        assert_int_equal(fe_sc_host_open(&h, now), 0);
+        pump(&h, &fe, &now, drop, NULL);
+        if (h.state == FE_SC_H_RTS) {
+            assert_int_equal(fe_sc_fe_open_count(&fe), 1);
+            assert_int_equal(fe_sc_fe_find(&fe, h.remote.qpn)->state, FE_SC_QP_RTS);
+        } else {
+            assert_int_equal(h.state, FE_SC_H_FAILED);
+            assert_true(h.timed_out);
+        }
+        if (drop == 1) { /* OPEN_QP lost once: resent after the timeout */
+            assert_int_equal(h.state, FE_SC_H_RTS);
+            assert_int_equal(h.stats.retries, 1);
+            assert_int_equal(now, 10 * MS);
+        }
+        if (drop == 2) { /* its ACK lost: OPEN_QP resent, same QP */
+            assert_int_equal(h.state, FE_SC_H_RTS);
+            assert_int_equal(h.remote.qpn, 256);
+        }
+        if (drop == 0x7) { /* three OPEN_QPs lost: max_tries (3) used up */
+            assert_int_equal(h.state, FE_SC_H_FAILED);
+        }
+    }
+    /* Silence: 3 tries, then FAILED. */
+    struct fe_sc_host h = new_host(1, false);
+    uint8_t b[64];
+    assert_int_equal(fe_sc_host_open(&h, 0), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, b), 1);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, b), 0);
+    assert_int_equal(fe_sc_host_next_deadline(&h), 10 * MS);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 10 * MS - 1, b), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 10 * MS, b), 1);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 20 * MS, b), 1);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 30 * MS, b), 0);
+    assert_int_equal(h.state, FE_SC_H_FAILED);
+    assert_true(h.timed_out);
+    assert_int_equal(h.stats.retries, 2);
+    assert_int_equal(fe_sc_host_next_deadline(&h), UINT64_MAX);
+}
+
+static void test_host_rejects(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe();
+    struct fe_sc_host h = new_host(0x42, false);
+    uint8_t b[64];
+    struct fe_sc_fe_result res;
+    enum fe_sc_reason why;
+    assert_int_equal(fe_sc_host_open(&h, 0), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, b), 1);
+    assert_int_equal(fe_sc_fe_input(&fe, 0, b, 64, HOST_IP, 1, &res), 0);
+
+    struct fe_sc_host before;
+    memcpy(&before, &h, sizeof h);
+    size_t state_len = offsetof(struct fe_sc_host, stats);
+    /* wrong source address, wrong source port, truncated, a request, unsolicited replies */
+    assert_true(fe_sc_host_input(&h, 0, res.reply_msg, 64, FE_IP + 1, FE_SC_PORT, &why) < 0);
+    assert_int_equal(why, FE_SC_R_SOURCE);
+    assert_true(fe_sc_host_input(&h, 0, res.reply_msg, 64, FE_IP, 9999, &why) < 0);
+    assert_int_equal(why, FE_SC_R_SOURCE);
+    assert_true(fe_sc_host_input(&h, 0, res.reply_msg, 63, FE_IP, FE_SC_PORT, &why) < 0);
+    assert_int_equal(why, FE_SC_R_SHORT);
+    assert_true(fe_sc_host_input(&h, 0, b, 64, FE_IP, FE_SC_PORT, &why) < 0);
+    assert_int_equal(why, FE_SC_R_ROLE);
+    struct fe_sc_msg r = reply_of(&res);
+    struct fe_sc_msg w = r;
+    w.request = FE_SC_REQ_MODIFY_QP_RTS; /* answers a request we did not make */
+    enc(b, &w);
+    assert_true(fe_sc_host_input(&h, 0, b, 64, FE_IP, FE_SC_PORT, &why) < 0);
+    assert_int_equal(why, FE_SC_R_UNSOLICITED);
+    w = r;
+    w.rem.qpn = 0x43; /* about another host QP */
+    enc(b, &w);
+    assert_true(fe_sc_host_input(&h, 0, b, 64, FE_IP, FE_SC_PORT, &why) < 0);
+    assert_int_equal(why, FE_SC_R_UNSOLICITED);
+    assert_memory_equal(&before, &h, state_len);
+    assert_int_equal(h.stats.rejected[FE_SC_R_SOURCE], 2);
+
+    /* the real reply is accepted; then a duplicate of it is unsolicited */
+    assert_int_equal(fe_sc_host_input(&h, 0, res.reply_msg, 64, FE_IP, FE_SC_PORT, &why), 0);
+    assert_int_equal(h.state, FE_SC_H_MODIFYING);
+    memcpy(&before, &h, sizeof h);
+    assert_true(fe_sc_host_input(&h, 0, res.reply_msg, 64, FE_IP, FE_SC_PORT, &why) < 0);
+    assert_int_equal(why, FE_SC_R_UNSOLICITED);
+    assert_memory_equal(&before, &h, state_len);
+
+    /* any_src_port accepts the firmware's configurable source port */
+    struct fe_sc_host h2 = new_host(0x42, false);
+    h2.cfg.any_src_port = true;
+    assert_int_equal(fe_sc_host_open(&h2, 0), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&h2, 0, b), 1);
+    assert_int_equal(fe_sc_host_input(&h2, 0, res.reply_msg, 64, FE_IP, 1234, &why), 0);
+
+    /* A front-end with no QP left: the host fails with NO_QP. */
+    struct fe_sc_fe_config c;
+    fe_sc_fe_config_default(&c);
+    c.max_qps = 1;
+    assert_int_equal(fe_sc_fe_init(&fe, &c), 0);
+    struct fe_sc_host a = new_host(1, false), bh = new_host(2, false);
+    uint64_t now = 0;
+    assert_int_equal(fe_sc_host_open(&a, 0), 0);
+    pump(&a, &fe, &now, 0, NULL);
+    assert_int_equal(a.state, FE_SC_H_RTS);
+    assert_int_equal(fe_sc_host_open(&bh, 0), 0);
+    pump(&bh, &fe, &now, 0, NULL);
+    assert_int_equal(bh.state, FE_SC_H_FAILED);
+    assert_int_equal(bh.fail_ack, FE_SC_ACK_NO_QP);
+    assert_false(bh.timed_out);
+
+    /* Closing a QP the front-end already forgot: NO_QP counts as closed. */
+    assert_int_equal(fe_sc_fe_release(&fe, a.remote.qpn), 0);
+    assert_int_equal(fe_sc_host_close(&a, now), 0);
+    pump(&a, &fe, &now, 0, NULL);
+    assert_int_equal(a.state, FE_SC_H_CLOSED);
+    assert_int_equal(fe_sc_host_close(&a, now), FE_ESTATE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_layout),
+        cmocka_unit_test(test_decode_strict),
+        cmocka_unit_test(test_fe_open_modify_start_close),
+        cmocka_unit_test(test_fe_unknown_qp_and_full),
+        cmocka_unit_test(test_fe_rejects_change_nothing),
+        cmocka_unit_test(test_interop),
+        cmocka_unit_test(test_interop_losses),
+        cmocka_unit_test(test_host_rejects),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
