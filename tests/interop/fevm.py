@@ -1,0 +1,265 @@
+"""Host side of the interop test VM: a private network namespace with a tap device, QEMU (TCG,
+PVH boot, 1 vCPU) running the image from vmimage.py, and the 9p command channel.
+
+A test script calls `fevm.setup()` first: it re-executes the script inside a fresh network
+namespace (`unshare --net`), so that the tap device, its addresses and every packet of the test
+live and die with the test process; nothing touches the host's interfaces. Missing
+prerequisites (root, /dev/net/tun, QEMU, the package registry on a first run) end the script
+with exit code 77, which CTest reports as skipped, and a message saying why."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EXIT_SKIP = 77
+HOST_IP = "10.77.0.1"
+GUEST_IP = "10.77.0.2"
+PREFIX = 24
+TAP = "fetap0"
+GUEST_MAC = "52:54:00:fe:00:02"
+MTU = 9000
+QEMU = "qemu-system-x86_64"
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def skip(msg):
+    print(f"SKIP: {msg}", flush=True)
+    sys.exit(EXIT_SKIP)
+
+
+def sh(cmd):
+    subprocess.run(cmd, check=True)
+
+
+def setup():
+    """Checks prerequisites and moves this script into its own network namespace (by
+    re-executing it under `unshare --net`). Returns in the namespace, with `lo` up."""
+    if os.environ.get("FEROCE_VM_NETNS") == "inner":
+        sh(["ip", "link", "set", "lo", "up"])
+        return
+    if os.geteuid() != 0:
+        skip("the interop VM needs root (network namespace, tap device)")
+    if not os.path.exists("/dev/net/tun"):
+        skip("/dev/net/tun is missing (no tap devices)")
+    if not shutil.which(QEMU):
+        skip(f"{QEMU} not found (Debian package qemu-system-x86; scripts/deps.sh installs it)")
+    if not shutil.which("unshare") or not shutil.which("ip"):
+        skip("unshare (util-linux) or ip (iproute2) missing")
+    if subprocess.run(["unshare", "--net", "true"]).returncode != 0:
+        skip("cannot create a network namespace here (unshare --net failed)")
+    env = dict(os.environ, FEROCE_VM_NETNS="inner")
+    os.execvpe("unshare", ["unshare", "--net", "--", sys.executable] + sys.argv, env)
+
+
+def image_dir():
+    """Builds (or finds in the cache) the VM image; skips the test when it cannot be built."""
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, os.path.join(HERE, "vmimage.py")],
+                       stdout=subprocess.PIPE, text=True)
+    if p.returncode == EXIT_SKIP:
+        skip("the VM image cannot be built here (see vmimage's message above)")
+    if p.returncode != 0:
+        raise RuntimeError(f"vmimage.py failed with exit code {p.returncode}")
+    d = p.stdout.strip().splitlines()[-1]
+    dt = time.monotonic() - t0
+    log(f"VM image {d} ({'built' if dt > 3 else 'cached'}, {dt:.1f} s)")
+    return d
+
+
+def guest_sonames(image):
+    with open(os.path.join(image, "manifest.txt")) as f:
+        return {l.split()[1] for l in f if l.startswith("soname ")}
+
+
+class Cmd:
+    """A command running in the guest."""
+
+    def __init__(self, vm, n, what):
+        self.vm, self.n, self.what = vm, n, what
+
+    def _path(self, ext):
+        return os.path.join(self.vm.cmddir, f"{self.n}.{ext}")
+
+    def done(self):
+        return os.path.exists(self._path("rc"))
+
+    def output(self):
+        try:
+            with open(self._path("out"), errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def wait(self, timeout):
+        """(exit code, output); raises TimeoutError (with the output so far) after timeout."""
+        end = time.monotonic() + timeout
+        while not self.done():
+            if time.monotonic() > end:
+                raise TimeoutError(f"guest command {self.n} ({self.what}) still running after "
+                                   f"{timeout} s; output so far:\n{self.output()}")
+            if not self.vm.alive():
+                raise RuntimeError(f"the VM died during guest command {self.n} ({self.what}); "
+                                   f"console tail:\n{self.vm.console_tail()}")
+            time.sleep(0.05)
+        with open(self._path("rc")) as f:
+            return int(f.read().strip() or "255"), self.output()
+
+
+class Vm:
+    """One guest. Use as a context manager; `workdir` keeps the console log, the shared folder
+    and everything the guest wrote, for a post-mortem."""
+
+    def __init__(self, workdir, mem_mb=1024, boot_timeout=120):
+        self.workdir = workdir
+        self.share = os.path.join(workdir, "share")
+        self.cmddir = os.path.join(self.share, "cmd")
+        self.console = os.path.join(workdir, "console.log")
+        self.mem_mb = mem_mb
+        self.boot_timeout = boot_timeout
+        self.proc = None
+        self.n = 0
+        self.udp4791 = None
+        self.boot_s = None
+
+    # -- lifetime
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def start(self):
+        image = image_dir()
+        self.sonames = guest_sonames(image)
+        if os.path.exists(self.share):
+            shutil.rmtree(self.share)
+        os.makedirs(self.share)
+        sh(["ip", "tuntap", "add", "dev", TAP, "mode", "tap"])
+        sh(["ip", "link", "set", TAP, "mtu", str(MTU), "up"])
+        sh(["ip", "addr", "add", f"{HOST_IP}/{PREFIX}", "dev", TAP])
+        # Without a socket on UDP 4791 the host kernel answers rxe's ACKs with ICMP port
+        # unreachable; tools that use raw sockets see the packets anyway.
+        self.udp4791 = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp4791.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.udp4791.bind((HOST_IP, 4791))
+        accel = os.environ.get("FEROCE_VM_ACCEL", "tcg")
+        cmd = [QEMU, "-accel", accel, "-M", "pc", "-cpu", "max", "-smp", "1",
+               "-m", str(self.mem_mb), "-nodefaults", "-no-user-config", "-display", "none",
+               "-no-reboot",
+               "-kernel", os.path.join(image, "vmlinux"),
+               "-initrd", os.path.join(image, "initramfs.cpio"),
+               "-append", f"console=ttyS0 panic=-1 fe.ip={GUEST_IP}/{PREFIX} fe.mtu={MTU}",
+               "-serial", f"file:{self.console}",
+               "-netdev", f"tap,id=n0,ifname={TAP},script=no,downscript=no",
+               "-device", f"virtio-net-pci,netdev=n0,mac={GUEST_MAC}",
+               "-fsdev", f"local,id=fs0,path={self.share},security_model=none",
+               "-device", "virtio-9p-pci,fsdev=fs0,mount_tag=fe"]
+        t0 = time.monotonic()
+        self.qemu_log = open(os.path.join(self.workdir, "qemu.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.qemu_log,
+                                     stderr=subprocess.STDOUT)
+        ready = os.path.join(self.share, "ready")
+        failed = os.path.join(self.share, "init-failed")
+        while not os.path.exists(ready):
+            if os.path.exists(failed) or not self.alive() or \
+                    time.monotonic() - t0 > self.boot_timeout:
+                why = "init failed" if os.path.exists(failed) else \
+                    "QEMU exited" if not self.alive() else f"no 'rxe ready' in {self.boot_timeout} s"
+                self.stop()
+                with open(os.path.join(self.workdir, "qemu.log")) as f:
+                    qlog = f.read()
+                raise RuntimeError(f"VM boot failed: {why}\nqemu: {qlog}\nconsole tail:\n"
+                                   f"{self.console_tail()}")
+            time.sleep(0.05)
+        self.boot_s = time.monotonic() - t0
+        with open(ready) as f:
+            self.guest_uptime_s = float(f.read().strip())
+        log(f"VM up: rxe ready {self.boot_s:.1f} s after QEMU start "
+            f"(guest uptime {self.guest_uptime_s:.1f} s, accel {accel})")
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self):
+        if self.proc is None:
+            return
+        if self.alive():
+            try:
+                self.submit("poweroff -f", "poweroff")
+                self.proc.wait(timeout=15)
+            except (subprocess.TimeoutExpired, OSError):
+                self.proc.send_signal(signal.SIGTERM)
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+        self.proc = None
+        self.qemu_log.close()
+        if self.udp4791:
+            self.udp4791.close()
+            self.udp4791 = None
+        subprocess.run(["ip", "link", "del", TAP], stderr=subprocess.DEVNULL)
+
+    def console_tail(self, lines=40):
+        try:
+            with open(self.console, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except FileNotFoundError:
+            return "(no console log)"
+
+    # -- commands
+    def submit(self, script, what=None):
+        """Starts a shell script (busybox sh) in the guest; returns a Cmd."""
+        self.n += 1
+        tmp = os.path.join(self.cmddir, f"{self.n}.tmp")
+        with open(tmp, "w") as f:
+            f.write("export PATH=/usr/sbin:/usr/bin:/sbin:/bin:/bbin\n" + script + "\n")
+        os.rename(tmp, os.path.join(self.cmddir, f"{self.n}.sh"))
+        return Cmd(self, self.n, what or script.splitlines()[0][:60])
+
+    def run(self, script, timeout=60, check=True):
+        rc, out = self.submit(script).wait(timeout)
+        if check and rc != 0:
+            raise RuntimeError(f"guest command failed (exit {rc}): {script}\n{out}")
+        return rc, out
+
+    # -- files
+    def install_binary(self, path, name=None):
+        """Copies a host binary into the shared folder with the part of its library closure
+        that the guest image lacks (the guest is Debian 12 too); returns the guest command."""
+        name = name or os.path.basename(path)
+        bindir = os.path.join(self.share, "bin")
+        libdir = os.path.join(self.share, "lib")
+        os.makedirs(bindir, exist_ok=True)
+        os.makedirs(libdir, exist_ok=True)
+        shutil.copy2(path, os.path.join(bindir, name))
+        out = subprocess.run(["ldd", path], check=True, stdout=subprocess.PIPE, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and parts[1] == "=>" and parts[2].startswith("/"):
+                if parts[0] not in self.sonames:
+                    shutil.copy2(parts[2], os.path.join(libdir, parts[0]))
+        return f"LD_LIBRARY_PATH=/shared/lib /shared/bin/{name}"
+
+
+def workdir(name):
+    """A fresh directory for one test's VM: under $FEROCE_INTEROP_DIR, or in /tmp."""
+    base = os.environ.get("FEROCE_INTEROP_DIR")
+    if base:
+        d = os.path.join(base, name)
+        if os.path.exists(d):
+            shutil.rmtree(d)
+        os.makedirs(d)
+        return d
+    return tempfile.mkdtemp(prefix=f"feroce-{name}-")
