@@ -29,6 +29,7 @@ extern "C" {
 #define FE_AETH_LEN      4
 #define FE_IMMDT_LEN     4
 #define FE_ATOMICETH_LEN 28
+#define FE_ATOMICACKETH_LEN 8
 #define FE_ICRC_LEN      4
 #define FE_CNP_PAD_LEN   16 /* zero bytes after the CNP's BTH */
 
@@ -88,10 +89,12 @@ enum fe_opcode {
 #define FE_OPF_RESPONSE 0x0800u /* responder -> requester (ACK, read response, atomic ACK) */
 #define FE_OPF_CNP      0x1000u
 #define FE_OPF_SUPPORTED 0x2000u /* executed by feroce's responder (SEND and WRITE families) */
+#define FE_OPF_IETH      0x4000u /* carries an IETH (SEND with invalidate; parsed, not executed) */
+#define FE_OPF_ATOMIC_ACK 0x8000u /* carries an AtomicAckETH (skipped, not decoded) */
 
 unsigned fe_opcode_flags(uint8_t opcode);
-/* Printable name, e.g. "WRITE_FIRST", "SEND_ONLY_IMM", "ACK", "CNP"; "OP_0x1f" style for others
- * (a static buffer is never used: unknown opcodes return "UNKNOWN"). */
+/* Printable name, e.g. "WRITE_FIRST", "SEND_ONLY_IMM", "ACK", "CNP"; "UNKNOWN" for opcodes
+ * without FE_OPF_KNOWN (no static buffer is used). */
 const char *fe_opcode_name(uint8_t opcode);
 
 /* ---- headers ---- */
@@ -201,7 +204,9 @@ enum fe_parse_reason {
     FE_PR_PAYLOAD, /* payload on an opcode that carries none (ACK, CNP) */
     FE_PR_MAX
 };
+/* A short identifier for counters and JSON ("udp_port"); fe_parse_reason_text: a sentence. */
 const char *fe_parse_reason_name(enum fe_parse_reason r);
+const char *fe_parse_reason_text(enum fe_parse_reason r);
 
 struct fe_parse_stats {
     uint64_t ok;
@@ -244,9 +249,12 @@ enum fe_icrc_status { FE_ICRC_UNCHECKED = 0, FE_ICRC_OK = 1, FE_ICRC_BAD = 2 };
 
 struct fe_pkt {
     struct fe_bth bth;
-    struct fe_reth reth; /* valid when fe_opcode_flags(bth.opcode) & FE_OPF_RETH */
+    struct fe_reth reth; /* valid when fe_opcode_flags(bth.opcode) & FE_OPF_RETH; for atomics
+                          * (FE_OPF_ATOMIC) the AtomicETH's VA and R_Key, dma_len 8 (the
+                          * swap/compare operands are not kept: feroce only refuses atomics) */
     struct fe_aeth aeth; /* valid when ... & FE_OPF_AETH */
-    uint32_t imm;        /* ImmDt as a host-order number, valid when ... & FE_OPF_IMM */
+    uint32_t imm;        /* ImmDt as a host-order number, valid when ... & FE_OPF_IMM (for
+                          * ... & FE_OPF_IETH: the IETH's R_Key) */
     const uint8_t *payload; /* NULL with payload_len > 0 = virtual payload (simulator) */
     uint32_t payload_len;   /* without pad */
     /* From or for the layers below: */
@@ -261,7 +269,7 @@ struct fe_pkt {
 /* CNP: fe_pkt with bth.opcode FE_OP_CNP, bth.becn set, bth.psn 0, payload_len 16 (payload NULL
  * or 16 zero bytes); fe_pkt_write writes zeros for a NULL payload. */
 
-/* Bytes of BTH-onward headers (BTH + extension headers) for an opcode. */
+/* Bytes of BTH-onward headers (BTH + extension headers) for an opcode; 0 for unknown opcodes. */
 size_t fe_pkt_hdr_len(uint8_t opcode);
 /* Bytes on the wire from the BTH onward: headers + payload + pad + ICRC. */
 size_t fe_pkt_wire_len(const struct fe_pkt *pkt);
@@ -309,20 +317,25 @@ struct fe_frame {
     struct fe_ipv6 ip6;
     struct fe_udp udp;
     uint16_t l3_off, l4_off, bth_off; /* offsets in the buffer */
-    uint32_t icrc_wire;               /* as read from the frame */
-    uint32_t icrc_calc;               /* computed, when verified */
+    uint32_t icrc_wire; /* as read from the frame (stored least-significant byte first, so this
+                         * equals the CRC value, cf. feroce/icrc.h) */
+    uint32_t icrc_calc; /* computed, when verified */
     struct fe_pkt pkt;                /* ecn and icrc filled in */
 };
 
 /* Builds a whole frame of `framing` from `pkt` (dscp, ecn, pcp taken from it), `path` and an IP
- * identification; computes lengths, the IPv4 checksum and the ICRC. Returns the frame length or
- * FE_ENOSPC / FE_EINVAL. */
+ * identification; computes lengths, the IPv4 checksum and the ICRC. IPv4 goes out with DF set
+ * and UDP checksum 0 (the ICRC protects the packet, as RoCE NICs do). Ethernet frames are not
+ * padded to 60 bytes (the NIC does that); `path` may be NULL for FE_FRAME_BTH. Returns the frame
+ * length or FE_ENOSPC / FE_EINVAL. */
 int fe_frame_encode(uint8_t *buf, size_t cap, enum fe_framing framing, const struct fe_path *path,
                     uint16_t ip_id, const struct fe_pkt *pkt);
 
 /* Decodes a whole frame; with `verify_icrc` computes the ICRC and sets pkt.icrc to OK/BAD (a bad
  * ICRC is reported in pkt.icrc and *why = FE_PR_ICRC, and still returns 0 so that the responder
- * can count it). Returns 0, or FE_EPARSE with *why set. `stats`, when not NULL, is updated. */
+ * can count it). Returns 0, or FE_EPARSE with *why set. `stats`, when not NULL, is updated.
+ * FE_FRAME_ETH/IP: the IP length decides where the packet ends, so Ethernet padding after it is
+ * ignored; IPv4 options are accepted, IPv4 fragments and IPv6 extension headers are not. */
 int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, bool verify_icrc,
                     struct fe_frame *out, enum fe_parse_reason *why, struct fe_parse_stats *stats);
 

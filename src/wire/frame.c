@@ -1,0 +1,168 @@
+/* Whole frames: Ethernet [802.1Q] / IPv4|IPv6 / UDP 4791 / BTH ... / ICRC, in three framings. */
+#include "feroce/err.h"
+#include "feroce/icrc.h"
+#include "feroce/wire.h"
+#include "wire/bytes.h"
+
+#include <string.h>
+
+#define FE_FCS_LEN 4
+
+size_t fe_path_overhead_bytes(const struct fe_path *path)
+{
+    size_t n = FE_ETH_HDR_LEN + FE_UDP_HDR_LEN + FE_FCS_LEN;
+    if (!path) return n + FE_IPV4_HDR_LEN;
+    if (path->vlan) n += FE_VLAN_TAG_LEN;
+    n += path->ipver == 6 ? FE_IPV6_HDR_LEN : FE_IPV4_HDR_LEN;
+    return n;
+}
+
+int fe_frame_encode(uint8_t *buf, size_t cap, enum fe_framing framing, const struct fe_path *path,
+                    uint16_t ip_id, const struct fe_pkt *pkt)
+{
+    size_t off = 0;
+    if (framing != FE_FRAME_BTH) {
+        if (framing != FE_FRAME_ETH && framing != FE_FRAME_IP) return FE_EINVAL;
+        if (!path || (path->ipver != 4 && path->ipver != 6)) return FE_EINVAL;
+    }
+    size_t body = fe_pkt_wire_len(pkt);
+    if (framing == FE_FRAME_ETH) {
+        struct fe_eth eth = {.has_vlan = path->vlan,
+                             .pcp = pkt->pcp & 7,
+                             .vid = path->vid & 0xfff,
+                             .ethertype = path->ipver == 6 ? FE_ETHERTYPE_IPV6 : FE_ETHERTYPE_IPV4};
+        memcpy(eth.dst, path->dst_mac, 6);
+        memcpy(eth.src, path->src_mac, 6);
+        off = fe_eth_write(buf, cap, &eth);
+        if (!off) return FE_ENOSPC;
+    }
+    size_t l3 = off;
+    if (framing != FE_FRAME_BTH) {
+        size_t iphdr = path->ipver == 6 ? FE_IPV6_HDR_LEN : FE_IPV4_HDR_LEN;
+        size_t udp_len = FE_UDP_HDR_LEN + body;
+        if (udp_len > 0xffff || iphdr + udp_len > 0xffff) return FE_EINVAL;
+        if (cap - off < iphdr + udp_len) return FE_ENOSPC;
+        uint8_t ttl = path->ttl ? path->ttl : 64;
+        if (path->ipver == 4) {
+            struct fe_ipv4 ip = {.ihl = 5,
+                                 .dscp = pkt->dscp & 0x3f,
+                                 .ecn = pkt->ecn & 3,
+                                 .ttl = ttl,
+                                 .protocol = FE_IPPROTO_UDP,
+                                 .total_len = (uint16_t)(iphdr + udp_len),
+                                 .id = ip_id,
+                                 .frag = 0x4000 /* DF */,
+                                 .src = path->src_ip4,
+                                 .dst = path->dst_ip4};
+            off += fe_ipv4_write(buf + off, cap - off, &ip);
+        } else {
+            struct fe_ipv6 ip = {.dscp = pkt->dscp & 0x3f,
+                                 .ecn = pkt->ecn & 3,
+                                 .flow_label = path->flow_label & 0xfffff,
+                                 .payload_len = (uint16_t)udp_len,
+                                 .next_header = FE_IPPROTO_UDP,
+                                 .hop_limit = ttl};
+            memcpy(ip.src, path->src_ip6, 16);
+            memcpy(ip.dst, path->dst_ip6, 16);
+            off += fe_ipv6_write(buf + off, cap - off, &ip);
+        }
+        struct fe_udp udp = {.sport = path->udp_sport,
+                             .dport = path->udp_dport ? path->udp_dport : FE_ROCEV2_UDP_PORT,
+                             .len = (uint16_t)udp_len,
+                             .checksum = 0};
+        off += fe_udp_write(buf + off, cap - off, &udp);
+    }
+    int n = fe_pkt_write(buf + off, cap - off, pkt);
+    if (n < 0) return n;
+    size_t end = off + (size_t)n;
+    int rc =
+        framing == FE_FRAME_BTH ? fe_icrc_fill_bth(buf, end) : fe_icrc_fill_ip(buf + l3, end - l3);
+    if (rc) return rc;
+    return (int)end;
+}
+
+static int reject(enum fe_parse_reason r, enum fe_parse_reason *why, struct fe_parse_stats *stats)
+{
+    if (why) *why = r;
+    if (stats && (unsigned)r < FE_PR_MAX) stats->rejected[r]++;
+    return FE_EPARSE;
+}
+
+int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, bool verify_icrc,
+                    struct fe_frame *out, enum fe_parse_reason *why, struct fe_parse_stats *stats)
+{
+    enum fe_parse_reason r = FE_PR_OK;
+    memset(out, 0, sizeof *out);
+    out->framing = framing;
+    size_t off = 0, end = len;
+    uint16_t want_ether = 0;
+
+    if (framing == FE_FRAME_ETH) {
+        off = fe_eth_parse(buf, len, &out->eth, &r);
+        if (!off) return reject(r, why, stats);
+        want_ether = out->eth.ethertype;
+        if (want_ether != FE_ETHERTYPE_IPV4 && want_ether != FE_ETHERTYPE_IPV6)
+            return reject(FE_PR_ETH_TYPE, why, stats);
+    } else if (framing != FE_FRAME_IP && framing != FE_FRAME_BTH) {
+        return reject(FE_PR_ETH_TYPE, why, stats);
+    }
+
+    if (framing != FE_FRAME_BTH) {
+        out->l3_off = (uint16_t)off;
+        if (off >= len) return reject(FE_PR_IP_SHORT, why, stats);
+        uint8_t ver = buf[off] >> 4;
+        if ((want_ether == FE_ETHERTYPE_IPV4 && ver != 4) ||
+            (want_ether == FE_ETHERTYPE_IPV6 && ver != 6))
+            return reject(FE_PR_IP_VERSION, why, stats);
+        size_t n;
+        if (ver == 4) {
+            n = fe_ipv4_parse(buf + off, len - off, &out->ip4, &r);
+            if (!n) return reject(r, why, stats);
+            if (out->ip4.protocol != FE_IPPROTO_UDP) return reject(FE_PR_IP_PROTO, why, stats);
+            end = off + out->ip4.total_len; /* drops Ethernet padding */
+            out->pkt.ecn = out->ip4.ecn;
+            out->pkt.dscp = out->ip4.dscp;
+        } else if (ver == 6) {
+            n = fe_ipv6_parse(buf + off, len - off, &out->ip6, &r);
+            if (!n) return reject(r, why, stats);
+            if (out->ip6.next_header != FE_IPPROTO_UDP) return reject(FE_PR_IP_PROTO, why, stats);
+            end = off + FE_IPV6_HDR_LEN + out->ip6.payload_len;
+        } else {
+            return reject(FE_PR_IP_VERSION, why, stats);
+        }
+        out->ipver = ver;
+        off += n;
+        out->l4_off = (uint16_t)off;
+        n = fe_udp_parse(buf + off, end - off, &out->udp, &r);
+        if (!n) return reject(r, why, stats);
+        if (out->udp.len != end - off) return reject(FE_PR_UDP_LEN, why, stats);
+        if (out->udp.dport != FE_ROCEV2_UDP_PORT) return reject(FE_PR_UDP_PORT, why, stats);
+        off += n;
+    }
+
+    out->bth_off = (uint16_t)off;
+    /* pkt.ecn/dscp were set from IPv4 above; fe_pkt_parse clears the struct, so keep them. */
+    uint8_t ecn = out->ipver == 6 ? out->ip6.ecn : out->pkt.ecn;
+    uint8_t dscp = out->ipver == 6 ? out->ip6.dscp : out->pkt.dscp;
+    if (fe_pkt_parse(buf + off, end - off, &out->pkt, &r)) return reject(r, why, stats);
+    out->pkt.ecn = ecn;
+    out->pkt.dscp = dscp;
+    out->pkt.pcp = out->eth.pcp;
+    out->icrc_wire = fe_icrc_load(buf + end - FE_ICRC_LEN);
+    if (verify_icrc) {
+        int rc = framing == FE_FRAME_BTH
+                     ? fe_icrc_bth(buf + off, end - off, &out->icrc_calc)
+                     : fe_icrc_ip(buf + out->l3_off, end - out->l3_off, &out->icrc_calc);
+        if (rc) return reject(FE_PR_ICRC_SHORT, why, stats); /* not reached: sizes checked */
+        if (out->icrc_calc != out->icrc_wire) {
+            out->pkt.icrc = FE_ICRC_BAD;
+            if (why) *why = FE_PR_ICRC;
+            if (stats) stats->rejected[FE_PR_ICRC]++;
+            return 0;
+        }
+        out->pkt.icrc = FE_ICRC_OK;
+    }
+    if (why) *why = FE_PR_OK;
+    if (stats) stats->ok++;
+    return 0;
+}
