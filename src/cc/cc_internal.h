@@ -5,5 +5,6 @@
 #include "feroce/cc.h"
 
 extern const struct fe_cc_algo fe_cc_none;
+extern const struct fe_cc_algo fe_cc_dcqcn, fe_cc_dcqcn_surf, fe_cc_dcqcn_ns3;
 
 #endif

@@ -4,8 +4,7 @@
 #include "cc/cc_internal.h"
 
 static const struct fe_cc_algo *const algos[] = {
-    &fe_cc_none,
-    NULL,
+    &fe_cc_none, &fe_cc_dcqcn, &fe_cc_dcqcn_surf, &fe_cc_dcqcn_ns3, NULL,
 };
 
 const struct fe_cc_algo *fe_cc_find(const char *name)
