@@ -30,6 +30,9 @@ extern "C" {
 
 #define FE_NO_DEADLINE UINT64_MAX
 #define FE_MAX_MSG_BYTES (1u << 31)
+#define FE_RETRY_INFINITE 0xFF           /* retry_cnt: never give up (rxe treats 7 so; IBA not) */
+#define FE_QP_MAX_REPLAY_PKTS (1u << 22) /* replay_bytes / mtu_bytes at most (PSN half window) */
+#define FE_QP_MAX_DEPTH (1u << 24)       /* sq_depth, rq_depth at most */
 
 enum fe_wr_op { FE_WR_WRITE = 0, FE_WR_WRITE_IMM, FE_WR_SEND, FE_WR_SEND_IMM };
 
@@ -97,7 +100,7 @@ struct fe_qp_config {
     uint32_t cq_depth;     /* completions queued at most (posting fails when it could overflow) */
     uint32_t max_mr;       /* memory regions registered at most */
     uint64_t ack_timeout_ns;
-    uint8_t retry_cnt;     /* 0..7 */
+    uint8_t retry_cnt;     /* 0..7, or FE_RETRY_INFINITE */
     uint8_t rnr_retry;     /* 0..7, 7 = infinite */
     uint8_t min_rnr_timer; /* code the responder sends in RNR NAKs */
     uint16_t ackreq_every; /* requester: AckReq on a message's last packet and every N; 1 = all */
@@ -116,7 +119,8 @@ struct fe_qp_config {
     uint64_t pacer_burst_bytes; /* 0 = one MTU */
 };
 
-/* Defaults: MTU 4096, PSNs 0, replay 2 MiB, depths 1024, ACK timeout 1 ms (IB timeout 14 is
+/* Defaults: QPNs 0x100, MTU 4096, PSNs 0, replay 2 MiB, SQ/RQ depths 1024, CQ 2048, 16 MRs,
+ * IPv4 path with UDP source port 40128 + 0x100, ACK timeout 1 ms (IB timeout 14 is
  * 67 ms; the firmware uses far less), retry 7, rnr_retry 7, min_rnr_timer 1 (0.01 ms),
  * ackreq_every 32, ack_every 32, NP on with 4 us, CNP DSCP 48 / PCP 6, data ECT(0), DSCP 26,
  * PCP 3, line rate 100 Gb/s, no CC. */
@@ -144,6 +148,7 @@ struct fe_qp_counters {
     uint64_t rx_bad_rkey, rx_bad_access;  /* refused WRITEs (rkey / range) */
     uint64_t rx_unsupported;              /* opcodes answered with NAK invalid request */
     uint64_t rx_dropped;                  /* packets dropped for other reasons (wrong QPN, ...) */
+    uint64_t tx_resp_overflow;            /* responses lost: response ring full (driver lag) */
 };
 
 struct fe_qp;
@@ -153,6 +158,8 @@ struct fe_qp;
 struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int *err,
                            const char **why_field);
 void fe_qp_destroy(struct fe_qp *qp);
+/* Bytes fe_qp_create allocates for `cfg` (0 when cfg is invalid): the memory per QP. */
+size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg);
 const struct fe_qp_config *fe_qp_config(const struct fe_qp *qp);
 
 int fe_qp_reg_mr(struct fe_qp *qp, const struct fe_mr *mr);
@@ -166,9 +173,13 @@ int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t le
  * window and credit allow. Returns 1 and fills *out (pointing into WR memory), or 0. */
 int fe_qp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
 
-/* A received packet addressed to this QP (BTH DestQP = local_qpn). Always consumes it: bad ones
- * are dropped and counted. Returns 0, or a negative fe_err saying why it was dropped. */
+/* A received packet addressed to this QP (BTH DestQP = local_qpn, P_Key 0xFFFF/0x7FFF, else
+ * dropped). Always consumes it: bad ones are dropped and counted. Returns 0, or a negative fe_err saying why it was dropped. */
 int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
+/* The same from raw bytes: fe_frame_decode (ICRC verified when asked), then fe_qp_rx. Frames that
+ * do not parse are dropped and counted in rx_dropped. */
+int fe_qp_rx_frame(struct fe_qp *qp, uint64_t now_ns, const uint8_t *buf, size_t len,
+                   enum fe_framing framing, bool verify_icrc);
 
 /* Absolute time of the next thing to do: a retransmit or RNR timer, a CC timer, or the pacer's
  * release of pending data (<= now when a packet is ready). FE_NO_DEADLINE when idle. */

@@ -1,0 +1,378 @@
+/* The queue pair object: configuration, memory regions, completion queue, counters, QP error,
+ * the deadline, and arbitration of the transmit path between the responder (ACK/NAK/CNP first)
+ * and the requester (data). The protocol itself lives in requester.c and responder.c. */
+#include "transport/qp_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *fe_wc_status_name(int status)
+{
+    switch (status) {
+    case FE_WC_SUCCESS:
+        return "success";
+    case FE_WC_RETRY_EXC_ERR:
+        return "retry exceeded";
+    case FE_WC_RNR_RETRY_EXC_ERR:
+        return "RNR retry exceeded";
+    case FE_WC_REM_ACCESS_ERR:
+        return "remote access error";
+    case FE_WC_REM_INV_REQ_ERR:
+        return "remote invalid request";
+    case FE_WC_REM_OP_ERR:
+        return "remote operational error";
+    case FE_WC_LOC_LEN_ERR:
+        return "local length error";
+    case FE_WC_WR_FLUSH_ERR:
+        return "flushed";
+    default:
+        return "unknown status";
+    }
+}
+
+void fe_qp_config_default(struct fe_qp_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->local_qpn = 0x100;
+    cfg->remote_qpn = 0x100;
+    cfg->mtu_bytes = 4096;
+    cfg->path.ipver = 4;
+    cfg->path.ttl = 64;
+    cfg->path.udp_sport = 40128 + 0x100; /* the firmware's 40128 + local QPN */
+    cfg->path.udp_dport = FE_ROCEV2_UDP_PORT;
+    cfg->dscp = 26;
+    cfg->pcp = 3;
+    cfg->data_ecn = FE_ECN_ECT0;
+    cfg->replay_bytes = 2u << 20;
+    cfg->sq_depth = 1024;
+    cfg->rq_depth = 1024;
+    cfg->cq_depth = 2048; /* sq_depth + rq_depth: every posted WR and buffer fits */
+    cfg->max_mr = 16;
+    cfg->ack_timeout_ns = 1000000;
+    cfg->retry_cnt = 7;
+    cfg->rnr_retry = 7;
+    cfg->min_rnr_timer = 1;
+    cfg->ackreq_every = 32;
+    cfg->ack_every = 32;
+    cfg->np_enable = true;
+    cfg->cnp_interval_ns = 4000;
+    cfg->cnp_dscp = 48;
+    cfg->cnp_pcp = 6;
+    cfg->line_rate_bps = 100000000000ull;
+}
+
+static const char *validate(const struct fe_qp_config *c)
+{
+    if (c->local_qpn > FE_PSN_MASK) return "local_qpn";
+    if (c->remote_qpn > FE_PSN_MASK) return "remote_qpn";
+    if (c->sq_psn > FE_PSN_MASK) return "sq_psn";
+    if (c->rq_psn > FE_PSN_MASK) return "rq_psn";
+    if (c->mtu_bytes < 256 || c->mtu_bytes > 4096 || (c->mtu_bytes & (c->mtu_bytes - 1)))
+        return "mtu_bytes";
+    if (c->path.ipver != 4 && c->path.ipver != 6) return "path.ipver";
+    if (c->dscp > 63) return "dscp";
+    if (c->pcp > 7) return "pcp";
+    if (c->data_ecn > 3) return "data_ecn";
+    if (c->replay_bytes < c->mtu_bytes || c->replay_bytes / c->mtu_bytes > FE_QP_MAX_REPLAY_PKTS)
+        return "replay_bytes";
+    if (c->sq_depth < 1 || c->sq_depth > FE_QP_MAX_DEPTH) return "sq_depth";
+    if (c->rq_depth > FE_QP_MAX_DEPTH) return "rq_depth";
+    if (c->cq_depth < 1 || c->cq_depth > 2 * FE_QP_MAX_DEPTH) return "cq_depth";
+    if (c->max_mr > 65536) return "max_mr";
+    if (c->ack_timeout_ns == 0) return "ack_timeout_ns";
+    if (c->retry_cnt > 7 && c->retry_cnt != FE_RETRY_INFINITE) return "retry_cnt";
+    if (c->rnr_retry > 7) return "rnr_retry";
+    if (c->min_rnr_timer > 31) return "min_rnr_timer";
+    if (c->ackreq_every < 1) return "ackreq_every";
+    if (c->ack_every < 1) return "ack_every";
+    if (c->cnp_dscp > 63) return "cnp_dscp";
+    if (c->cnp_pcp > 7) return "cnp_pcp";
+    if (c->line_rate_bps == 0) return "line_rate_bps";
+    if (c->cc_params && c->cc_algo && c->cc_params->algo != c->cc_algo) return "cc_params";
+    return NULL;
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+static size_t cc_block_bytes(const struct fe_cc_algo *algo)
+{
+    return (fe_cc_instance_size(algo) + 15) & ~(size_t)15;
+}
+
+size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
+{
+    if (validate(cfg)) return 0;
+    const struct fe_cc_algo *algo = cfg->cc_algo;
+    if (!algo && cfg->cc_params) algo = cfg->cc_params->algo;
+    if (!algo) algo = fe_cc_find("none");
+    uint32_t ring = pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
+    return sizeof(struct fe_qp) + pow2_at_least(cfg->sq_depth) * sizeof(struct fe_sq_entry) +
+           (size_t)ring * sizeof(struct fe_replay_entry) +
+           (size_t)pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1) * sizeof(struct fe_recv_entry) +
+           (size_t)cfg->cq_depth * sizeof(struct fe_cqe) +
+           (size_t)cfg->max_mr * sizeof(struct fe_mr) + (algo ? cc_block_bytes(algo) : 0);
+}
+
+struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int *err,
+                           const char **why_field)
+{
+    int e = FE_EINVAL;
+    const char *why = validate(cfg);
+    struct fe_qp *qp = NULL;
+    if (why) goto fail;
+
+    const struct fe_cc_algo *algo = cfg->cc_algo;
+    if (!algo && cfg->cc_params) algo = cfg->cc_params->algo;
+    if (!algo) algo = fe_cc_find("none");
+    if (!algo) {
+        e = FE_ENOENT;
+        why = "cc_algo";
+        goto fail;
+    }
+
+    e = FE_ENOMEM;
+    why = "memory";
+    qp = calloc(1, sizeof *qp);
+    if (!qp) goto fail;
+    qp->cfg = *cfg;
+    qp->cfg.cc_algo = algo;
+    qp->state = FE_QPS_RTS;
+    qp->frame_overhead_bytes = (uint32_t)fe_path_overhead_bytes(&cfg->path);
+
+    qp->cq_cap = cfg->cq_depth;
+    qp->cq = calloc(qp->cq_cap, sizeof *qp->cq);
+    qp->mr = calloc(cfg->max_mr ? cfg->max_mr : 1, sizeof *qp->mr);
+    qp->resp.rq_cap = pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
+    qp->resp.rq = calloc(qp->resp.rq_cap, sizeof *qp->resp.rq);
+    qp->cc = aligned_alloc(16, cc_block_bytes(algo));
+    if (!qp->cq || !qp->mr || !qp->resp.rq || !qp->cc) goto fail;
+    if (fe_req_init(qp) < 0) goto fail;
+
+    qp->resp.epsn = cfg->rq_psn;
+    qp->resp.msg_mr = -1;
+
+    struct fe_cc_params defaults;
+    const struct fe_cc_params *params = cfg->cc_params;
+    if (!params) {
+        fe_cc_params_default(&defaults, algo);
+        params = &defaults;
+    }
+    struct fe_cc_env env = {.line_rate_bps = cfg->line_rate_bps,
+                            .mtu_bytes = cfg->mtu_bytes,
+                            .base_rtt_ns = cfg->base_rtt_ns,
+                            .now_ns = now_ns};
+    memset(qp->cc, 0, cc_block_bytes(algo));
+    fe_cc_init(qp->cc, params, &env);
+    /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). */
+    uint64_t burst = cfg->pacer_burst_bytes
+                         ? cfg->pacer_burst_bytes
+                         : (uint64_t)cfg->mtu_bytes + FE_BTH_LEN + FE_RETH_LEN + FE_IMMDT_LEN +
+                               FE_ICRC_LEN + qp->frame_overhead_bytes;
+    fe_pacer_init(&qp->pacer, burst, now_ns);
+
+    if (err) *err = 0;
+    if (why_field) *why_field = NULL;
+    return qp;
+
+fail:
+    fe_qp_destroy(qp);
+    if (err) *err = e;
+    if (why_field) *why_field = why;
+    return NULL;
+}
+
+void fe_qp_destroy(struct fe_qp *qp)
+{
+    if (!qp) return;
+    free(qp->req.sq);
+    free(qp->req.ring);
+    free(qp->resp.rq);
+    free(qp->cq);
+    free(qp->mr);
+    free(qp->cc);
+    free(qp);
+}
+
+const struct fe_qp_config *fe_qp_config(const struct fe_qp *qp)
+{
+    return &qp->cfg;
+}
+enum fe_qp_state fe_qp_state(const struct fe_qp *qp)
+{
+    return qp->state;
+}
+const struct fe_qp_counters *fe_qp_counters(const struct fe_qp *qp)
+{
+    return &qp->ctr;
+}
+struct fe_cc *fe_qp_cc(struct fe_qp *qp)
+{
+    return qp->cc;
+}
+
+void fe_qp_psns(const struct fe_qp *qp, struct fe_qp_psns *out)
+{
+    out->next_psn = qp->req.next_psn;
+    out->una_psn = qp->req.una_psn;
+    out->expected_psn = qp->resp.epsn;
+    out->msn = qp->resp.msn;
+    out->inflight_bytes = qp->req.inflight_bytes;
+}
+
+int fe_qp_find_mr(const struct fe_qp *qp, uint32_t rkey)
+{
+    for (uint32_t i = 0; i < qp->n_mr; i++)
+        if (qp->mr[i].rkey == rkey) return (int)i;
+    return -1;
+}
+
+int fe_qp_reg_mr(struct fe_qp *qp, const struct fe_mr *mr)
+{
+    if (!mr || mr->len > UINT64_MAX - mr->va) return FE_EINVAL;
+    if (fe_qp_find_mr(qp, mr->rkey) >= 0) return FE_EINVAL;
+    if (qp->n_mr >= qp->cfg.max_mr) return FE_ENOSPC;
+    qp->mr[qp->n_mr++] = *mr;
+    return 0;
+}
+
+/* ---- completion queue ---- */
+
+/* Every posted WR and receive buffer reserves its completion, so the CQ never overflows. */
+static bool cq_can_reserve(const struct fe_qp *qp)
+{
+    return qp->cq_count + qp->cq_reserved < qp->cq_cap;
+}
+
+void fe_qp_push_cqe(struct fe_qp *qp, const struct fe_cqe *cqe)
+{
+    if (qp->cq_reserved) qp->cq_reserved--;
+    if (qp->cq_count >= qp->cq_cap) return; /* unreachable: reserved at posting */
+    qp->cq[(qp->cq_head + qp->cq_count) % qp->cq_cap] = *cqe;
+    qp->cq_count++;
+}
+
+int fe_qp_poll_cq(struct fe_qp *qp, struct fe_cqe *out, int max)
+{
+    int n = 0;
+    while (n < max && qp->cq_count) {
+        out[n++] = qp->cq[qp->cq_head];
+        qp->cq_head = (qp->cq_head + 1) % qp->cq_cap;
+        qp->cq_count--;
+    }
+    return n;
+}
+
+int fe_qp_post_send(struct fe_qp *qp, const struct fe_wr *wr)
+{
+    if (qp->state != FE_QPS_RTS) return FE_ESTATE;
+    if (!cq_can_reserve(qp)) return FE_ENOSPC;
+    int rc = fe_req_post(qp, wr);
+    if (rc == 0) qp->cq_reserved++;
+    return rc;
+}
+
+int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t len)
+{
+    struct fe_resp *r = &qp->resp;
+    if (qp->state != FE_QPS_RTS) return FE_ESTATE;
+    if (r->rq_count >= qp->cfg.rq_depth || !cq_can_reserve(qp)) return FE_ENOSPC;
+    r->rq[(r->rq_head + r->rq_count) & (r->rq_cap - 1)] =
+        (struct fe_recv_entry){.cookie = cookie, .buf = buf, .len = len};
+    r->rq_count++;
+    qp->cq_reserved++;
+    return 0;
+}
+
+/* ---- error ---- */
+
+void fe_qp_set_error(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_status status)
+{
+    if (qp->state == FE_QPS_ERROR) return;
+    qp->state = FE_QPS_ERROR;
+    fe_req_flush(qp, fail_wr, fail_seq, status);
+    fe_resp_flush(qp);
+}
+
+/* ---- transmit arbitration, deadline, receive dispatch ---- */
+
+int fe_qp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
+{
+    /* Responses first: they are small, and holding them back would stall the peer. Queued NAKs
+     * still leave after an error (the peer must learn why). */
+    if (fe_resp_pending(qp)) return fe_resp_tx(qp, now_ns, out);
+    if (qp->state != FE_QPS_RTS) return 0;
+    return fe_req_tx(qp, now_ns, out);
+}
+
+uint64_t fe_qp_next_deadline(const struct fe_qp *qp)
+{
+    if (fe_resp_pending(qp)) return 0;
+    if (qp->state != FE_QPS_RTS) return FE_NO_DEADLINE;
+    uint64_t d = fe_req_deadline(qp);
+    uint64_t t = qp->cc->out.timer_ns;
+    if (t != FE_CC_NO_TIMER && t < d) d = t;
+    return d;
+}
+
+void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns)
+{
+    if (qp->state != FE_QPS_RTS) return;
+    fe_req_expiry(qp, now_ns);
+    if (qp->state == FE_QPS_RTS && qp->cc->out.timer_ns <= now_ns) fe_cc_on_timer(qp->cc, now_ns);
+}
+
+int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
+{
+    if (pkt->icrc == FE_ICRC_BAD) {
+        qp->ctr.rx_bad_icrc++;
+        return FE_EPARSE;
+    }
+    /* P_Key check as IBA 9.2.4 (the membership bit aside): RoCE uses the default key. */
+    if (pkt->bth.dqpn != qp->cfg.local_qpn || (pkt->bth.pkey & 0x7FFF) != 0x7FFF) {
+        qp->ctr.rx_dropped++;
+        return FE_ENOENT;
+    }
+    if (qp->state != FE_QPS_RTS) {
+        qp->ctr.rx_dropped++;
+        return FE_ESTATE;
+    }
+    uint8_t op = pkt->bth.opcode;
+    if (op == FE_OP_ACK) return fe_req_rx_ack(qp, now_ns, pkt);
+    if (op == FE_OP_CNP) {
+        qp->ctr.rx_cnps++;
+        fe_cc_on_cnp(qp->cc, now_ns);
+        return 0;
+    }
+    if (fe_opcode_flags(op) & FE_OPF_RESPONSE) {
+        /* read responses and atomic ACKs: this QP never asks for them */
+        qp->ctr.rx_dropped++;
+        return FE_ENOTSUP;
+    }
+    return fe_resp_rx(qp, now_ns, pkt);
+}
+
+int fe_qp_rx_frame(struct fe_qp *qp, uint64_t now_ns, const uint8_t *buf, size_t len,
+                   enum fe_framing framing, bool verify_icrc)
+{
+    struct fe_frame f;
+    enum fe_parse_reason why;
+    int rc = fe_frame_decode(buf, len, framing, verify_icrc, &f, &why, NULL);
+    if (rc < 0) {
+        qp->ctr.rx_dropped++;
+        return rc;
+    }
+    return fe_qp_rx(qp, now_ns, &f.pkt);
+}
+
+void fe_qp_set_grant(struct fe_qp *qp, uint64_t credit_bytes)
+{
+    if (credit_bytes != qp->resp.grant_bytes) {
+        qp->resp.grant_bytes = credit_bytes;
+        qp->resp.grant_dirty = true;
+    }
+}

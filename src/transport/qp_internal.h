@@ -1,0 +1,150 @@
+/* Private state of a queue pair, shared by qp.c (object, queues, arbitration), requester.c (send
+ * side) and responder.c (receive side). Nothing here is part of the public API. */
+#ifndef FE_TRANSPORT_QP_INTERNAL_H
+#define FE_TRANSPORT_QP_INTERNAL_H
+
+#include "feroce/qp.h"
+#include "feroce/psn.h"
+
+/* One posted send WR and where its packets went. */
+struct fe_sq_entry {
+    struct fe_wr wr;
+    uint64_t target_va; /* WRITE: remote_va + remote_offset */
+    uint32_t npkts;     /* packets of the message, >= 1 */
+    uint32_t first_psn; /* set when its first packet leaves */
+};
+
+/* Replay ring entry, one per unacknowledged PSN: where to find the packet again (zero copy: in
+ * the WR's memory) and when it left, for RTT samples. */
+#define FE_RE_RETX   0x01 /* sent more than once: no RTT sample from it (Karn) */
+#define FE_RE_ACKREQ 0x02 /* carried AckReq: a retransmission carries it again */
+struct fe_replay_entry {
+    uint64_t sent_ns;
+    uint32_t sq_seq;  /* the WR (send-queue sequence number) */
+    uint32_t pkt_idx; /* packet index within the message */
+    uint16_t payload_len;
+    uint8_t flags;
+};
+
+struct fe_req {
+    /* Send queue: WRs by 32-bit sequence numbers (slot = seq % sq_cap).
+     * [head, send): at least one packet sent (PSNs assigned); [send, tail): not yet started. */
+    struct fe_sq_entry *sq;
+    uint32_t sq_cap;
+    uint32_t head_seq, send_seq, tail_seq;
+    uint32_t send_pkt; /* next new packet index of WR send_seq */
+
+    /* Replay ring, PSN-indexed: entry of PSN p = ring[p & ring_mask]. Holds [una, next). */
+    struct fe_replay_entry *ring;
+    uint32_t ring_mask;
+    uint32_t ring_limit; /* entries allowed: replay_bytes / mtu */
+
+    uint32_t una_psn;  /* oldest unacknowledged */
+    uint32_t next_psn; /* next new PSN */
+    uint32_t tx_psn;   /* next PSN to transmit: < next_psn while going back N */
+    uint64_t inflight_bytes;
+    uint64_t new_bytes_sent; /* cumulative first-transmission payload (receiver credit) */
+    uint32_t pkts_since_ackreq;
+
+    uint8_t retry_left, rnr_left;
+    bool nak_psn_valid; /* obeyed a sequence NAK for nak_psn since the last progress: */
+    uint32_t nak_psn;   /* a duplicate of it starts no second Go-Back-N */
+    bool stalled;       /* the last attempt found the replay ring full (counted once) */
+
+    bool timer_armed;
+    uint64_t timer_ns; /* retransmit timeout deadline */
+
+    bool rnr_wait;
+    uint64_t rnr_until_ns;
+};
+
+struct fe_recv_entry {
+    uint64_t cookie;
+    uint8_t *buf; /* NULL: a sink that counts only */
+    uint32_t len;
+};
+
+/* A queued response: ACK / NAK / RNR NAK (AETH syndrome) or CNP. */
+struct fe_resp_entry {
+    bool cnp;
+    bool becn;
+    uint8_t syndrome;
+    uint32_t psn;
+    uint32_t msn;
+};
+#define FE_RESP_RING 16 /* power of two */
+
+struct fe_resp {
+    uint32_t epsn; /* expected PSN */
+    uint32_t msn;
+    bool nak_sent; /* one sequence NAK per gap */
+
+    /* Message in progress (after a FIRST, until its LAST). */
+    bool in_msg;
+    bool msg_send;     /* SEND family (else WRITE) */
+    uint64_t msg_va;   /* WRITE: next VA */
+    uint64_t msg_left; /* WRITE: bytes of dma_len still expected */
+    int32_t msg_mr;    /* WRITE: region index, -1 when none (zero-length WRITE) */
+    uint64_t msg_off;  /* SEND: bytes placed in the receive buffer */
+    uint64_t msg_bytes;
+
+    /* Receive queue (FIFO; the head is the buffer a SEND in progress fills). */
+    struct fe_recv_entry *rq;
+    uint32_t rq_cap, rq_head, rq_count;
+
+    /* Responses waiting for fe_qp_tx; consecutive ACKs are merged (they are cumulative). */
+    struct fe_resp_entry ring[FE_RESP_RING];
+    uint32_t ring_head, ring_count;
+    uint32_t pkts_since_ack;
+
+    bool cnp_ever;
+    uint64_t last_cnp_ns;
+    bool becn_pending; /* ns-3 mode: the next ACK echoes congestion */
+
+    uint64_t grant_bytes;
+    bool grant_dirty; /* changed since the last ACK left */
+};
+
+struct fe_qp {
+    struct fe_qp_config cfg;
+    enum fe_qp_state state;
+    struct fe_qp_counters ctr;
+    uint32_t frame_overhead_bytes; /* fe_path_overhead_bytes(&cfg.path) */
+
+    struct fe_cqe *cq;
+    uint32_t cq_cap, cq_head, cq_count;
+    uint32_t cq_reserved; /* CQEs promised to posted WRs and receive buffers */
+
+    struct fe_mr *mr;
+    uint32_t n_mr;
+
+    struct fe_req req;
+    struct fe_resp resp;
+
+    struct fe_cc *cc;
+    struct fe_pacer pacer;
+};
+
+/* qp.c */
+void fe_qp_push_cqe(struct fe_qp *qp, const struct fe_cqe *cqe);
+/* Moves the QP to error: the requester's failing WR (sq sequence number, when `fail_wr`) gets
+ * `status`, every other outstanding WR and receive buffer is flushed. */
+void fe_qp_set_error(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_status status);
+int fe_qp_find_mr(const struct fe_qp *qp, uint32_t rkey);
+
+/* requester.c */
+int fe_req_init(struct fe_qp *qp);
+int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr);
+int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
+uint64_t fe_req_deadline(const struct fe_qp *qp);
+void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns);
+int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
+void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_status status);
+
+/* responder.c */
+int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
+int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
+bool fe_resp_pending(const struct fe_qp *qp);
+void fe_resp_flush(struct fe_qp *qp);
+
+#endif

@@ -1,0 +1,467 @@
+/* Requester (send side of an RC QP): segmentation, PSNs, AckReq policy, the PSN-indexed replay
+ * ring, cumulative ACKs, Go-Back-N on sequence NAKs, RNR waits, retransmit timeouts, retry
+ * counting, fatal NAKs, and the congestion-control hooks (pacer, window, credit, events).
+ *
+ * The replay ring stores no payload: an entry names the WR and packet index, and the WR's memory
+ * stays valid until its completion (verbs semantics), so a retransmission rebuilds the packet
+ * from it. */
+#include "transport/qp_internal.h"
+
+#include <stdlib.h>
+
+/* Opcodes by WR kind and position: [op][first << 1 | last]. */
+static const uint8_t opcode_table[4][4] = {
+    [FE_WR_WRITE] = {FE_OP_WRITE_MIDDLE, FE_OP_WRITE_LAST, FE_OP_WRITE_FIRST, FE_OP_WRITE_ONLY},
+    [FE_WR_WRITE_IMM] = {FE_OP_WRITE_MIDDLE, FE_OP_WRITE_LAST_IMM, FE_OP_WRITE_FIRST,
+                         FE_OP_WRITE_ONLY_IMM},
+    [FE_WR_SEND] = {FE_OP_SEND_MIDDLE, FE_OP_SEND_LAST, FE_OP_SEND_FIRST, FE_OP_SEND_ONLY},
+    [FE_WR_SEND_IMM] = {FE_OP_SEND_MIDDLE, FE_OP_SEND_LAST_IMM, FE_OP_SEND_FIRST,
+                        FE_OP_SEND_ONLY_IMM},
+};
+
+static inline struct fe_sq_entry *sq_at(const struct fe_req *r, uint32_t seq)
+{
+    return &r->sq[seq & (r->sq_cap - 1)];
+}
+
+static inline struct fe_replay_entry *ring_at(const struct fe_req *r, uint32_t psn)
+{
+    return &r->ring[psn & r->ring_mask];
+}
+
+static inline uint32_t outstanding(const struct fe_req *r)
+{
+    return (r->next_psn - r->una_psn) & FE_PSN_MASK;
+}
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
+int fe_req_init(struct fe_qp *qp)
+{
+    struct fe_req *r = &qp->req;
+    const struct fe_qp_config *c = &qp->cfg;
+    r->sq_cap = pow2_at_least(c->sq_depth);
+    r->sq = calloc(r->sq_cap, sizeof *r->sq);
+    r->ring_limit = (uint32_t)(c->replay_bytes / c->mtu_bytes);
+    uint32_t ring_size = pow2_at_least(r->ring_limit);
+    r->ring_mask = ring_size - 1;
+    r->ring = calloc(ring_size, sizeof *r->ring);
+    if (!r->sq || !r->ring) return FE_ENOMEM;
+    r->una_psn = r->next_psn = r->tx_psn = c->sq_psn;
+    r->retry_left = c->retry_cnt;
+    r->rnr_left = c->rnr_retry;
+    return 0;
+}
+
+int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr)
+{
+    struct fe_req *r = &qp->req;
+    if (!wr || (unsigned)wr->op > FE_WR_SEND_IMM || wr->len > FE_MAX_MSG_BYTES) return FE_EINVAL;
+    bool write = wr->op == FE_WR_WRITE || wr->op == FE_WR_WRITE_IMM;
+    uint64_t va = qp->cfg.remote_va;
+    if (write &&
+        (wr->remote_offset > UINT64_MAX - va || wr->len > UINT64_MAX - va - wr->remote_offset))
+        return FE_EINVAL;
+    if (r->tail_seq - r->head_seq >= qp->cfg.sq_depth) return FE_ENOSPC;
+    struct fe_sq_entry *e = sq_at(r, r->tail_seq);
+    e->wr = *wr;
+    e->target_va = write ? va + wr->remote_offset : 0;
+    e->npkts =
+        wr->len ? (uint32_t)(((uint64_t)wr->len + qp->cfg.mtu_bytes - 1) / qp->cfg.mtu_bytes) : 1;
+    e->first_psn = 0;
+    r->tail_seq++;
+    return 0;
+}
+
+/* ---- the next packet to send ---- */
+
+struct next_pkt {
+    uint32_t seq, pkt_idx, len;
+    bool retx;
+};
+
+/* What would leave next, ignoring the pacer. Returns false when nothing may leave (nothing to
+ * send, RNR wait, replay ring full, CC window or credit closed). Counts a stall at most once. */
+static bool next_pkt(const struct fe_qp *qp, struct next_pkt *n)
+{
+    const struct fe_req *r = &qp->req;
+    if (r->rnr_wait) return false;
+    if (r->tx_psn != r->next_psn) {
+        const struct fe_replay_entry *re = ring_at(r, r->tx_psn);
+        n->seq = re->sq_seq;
+        n->pkt_idx = re->pkt_idx;
+        n->len = re->payload_len;
+        n->retx = true;
+        return true;
+    }
+    if (r->send_seq == r->tail_seq) return false;
+    if (outstanding(r) >= r->ring_limit) return false;
+    const struct fe_sq_entry *e = sq_at(r, r->send_seq);
+    uint64_t off = (uint64_t)r->send_pkt * qp->cfg.mtu_bytes;
+    uint64_t left = e->wr.len - off;
+    n->seq = r->send_seq;
+    n->pkt_idx = r->send_pkt;
+    n->len = (uint32_t)(left < qp->cfg.mtu_bytes ? left : qp->cfg.mtu_bytes);
+    n->retx = false;
+    const struct fe_cc_out *o = &qp->cc->out;
+    /* Window: payload in flight; one packet may always be out, or a window below one MTU
+     * would deadlock. */
+    if (r->inflight_bytes && r->inflight_bytes + n->len > o->window_bytes) return false;
+    if (o->credit_bytes != FE_CC_UNLIMITED && r->new_bytes_sent + n->len > o->credit_bytes)
+        return false;
+    return true;
+}
+
+static inline uint32_t pad4(uint32_t len)
+{
+    return (4 - (len & 3)) & 3;
+}
+
+/* Frame bytes as the pacer and the CC count them (BTH onward + Ethernet/IP/UDP/FCS). */
+static inline uint32_t frame_bytes(const struct fe_qp *qp, uint8_t opcode, uint32_t len)
+{
+    return (uint32_t)fe_pkt_hdr_len(opcode) + len + pad4(len) + FE_ICRC_LEN +
+           qp->frame_overhead_bytes;
+}
+
+static inline uint8_t opcode_of(const struct fe_sq_entry *e, uint32_t pkt_idx)
+{
+    unsigned pos = (pkt_idx == 0 ? 2u : 0u) | (pkt_idx + 1 == e->npkts ? 1u : 0u);
+    return opcode_table[e->wr.op][pos];
+}
+
+static void arm_timer(struct fe_req *r, const struct fe_qp_config *c, uint64_t now_ns)
+{
+    r->timer_armed = true;
+    r->timer_ns = now_ns + c->ack_timeout_ns;
+}
+
+int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
+{
+    struct fe_req *r = &qp->req;
+    const struct fe_qp_config *c = &qp->cfg;
+    if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
+        r->rnr_wait = false;
+        if (outstanding(r)) arm_timer(r, c, now_ns);
+    }
+    struct next_pkt n;
+    if (!next_pkt(qp, &n)) {
+        if (!r->rnr_wait && r->tx_psn == r->next_psn && r->send_seq != r->tail_seq &&
+            outstanding(r) >= r->ring_limit && !r->stalled) {
+            r->stalled = true;
+            qp->ctr.replay_full_stalls++;
+        }
+        return 0;
+    }
+    const struct fe_sq_entry *e = sq_at(r, n.seq);
+    uint8_t opcode = opcode_of(e, n.pkt_idx);
+
+    /* The single earliest-send-time hook: the pacer at the CC's rate. */
+    uint32_t fbytes = frame_bytes(qp, opcode, n.len);
+    uint64_t rate = qp->cc->out.rate_Bps;
+    if (rate != FE_CC_UNLIMITED && fe_pacer_when(&qp->pacer, rate, fbytes, now_ns) > now_ns)
+        return 0;
+    fe_pacer_consume(&qp->pacer, rate, fbytes, now_ns);
+
+    bool last = n.pkt_idx + 1 == e->npkts;
+    uint32_t psn;
+    bool ackreq;
+    if (n.retx) {
+        psn = r->tx_psn;
+        struct fe_replay_entry *re = ring_at(r, psn);
+        re->flags |= FE_RE_RETX;
+        re->sent_ns = now_ns;
+        r->tx_psn = fe_psn_add(psn, 1);
+        /* the last packet of a go-back burst asks for an ACK at once */
+        ackreq = (re->flags & FE_RE_ACKREQ) || r->tx_psn == r->next_psn;
+        qp->ctr.retx_pkts++;
+    } else {
+        psn = r->next_psn;
+        r->pkts_since_ackreq++;
+        /* AckReq: message end, every ackreq_every packets, and the packet that fills the replay
+         * ring (otherwise a large ackreq_every could leave the ring full and nothing acked) */
+        ackreq =
+            last || r->pkts_since_ackreq >= c->ackreq_every || outstanding(r) + 1 >= r->ring_limit;
+        if (ackreq) r->pkts_since_ackreq = 0;
+        struct fe_sq_entry *we = sq_at(r, n.seq);
+        if (n.pkt_idx == 0) we->first_psn = psn;
+        struct fe_replay_entry *re = ring_at(r, psn);
+        re->sent_ns = now_ns;
+        re->sq_seq = n.seq;
+        re->pkt_idx = n.pkt_idx;
+        re->payload_len = (uint16_t)n.len;
+        re->flags = ackreq ? FE_RE_ACKREQ : 0;
+        r->next_psn = r->tx_psn = fe_psn_add(psn, 1);
+        r->inflight_bytes += n.len;
+        r->new_bytes_sent += n.len;
+        if (last) {
+            r->send_seq++;
+            r->send_pkt = 0;
+        } else {
+            r->send_pkt++;
+        }
+        r->stalled = false;
+    }
+    if (!r->timer_armed) arm_timer(r, c, now_ns);
+    fe_cc_on_send(qp->cc, now_ns, fbytes);
+    qp->ctr.tx_pkts++;
+    qp->ctr.tx_bytes += n.len;
+
+    uint64_t off = (uint64_t)n.pkt_idx * c->mtu_bytes;
+    out->bth = (struct fe_bth){.opcode = opcode,
+                               .pkey = FE_PKEY_DEFAULT,
+                               .dqpn = c->remote_qpn,
+                               .ackreq = ackreq,
+                               .psn = psn};
+    if (n.pkt_idx == 0 && (e->wr.op == FE_WR_WRITE || e->wr.op == FE_WR_WRITE_IMM))
+        out->reth =
+            (struct fe_reth){.va = e->target_va, .rkey = c->remote_rkey, .dma_len = e->wr.len};
+    else
+        out->reth = (struct fe_reth){0};
+    out->aeth = (struct fe_aeth){0};
+    out->imm = last && (e->wr.op == FE_WR_WRITE_IMM || e->wr.op == FE_WR_SEND_IMM) ? e->wr.imm : 0;
+    out->payload = e->wr.data ? e->wr.data + off : NULL;
+    out->payload_len = n.len;
+    out->ecn = c->data_ecn;
+    out->dscp = c->dscp;
+    out->pcp = c->pcp;
+    out->icrc = FE_ICRC_UNCHECKED;
+    out->int_md = NULL;
+    out->credit_bytes = 0;
+    return 1;
+}
+
+uint64_t fe_req_deadline(const struct fe_qp *qp)
+{
+    const struct fe_req *r = &qp->req;
+    uint64_t d = FE_NO_DEADLINE;
+    if (r->rnr_wait) return r->rnr_until_ns;
+    if (r->timer_armed) d = r->timer_ns;
+    struct next_pkt n;
+    if (next_pkt(qp, &n)) {
+        uint64_t rate = qp->cc->out.rate_Bps;
+        if (rate == FE_CC_UNLIMITED) return 0;
+        uint8_t opcode = opcode_of(sq_at(r, n.seq), n.pkt_idx);
+        /* credit accrues from the pacer's last update, so asking "from then" gives the
+         * absolute release time */
+        uint64_t t =
+            fe_pacer_when(&qp->pacer, rate, frame_bytes(qp, opcode, n.len), qp->pacer.last_ns);
+        if (t < d) d = t;
+    }
+    return d;
+}
+
+/* ---- completion and errors ---- */
+
+static void complete_wr(struct fe_qp *qp, const struct fe_sq_entry *e, enum fe_wc_status st)
+{
+    bool send = e->wr.op == FE_WR_SEND || e->wr.op == FE_WR_SEND_IMM;
+    struct fe_cqe cqe = {.cookie = e->wr.cookie,
+                         .status = (uint8_t)st,
+                         .opcode = send ? FE_WC_SEND : FE_WC_RDMA_WRITE,
+                         .byte_len = e->wr.len};
+    fe_qp_push_cqe(qp, &cqe);
+}
+
+void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_status status)
+{
+    struct fe_req *r = &qp->req;
+    for (uint32_t s = r->head_seq; s != r->tail_seq; s++)
+        complete_wr(qp, sq_at(r, s), fail_wr && s == fail_seq ? status : FE_WC_WR_FLUSH_ERR);
+    r->head_seq = r->send_seq = r->tail_seq;
+    r->send_pkt = 0;
+    r->una_psn = r->tx_psn = r->next_psn;
+    r->inflight_bytes = 0;
+    r->timer_armed = false;
+    r->rnr_wait = false;
+}
+
+/* The WR that PSN p (in [una, next)) belongs to. */
+static inline uint32_t wr_of_psn(const struct fe_req *r, uint32_t psn)
+{
+    return ring_at(r, psn)->sq_seq;
+}
+
+static void fail(struct fe_qp *qp, uint32_t psn, enum fe_wc_status st)
+{
+    fe_qp_set_error(qp, true, wr_of_psn(&qp->req, psn), st);
+}
+
+static void rtt_sample(struct fe_qp_counters *ctr, uint64_t rtt)
+{
+    ctr->rtt_samples++;
+    ctr->rtt_sum_ns += rtt;
+    if (rtt > ctr->rtt_max_ns) ctr->rtt_max_ns = rtt;
+    int b = rtt ? 63 - __builtin_clzll(rtt) : 0;
+    ctr->rtt_hist[b > 31 ? 31 : b]++;
+}
+
+/* Cumulative acknowledgement of every PSN up to `psn` (in [una, next)). Returns the newly
+ * acknowledged payload bytes and the RTT sample (0 when none: Karn). */
+static uint64_t ack_to(struct fe_qp *qp, uint32_t psn, uint64_t now_ns, uint64_t *rtt_ns)
+{
+    struct fe_req *r = &qp->req;
+    const struct fe_replay_entry *last = ring_at(r, psn);
+    *rtt_ns = 0;
+    if (!(last->flags & FE_RE_RETX)) {
+        *rtt_ns = now_ns >= last->sent_ns ? now_ns - last->sent_ns : 0;
+        rtt_sample(&qp->ctr, *rtt_ns);
+    }
+    uint32_t new_una = fe_psn_add(psn, 1);
+    uint64_t bytes = 0;
+    for (uint32_t p = r->una_psn; p != new_una; p = fe_psn_add(p, 1))
+        bytes += ring_at(r, p)->payload_len;
+    r->inflight_bytes -= bytes;
+    r->una_psn = new_una;
+    if (fe_psn_before(r->tx_psn, new_una)) r->tx_psn = new_una;
+
+    /* completions, in order, for every WR whose last PSN is now acknowledged */
+    while (r->head_seq != r->send_seq) {
+        const struct fe_sq_entry *e = sq_at(r, r->head_seq);
+        uint32_t last_psn = fe_psn_add(e->first_psn, (int32_t)(e->npkts - 1));
+        if (!fe_psn_before(last_psn, new_una)) break;
+        complete_wr(qp, e, FE_WC_SUCCESS);
+        qp->ctr.tx_msgs_completed++;
+        r->head_seq++;
+    }
+    /* progress: retry budgets refill, a new Go-Back-N may start, the timer restarts */
+    r->retry_left = qp->cfg.retry_cnt;
+    r->rnr_left = qp->cfg.rnr_retry;
+    r->nak_psn_valid = false;
+    if (outstanding(r))
+        arm_timer(r, &qp->cfg, now_ns);
+    else
+        r->timer_armed = false;
+    return bytes;
+}
+
+/* Budget check for one more retry; false (and the QP in error) when exhausted. */
+static bool take_retry(struct fe_qp *qp, uint32_t psn)
+{
+    struct fe_req *r = &qp->req;
+    if (qp->cfg.retry_cnt == FE_RETRY_INFINITE) return true;
+    if (r->retry_left == 0) {
+        fail(qp, psn, FE_WC_RETRY_EXC_ERR);
+        return false;
+    }
+    r->retry_left--;
+    return true;
+}
+
+void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
+{
+    struct fe_req *r = &qp->req;
+    if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
+        r->rnr_wait = false;
+        if (outstanding(r)) arm_timer(r, &qp->cfg, now_ns);
+    }
+    if (!r->rnr_wait && r->timer_armed && now_ns >= r->timer_ns) {
+        if (!outstanding(r)) {
+            r->timer_armed = false;
+            return;
+        }
+        qp->ctr.timeouts++;
+        if (!take_retry(qp, r->una_psn)) return;
+        qp->ctr.retx_timeout++;
+        r->tx_psn = r->una_psn;
+        r->nak_psn_valid = false;
+        arm_timer(r, &qp->cfg, now_ns);
+    }
+}
+
+static enum fe_wc_status nak_status(uint8_t code)
+{
+    switch (code) {
+    case FE_NAK_REMOTE_ACCESS:
+        return FE_WC_REM_ACCESS_ERR;
+    case FE_NAK_REMOTE_OP:
+        return FE_WC_REM_OP_ERR;
+    default:
+        return FE_WC_REM_INV_REQ_ERR;
+    }
+}
+
+int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
+{
+    struct fe_req *r = &qp->req;
+    uint8_t syn = pkt->aeth.syndrome;
+    uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
+    uint32_t out_n = outstanding(r);
+    int32_t d = fe_psn_diff(psn, r->una_psn);
+    enum fe_aeth_kind kind = fe_aeth_kind(syn);
+    uint8_t val = fe_aeth_value(syn);
+
+    if (kind == FE_AETH_ACK) {
+        qp->ctr.rx_acks++;
+        /* d == -1 (or older): a duplicate or stale ACK; it still carries CC signals */
+        if (d >= 0 && (uint32_t)d >= out_n) {
+            qp->ctr.rx_dropped++; /* acknowledges a PSN never sent */
+            return FE_ERANGE;
+        }
+        struct fe_cc_ack a = {.psn = psn,
+                              .ecn_echo = pkt->bth.becn,
+                              .int_md = pkt->int_md,
+                              .credit_bytes = pkt->credit_bytes};
+        if (d >= 0) a.acked_bytes = ack_to(qp, psn, now_ns, &a.rtt_ns);
+        a.inflight_bytes = r->inflight_bytes;
+        fe_cc_on_ack(qp->cc, now_ns, &a);
+        return 0;
+    }
+    if (kind == FE_AETH_RESERVED || (kind == FE_AETH_NAK && val > FE_NAK_INVALID_RD_REQ)) {
+        qp->ctr.rx_dropped++;
+        return FE_EPARSE;
+    }
+    if (kind == FE_AETH_RNR)
+        qp->ctr.rx_rnr_naks++;
+    else
+        qp->ctr.rx_naks[val]++;
+    /* A NAK names a PSN that was sent and not yet acknowledged; older ones are stale. */
+    if (d < 0 || (uint32_t)d >= out_n) return 0;
+    bool progress = d > 0;
+    if (progress) {
+        /* a NAK implicitly acknowledges everything before its PSN */
+        uint64_t rtt;
+        struct fe_cc_ack a = {.psn = fe_psn_add(psn, -1), .credit_bytes = pkt->credit_bytes};
+        a.acked_bytes = ack_to(qp, a.psn, now_ns, &rtt);
+        a.rtt_ns = rtt;
+        a.inflight_bytes = r->inflight_bytes;
+        fe_cc_on_ack(qp->cc, now_ns, &a);
+    }
+
+    if (kind == FE_AETH_RNR) {
+        if (r->rnr_wait && psn == r->tx_psn) return 0; /* a duplicate of the one we obey */
+        if (qp->cfg.rnr_retry != 7) {
+            if (r->rnr_left == 0) {
+                fail(qp, psn, FE_WC_RNR_RETRY_EXC_ERR);
+                return 0;
+            }
+            r->rnr_left--;
+        }
+        qp->ctr.retx_rnr++;
+        r->rnr_wait = true;
+        r->rnr_until_ns = now_ns + fe_rnr_timer_ns(val);
+        r->tx_psn = psn;
+        r->timer_armed = false; /* re-armed when sending resumes */
+        return 0;
+    }
+    if (val != FE_NAK_PSN_SEQ) {
+        fail(qp, psn, nak_status(val));
+        return 0;
+    }
+    fe_cc_on_nack(qp->cc, now_ns, psn);
+    /* Sequence NAK: go back to its PSN, unless we already did for this very NAK (the channel
+     * duplicated it) or an RNR wait will resend from there anyway. */
+    if (r->rnr_wait) return 0;
+    if (!progress && r->nak_psn_valid && r->nak_psn == psn) return 0;
+    if (!progress && !take_retry(qp, psn)) return 0;
+    qp->ctr.retx_seq_nak++;
+    r->tx_psn = psn;
+    r->nak_psn_valid = true;
+    r->nak_psn = psn;
+    return 0;
+}

@@ -1,0 +1,293 @@
+/* Responder (receive side of an RC QP), after Linux rxe: expected PSN, one sequence NAK per
+ * gap, duplicates re-acknowledged and never re-executed, WRITE placement checked against the
+ * memory region and the message's RETH, receive buffers for SEND and WRITE with immediate (RNR
+ * NAK when none), coalesced ACKs, MSN, and the DCQCN notification point (CNP on CE).
+ *
+ * Every check of a packet happens before any of its effects: a refused packet writes nothing
+ * and changes no message state. */
+#include "transport/qp_internal.h"
+
+#include <string.h>
+
+/* ---- the response ring ---- */
+
+static bool ring_push(struct fe_qp *qp, const struct fe_resp_entry *e)
+{
+    struct fe_resp *r = &qp->resp;
+    if (r->ring_count >= FE_RESP_RING) {
+        qp->ctr.tx_resp_overflow++; /* the driver did not pull; the peer's timer recovers */
+        return false;
+    }
+    r->ring[(r->ring_head + r->ring_count) & (FE_RESP_RING - 1)] = *e;
+    r->ring_count++;
+    return true;
+}
+
+/* ACK of `psn` (everything up to it). ACKs are cumulative, so one still waiting in the ring
+ * behind no other response is brought up to date instead of queueing another. */
+static void queue_ack(struct fe_qp *qp, uint32_t psn)
+{
+    struct fe_resp *r = &qp->resp;
+    r->pkts_since_ack = 0;
+    if (r->ring_count) {
+        struct fe_resp_entry *t = &r->ring[(r->ring_head + r->ring_count - 1) & (FE_RESP_RING - 1)];
+        if (!t->cnp && fe_aeth_kind(t->syndrome) == FE_AETH_ACK) {
+            t->psn = psn;
+            t->msn = r->msn;
+            t->becn |= r->becn_pending;
+            r->becn_pending = false;
+            return;
+        }
+    }
+    struct fe_resp_entry e = {.syndrome = fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID),
+                              .psn = psn,
+                              .msn = r->msn,
+                              .becn = r->becn_pending};
+    if (ring_push(qp, &e)) r->becn_pending = false;
+}
+
+static void queue_nak(struct fe_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+    struct fe_resp_entry e = {.syndrome = syndrome, .psn = psn, .msn = qp->resp.msn};
+    ring_push(qp, &e);
+}
+
+bool fe_resp_pending(const struct fe_qp *qp)
+{
+    return qp->resp.ring_count || (qp->resp.grant_dirty && qp->state == FE_QPS_RTS);
+}
+
+int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
+{
+    struct fe_resp *r = &qp->resp;
+    const struct fe_qp_config *c = &qp->cfg;
+    (void)now_ns;
+    struct fe_resp_entry e;
+    if (r->ring_count) {
+        e = r->ring[r->ring_head];
+        r->ring_head = (r->ring_head + 1) & (FE_RESP_RING - 1);
+        r->ring_count--;
+    } else if (r->grant_dirty) {
+        /* a bare ACK that only carries the new grant */
+        e = (struct fe_resp_entry){.syndrome = fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID),
+                                   .psn = fe_psn_add(r->epsn, -1),
+                                   .msn = r->msn};
+    } else {
+        return 0;
+    }
+    memset(out, 0, sizeof *out);
+    out->bth.pkey = FE_PKEY_DEFAULT;
+    out->bth.dqpn = c->remote_qpn;
+    if (e.cnp) {
+        /* design.md section 3: BECN, PSN 0, 16 zero bytes, Not-ECT, CNP priority */
+        out->bth.opcode = FE_OP_CNP;
+        out->bth.becn = true;
+        out->payload_len = FE_CNP_PAD_LEN;
+        out->ecn = FE_ECN_NOT_ECT;
+        out->dscp = c->cnp_dscp;
+        out->pcp = c->cnp_pcp;
+        qp->ctr.tx_cnps++;
+        return 1;
+    }
+    out->bth.opcode = FE_OP_ACK;
+    out->bth.psn = e.psn;
+    out->bth.becn = e.becn;
+    out->aeth.syndrome = e.syndrome;
+    out->aeth.msn = e.msn & FE_PSN_MASK;
+    /* responses travel in the QP's traffic class, with its ECN codepoint so that ECN switches
+     * mark them rather than drop them */
+    out->ecn = c->data_ecn;
+    out->dscp = c->dscp;
+    out->pcp = c->pcp;
+    out->credit_bytes = r->grant_bytes;
+    r->grant_dirty = false;
+    switch (fe_aeth_kind(e.syndrome)) {
+    case FE_AETH_ACK:
+        qp->ctr.tx_acks++;
+        break;
+    case FE_AETH_RNR:
+        qp->ctr.tx_rnr_naks++;
+        break;
+    default:
+        qp->ctr.tx_naks[fe_aeth_value(e.syndrome) % 5]++;
+        break;
+    }
+    return 1;
+}
+
+/* ---- receive queue ---- */
+
+static void complete_recv(struct fe_qp *qp, enum fe_wc_status st, uint8_t opcode, bool has_imm,
+                          uint32_t imm, uint64_t byte_len)
+{
+    struct fe_resp *r = &qp->resp;
+    const struct fe_recv_entry *b = &r->rq[r->rq_head];
+    struct fe_cqe cqe = {.cookie = b->cookie,
+                         .status = (uint8_t)st,
+                         .opcode = opcode,
+                         .has_imm = has_imm,
+                         .imm = imm,
+                         .byte_len = (uint32_t)byte_len};
+    r->rq_head = (r->rq_head + 1) & (r->rq_cap - 1);
+    r->rq_count--;
+    fe_qp_push_cqe(qp, &cqe);
+}
+
+void fe_resp_flush(struct fe_qp *qp)
+{
+    while (qp->resp.rq_count) complete_recv(qp, FE_WC_WR_FLUSH_ERR, FE_WC_RECV, false, 0, 0);
+    qp->resp.in_msg = false;
+    qp->resp.grant_dirty = false;
+}
+
+/* ---- packet processing ---- */
+
+/* A fatal error of the request at `psn`: NAK with `code`, QP to error. */
+static int fatal(struct fe_qp *qp, uint32_t psn, uint8_t code, int err)
+{
+    queue_nak(qp, fe_aeth_syn_nak(code), psn);
+    fe_qp_set_error(qp, false, 0, FE_WC_SUCCESS);
+    return err;
+}
+
+/* Notification point: a CE-marked packet. */
+static void congestion(struct fe_qp *qp, uint64_t now_ns)
+{
+    struct fe_resp *r = &qp->resp;
+    const struct fe_qp_config *c = &qp->cfg;
+    qp->ctr.rx_ce_pkts++;
+    if (!c->np_enable) return;
+    if (c->np_ecn_echo_on_ack) {
+        r->becn_pending = true;
+        return;
+    }
+    if (r->cnp_ever && now_ns - r->last_cnp_ns < c->cnp_interval_ns) return;
+    struct fe_resp_entry e = {.cnp = true};
+    if (ring_push(qp, &e)) {
+        r->cnp_ever = true;
+        r->last_cnp_ns = now_ns;
+    }
+}
+
+/* [va, va + len) inside the region? (no overflow: mr.va + mr.len was checked at
+ * registration) */
+static inline bool in_mr(const struct fe_mr *mr, uint64_t va, uint64_t len)
+{
+    return va >= mr->va && va - mr->va <= mr->len && len <= mr->len - (va - mr->va);
+}
+
+int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
+{
+    struct fe_resp *r = &qp->resp;
+    const struct fe_qp_config *c = &qp->cfg;
+    uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
+
+    if (pkt->ecn == FE_ECN_CE) congestion(qp, now_ns);
+
+    int32_t d = fe_psn_diff(psn, r->epsn);
+    if (d < 0) {
+        /* a duplicate: acknowledge again (its ACK may have been lost), never execute */
+        qp->ctr.rx_dup_pkts++;
+        queue_ack(qp, fe_psn_add(r->epsn, -1));
+        return 0;
+    }
+    if (d > 0) {
+        qp->ctr.rx_ooo_pkts++;
+        if (!r->nak_sent) {
+            r->nak_sent = true;
+            queue_nak(qp, fe_aeth_syn_nak(FE_NAK_PSN_SEQ), r->epsn);
+        }
+        return FE_ERANGE;
+    }
+
+    uint8_t op = pkt->bth.opcode;
+    unsigned fl = fe_opcode_flags(op);
+    if ((fl & (FE_OPF_SUPPORTED | FE_OPF_REQUEST)) != (FE_OPF_SUPPORTED | FE_OPF_REQUEST)) {
+        qp->ctr.rx_unsupported++;
+        return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_ENOTSUP);
+    }
+    bool first = fl & FE_OPF_FIRST, last = fl & FE_OPF_LAST, send = fl & FE_OPF_SEND;
+    bool imm = fl & FE_OPF_IMM;
+    uint32_t len = pkt->payload_len;
+
+    /* opcode sequence: FIRST/ONLY outside a message, MIDDLE/LAST of the same kind inside */
+    if (r->in_msg ? (first || send != r->msg_send) : !first)
+        return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EPARSE);
+    /* lengths: FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU */
+    if (len > c->mtu_bytes || (!last && len != c->mtu_bytes) || (last && !first && len == 0))
+        return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
+
+    /* a receive buffer: SEND (all packets use the head one), WRITE with immediate at its end */
+    if ((send || imm) && r->rq_count == 0) {
+        /* RNR: nothing executed, PSN not advanced; later packets are dropped as for a gap */
+        queue_nak(qp, fe_aeth_syn_rnr(c->min_rnr_timer), psn);
+        r->nak_sent = true;
+        return FE_EAGAIN;
+    }
+
+    if (send) {
+        const struct fe_recv_entry *b = &r->rq[r->rq_head];
+        uint64_t off = first ? 0 : r->msg_off;
+        if (len > b->len || off > b->len - len) {
+            /* rxe: local length error on the receive, NAK invalid request to the peer */
+            complete_recv(qp, FE_WC_LOC_LEN_ERR, FE_WC_RECV, false, 0, off);
+            return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
+        }
+        if (b->buf && pkt->payload && len) memcpy(b->buf + off, pkt->payload, len);
+        r->msg_off = off + len;
+        r->in_msg = !last;
+        r->msg_send = true;
+        if (last) complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV, imm, pkt->imm, r->msg_off);
+    } else {
+        uint64_t va = r->msg_va, left = r->msg_left;
+        int32_t mi = r->msg_mr;
+        if (first) {
+            va = pkt->reth.va;
+            left = pkt->reth.dma_len;
+            mi = -1;
+            /* zero-length WRITEs touch no memory: no key or range to check (IBA C9-88) */
+            if (left) {
+                mi = fe_qp_find_mr(qp, pkt->reth.rkey);
+                if (mi < 0) {
+                    qp->ctr.rx_bad_rkey++;
+                    return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
+                }
+                if (!in_mr(&qp->mr[mi], va, left)) {
+                    qp->ctr.rx_bad_access++;
+                    return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
+                }
+            }
+        }
+        /* this packet's range: inside what the RETH announced, and (again) the region */
+        if (len > left || (len && (mi < 0 || !in_mr(&qp->mr[mi], va, len)))) {
+            qp->ctr.rx_bad_access++;
+            return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
+        }
+        /* the message must end exactly where its RETH said */
+        if (last && len != left) return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
+        if (len) {
+            const struct fe_mr *mr = &qp->mr[mi];
+            if (mr->base && pkt->payload) memcpy(mr->base + (va - mr->va), pkt->payload, len);
+        }
+        if (first) r->msg_bytes = left;
+        r->msg_va = va + len;
+        r->msg_left = left - len;
+        r->msg_mr = mi;
+        r->in_msg = !last;
+        r->msg_send = false;
+        if (last && imm)
+            complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV_RDMA_WITH_IMM, true, pkt->imm,
+                          r->msg_bytes);
+    }
+
+    r->epsn = fe_psn_add(psn, 1);
+    r->nak_sent = false;
+    qp->ctr.rx_pkts++;
+    qp->ctr.rx_bytes += len;
+    if (last) {
+        r->msn = (r->msn + 1) & FE_PSN_MASK;
+        qp->ctr.rx_msgs++;
+    }
+    if (pkt->bth.ackreq || last || ++r->pkts_since_ack >= c->ack_every) queue_ack(qp, psn);
+    return 0;
+}
