@@ -112,4 +112,29 @@ static inline struct fe_wr tq_wr(enum fe_wr_op op, const void *data, uint32_t le
     return w;
 }
 
+/* A request packet built by hand (for the responder tests). */
+static inline struct fe_pkt tq_req(uint8_t opcode, uint32_t psn, const void *payload, uint32_t len)
+{
+    struct fe_pkt p;
+    memset(&p, 0, sizeof p);
+    p.bth.opcode = opcode;
+    p.bth.pkey = FE_PKEY_DEFAULT;
+    p.bth.dqpn = QPN_B;
+    p.bth.psn = psn;
+    p.payload = payload;
+    p.payload_len = len;
+    p.ecn = FE_ECN_ECT0;
+    return p;
+}
+
+static inline struct fe_pkt tq_write(uint8_t opcode, uint32_t psn, const void *payload,
+                                     uint32_t len, uint64_t va, uint32_t rkey, uint32_t dma_len)
+{
+    struct fe_pkt p = tq_req(opcode, psn, payload, len);
+    p.reth.va = va;
+    p.reth.rkey = rkey;
+    p.reth.dma_len = dma_len;
+    return p;
+}
+
 #endif
