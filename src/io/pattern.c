@@ -1,0 +1,53 @@
+/* The counter pattern of include/feroce/pattern.h: fill and check at memory speed (one 64-bit
+ * store or compare per 8 bytes; partial words at either end byte by byte). */
+#include "feroce/pattern.h"
+
+#include <string.h>
+
+static inline uint64_t to_le64(uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(v);
+#else
+    return v;
+#endif
+}
+
+static inline uint8_t pattern_byte(uint32_t stream, uint64_t k, uint64_t o)
+{
+    return (uint8_t)(fe_pattern_word(stream, k, o >> 3) >> (8 * (o & 7)));
+}
+
+void fe_pattern_fill(uint8_t *dst, size_t len, uint32_t stream, uint64_t k, uint64_t offset)
+{
+    size_t i = 0;
+    for (; i < len && ((offset + i) & 7); i++) dst[i] = pattern_byte(stream, k, offset + i);
+    const uint64_t key = ((uint64_t)stream + 1) * 0x9E3779B97F4A7C15ull;
+    const uint64_t hi = (uint64_t)(uint32_t)k << 32;
+    for (uint64_t j = (offset + i) >> 3; i + 8 <= len; i += 8, j++) {
+        uint64_t w = to_le64((hi | (uint32_t)j) ^ key);
+        memcpy(dst + i, &w, 8);
+    }
+    for (; i < len; i++) dst[i] = pattern_byte(stream, k, offset + i);
+}
+
+size_t fe_pattern_check(const uint8_t *buf, size_t len, uint32_t stream, uint64_t k,
+                        uint64_t offset)
+{
+    size_t i = 0;
+    for (; i < len && ((offset + i) & 7); i++)
+        if (buf[i] != pattern_byte(stream, k, offset + i)) return i;
+    const uint64_t key = ((uint64_t)stream + 1) * 0x9E3779B97F4A7C15ull;
+    const uint64_t hi = (uint64_t)(uint32_t)k << 32;
+    for (uint64_t j = (offset + i) >> 3; i + 8 <= len; i += 8, j++) {
+        uint64_t w = to_le64((hi | (uint32_t)j) ^ key), got;
+        memcpy(&got, buf + i, 8);
+        if (got != w) {
+            while (buf[i] == pattern_byte(stream, k, offset + i)) i++;
+            return i;
+        }
+    }
+    for (; i < len; i++)
+        if (buf[i] != pattern_byte(stream, k, offset + i)) return i;
+    return len;
+}
