@@ -3,9 +3,19 @@
 
 #include "cc/cc_internal.h"
 
+/* clang-format off */
 static const struct fe_cc_algo *const algos[] = {
-    &fe_cc_none, &fe_cc_dcqcn, &fe_cc_dcqcn_surf, &fe_cc_dcqcn_ns3, NULL,
+    &fe_cc_none,
+    &fe_cc_dcqcn,
+    &fe_cc_dcqcn_surf,
+    &fe_cc_dcqcn_ns3,
+    &fe_cc_timely,
+    &fe_cc_hpcc,
+    &fe_cc_swift,
+    &fe_cc_homa,
+    NULL,
 };
+/* clang-format on */
 
 const struct fe_cc_algo *fe_cc_find(const char *name)
 {
