@@ -1,0 +1,862 @@
+/* feroce verbs-recv: the DAQ receiver for servers with an RDMA NIC (ConnectX, Soft-RoCE).
+ *
+ * Host side of the side channel towards one or more front-ends (FPGA boards or `feroce send`):
+ * per flow one RC QP and a ring of message slots in one registered region; the front-end is
+ * told the QP's number, first PSN, rkey, address and IP (OPEN_QP), answers with its own QPN,
+ * the QP goes INIT -> RTR -> RTS, and MODIFY_QP_RTS plus a tx-meta datagram start the stream.
+ * Every WRITE with immediate (a doorbell, include/feroce/pattern.h) completes a receive: its
+ * immediate must be the next doorbell's message number, and every message up to it is then
+ * verified byte for byte against the counter pattern, optionally recorded, and its receive
+ * re-posted. Receives are posted only for slots already consumed, so a receiver that falls
+ * behind makes the sender wait (RNR NAK) instead of overwriting data. */
+#include "tools/cli.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "feroce/err.h"
+#include "feroce/pattern.h"
+#include "feroce/sidechannel.h"
+#include "io/verbs.h"
+
+#define MAX_FES       16
+#define MAX_FLOWS     (MAX_FES * FE_SC_MAX_QPS)
+#define MAX_LIST      16
+#define MAX_RECV_WQES 1024
+#define CQ_BATCH      32
+#define REC_MAGIC     0x4D524546u /* "FERM" little-endian */
+#define MAX_MSG_BYTES (1u << 31)
+
+struct flow {
+    unsigned idx;
+    uint32_t fe_ip;
+    uint16_t fe_port;
+    struct ibv_qp *qp;
+    struct fe_sc_host sc;
+    bool connected, started, done, failed;
+    /* stream description */
+    uint32_t size;
+    uint64_t count;
+    uint32_t imm_every;
+    uint64_t nslots; /* 0: one slot per message */
+    uint8_t *ring;
+    uint64_t ring_va, ring_bytes;
+    uint32_t recv_wqes;
+    /* progress */
+    uint64_t next_k; /* first message not yet verified */
+    uint64_t msgs, bytes, doorbells;
+    uint64_t imm_out_of_order, len_errors, data_errors, cqe_errors;
+    uint64_t first_ns, last_ns;
+    uint64_t report_bytes; /* at the last periodic line */
+    uint64_t last_settle_ns;
+};
+
+struct opts {
+    const char *fe[MAX_FES];
+    unsigned n_fe;
+    unsigned qps;
+    const char *dev;
+    unsigned port;
+    int gid_index;
+    uint32_t ip4;
+    uint16_t reply_port;
+    uint64_t sizes[MAX_LIST], counts[MAX_LIST], imm_every[MAX_LIST];
+    unsigned n_sizes, n_counts, n_imm;
+    uint64_t slots;
+    int64_t psn; /* < 0: random */
+    uint32_t mtu;
+    uint64_t gap_ns;
+    bool no_start, event, verify, quiet;
+    uint8_t min_rnr_timer;
+    int cpu; /* -1 none, -2 auto */
+    const char *record;
+    uint64_t timeout_ns, duration_ns, interval_ns;
+};
+
+static volatile sig_atomic_t g_stop;
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+static const char usage[] =
+    "usage: feroce verbs-recv --fe IP[:PORT] [--fe IP[:PORT] ...] [OPTIONS]\n"
+    "The DAQ receiver on an RDMA NIC (ConnectX, Soft-RoCE): opens RC QPs on front-ends through\n"
+    "the side channel, receives their RDMA WRITE streams into a registered ring, verifies every\n"
+    "byte against the counter pattern and reports per-flow throughput. Exit code 0 when every\n"
+    "flow received its count with no error and its QP is still RTS.\n"
+    "  --fe IP[:PORT]       a front-end (side channel port, default 17185); repeatable (16)\n"
+    "  --qps N              flows (QPs) per front-end, default 1, at most 16\n"
+    "  --dev NAME           RDMA device (default: the first one)\n"
+    "  --port N             device port (default 1)\n"
+    "  --gid-index N        GID index (default: the RoCEv2 GID of an IPv4 address)\n"
+    "  --ip ADDR            use the RoCEv2 GID of this local IPv4 address\n"
+    "  --reply-port N       local UDP port for side channel replies (default 17186)\n"
+    "  --size LIST          message bytes, e.g. 1,4097,1M (default 64K); flow i takes entry\n"
+    "                       i mod the list length (so do --count and --imm-every)\n"
+    "  --count LIST         messages per flow (default 1000; 0 = until stopped, needs --slots)\n"
+    "  --imm-every LIST     doorbell period M: message k is a WRITE with immediate k when\n"
+    "                       (k+1) mod M == 0 or it is the last; default 1 (every message);\n"
+    "                       0 = plain WRITEs only, verified once the ring has settled\n"
+    "  --slots N            ring slots per flow: message k lands in slot k mod N (the sender\n"
+    "                       must use the same N); default 0 = one slot per message\n"
+    "  --psn N              first PSN of every flow (default random; 0xfffff0 wraps at once)\n"
+    "  --mtu BYTES          path MTU, 256..4096 (default: the port's active MTU)\n"
+    "  --gap DURATION       gap between messages asked of the front-end (default 0)\n"
+    "  --no-start           no tx-meta start datagram (the front-end streams by itself)\n"
+    "  --min-rnr-timer N    IB RNR timer code sent when no receive is posted (default 1)\n"
+    "  --event              sleep on a completion channel instead of busy-polling the CQ\n"
+    "  --cpu N|auto         pin to CPU N, or to the CPUs of the device's NUMA node\n"
+    "  --record FILE        write every verified message to FILE: per message a 32-byte\n"
+    "                       little-endian header (u32 magic 'FERM', u32 flow, u32 stream id,\n"
+    "                       u32 bytes, u64 message number, u64 receive time ns) then the data\n"
+    "  --no-verify          count without checking the pattern\n"
+    "  --timeout DURATION   fail when nothing arrives for this long (default 10s)\n"
+    "  --duration DURATION  stop after this long (default: when every flow has its count)\n"
+    "  --interval DURATION  per-flow throughput lines (default 1s; 0 = none)\n"
+    "  --quiet              final summary only\n";
+
+static int parse_list(const char *s, uint64_t *out, unsigned *n, bool size, const char *what)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n == MAX_LIST) {
+            fprintf(stderr, "feroce verbs-recv: at most %d %s values\n", MAX_LIST, what);
+            return -1;
+        }
+        if ((size ? fe_parse_size_bytes(t, &out[*n], what) : fe_parse_u64(t, &out[*n], what)))
+            return -1;
+        (*n)++;
+    }
+    return *n ? 0 : -1;
+}
+
+static int parse_ipv4(const char *s, uint32_t *ip)
+{
+    struct in_addr a;
+    if (inet_pton(AF_INET, s, &a) != 1) return -1;
+    *ip = ntohl(a.s_addr);
+    return 0;
+}
+
+static int parse_fe(const char *s, uint32_t *ip, uint16_t *port)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", s);
+    char *colon = strchr(buf, ':');
+    *port = FE_SC_PORT;
+    if (colon) {
+        *colon = 0;
+        uint64_t p;
+        if (fe_parse_u64(colon + 1, &p, "front-end port") || !p || p > 65535) return -1;
+        *port = (uint16_t)p;
+    }
+    return parse_ipv4(buf, ip);
+}
+
+static const char *ipstr(uint32_t ip, char *buf)
+{
+    snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+    return buf;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->qps = 1;
+    o->port = 1;
+    o->gid_index = -1;
+    o->reply_port = FE_SC_REPLY_PORT;
+    o->sizes[0] = 65536;
+    o->n_sizes = 1;
+    o->counts[0] = 1000;
+    o->n_counts = 1;
+    o->imm_every[0] = 1;
+    o->n_imm = 1;
+    o->psn = -1;
+    o->verify = true;
+    o->min_rnr_timer = 1;
+    o->cpu = -1;
+    o->timeout_ns = 10000000000ull;
+    o->interval_ns = 1000000000ull;
+    enum {
+        O_FE = 256,
+        O_QPS,
+        O_DEV,
+        O_PORT,
+        O_GID,
+        O_IP,
+        O_REPLY,
+        O_SIZE,
+        O_COUNT,
+        O_IMM,
+        O_SLOTS,
+        O_PSN,
+        O_MTU,
+        O_GAP,
+        O_NOSTART,
+        O_RNR,
+        O_EVENT,
+        O_CPU,
+        O_RECORD,
+        O_NOVERIFY,
+        O_TIMEOUT,
+        O_DURATION,
+        O_INTERVAL,
+        O_QUIET
+    };
+    static const struct option lo[] = {{"fe", 1, 0, O_FE},
+                                       {"qps", 1, 0, O_QPS},
+                                       {"dev", 1, 0, O_DEV},
+                                       {"port", 1, 0, O_PORT},
+                                       {"gid-index", 1, 0, O_GID},
+                                       {"ip", 1, 0, O_IP},
+                                       {"reply-port", 1, 0, O_REPLY},
+                                       {"size", 1, 0, O_SIZE},
+                                       {"count", 1, 0, O_COUNT},
+                                       {"imm-every", 1, 0, O_IMM},
+                                       {"slots", 1, 0, O_SLOTS},
+                                       {"psn", 1, 0, O_PSN},
+                                       {"mtu", 1, 0, O_MTU},
+                                       {"gap", 1, 0, O_GAP},
+                                       {"no-start", 0, 0, O_NOSTART},
+                                       {"min-rnr-timer", 1, 0, O_RNR},
+                                       {"event", 0, 0, O_EVENT},
+                                       {"cpu", 1, 0, O_CPU},
+                                       {"record", 1, 0, O_RECORD},
+                                       {"no-verify", 0, 0, O_NOVERIFY},
+                                       {"timeout", 1, 0, O_TIMEOUT},
+                                       {"duration", 1, 0, O_DURATION},
+                                       {"interval", 1, 0, O_INTERVAL},
+                                       {"quiet", 0, 0, O_QUIET},
+                                       {0, 0, 0, 0}};
+    optind = 1;
+    int c;
+    uint64_t v;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (c) {
+        case O_FE:
+            if (o->n_fe == MAX_FES) {
+                fprintf(stderr, "feroce verbs-recv: at most %d front-ends\n", MAX_FES);
+                return -1;
+            }
+            o->fe[o->n_fe++] = optarg;
+            break;
+        case O_QPS:
+            if (fe_parse_u64(optarg, &v, "--qps") || !v || v > FE_SC_MAX_QPS) return -1;
+            o->qps = (unsigned)v;
+            break;
+        case O_DEV:
+            o->dev = optarg;
+            break;
+        case O_PORT:
+            if (fe_parse_u64(optarg, &v, "--port") || !v || v > 255) return -1;
+            o->port = (unsigned)v;
+            break;
+        case O_GID:
+            if (fe_parse_u64(optarg, &v, "--gid-index") || v > 255) return -1;
+            o->gid_index = (int)v;
+            break;
+        case O_IP:
+            if (parse_ipv4(optarg, &o->ip4)) {
+                fprintf(stderr, "feroce verbs-recv: invalid --ip '%s'\n", optarg);
+                return -1;
+            }
+            break;
+        case O_REPLY:
+            if (fe_parse_u64(optarg, &v, "--reply-port") || !v || v > 65535) return -1;
+            o->reply_port = (uint16_t)v;
+            break;
+        case O_SIZE:
+            if (parse_list(optarg, o->sizes, &o->n_sizes, true, "--size")) return -1;
+            break;
+        case O_COUNT:
+            if (parse_list(optarg, o->counts, &o->n_counts, false, "--count")) return -1;
+            break;
+        case O_IMM:
+            if (parse_list(optarg, o->imm_every, &o->n_imm, false, "--imm-every")) return -1;
+            break;
+        case O_SLOTS:
+            if (fe_parse_u64(optarg, &o->slots, "--slots")) return -1;
+            break;
+        case O_PSN:
+            if (fe_parse_u64(optarg, &v, "--psn") || v > 0xFFFFFF) return -1;
+            o->psn = (int64_t)v;
+            break;
+        case O_MTU:
+            if (fe_parse_u64(optarg, &v, "--mtu") || !fe_verbs_mtu_enum((uint32_t)v)) {
+                fprintf(stderr, "feroce verbs-recv: --mtu must be 256, 512, 1024, 2048 or 4096\n");
+                return -1;
+            }
+            o->mtu = (uint32_t)v;
+            break;
+        case O_GAP:
+            if (fe_parse_duration_ns(optarg, &o->gap_ns, "--gap") || o->gap_ns > UINT32_MAX)
+                return -1;
+            break;
+        case O_NOSTART:
+            o->no_start = true;
+            break;
+        case O_RNR:
+            if (fe_parse_u64(optarg, &v, "--min-rnr-timer") || v > 31) return -1;
+            o->min_rnr_timer = (uint8_t)v;
+            break;
+        case O_EVENT:
+            o->event = true;
+            break;
+        case O_CPU:
+            if (!strcmp(optarg, "auto")) {
+                o->cpu = -2;
+            } else {
+                if (fe_parse_u64(optarg, &v, "--cpu") || v > 4095) return -1;
+                o->cpu = (int)v;
+            }
+            break;
+        case O_RECORD:
+            o->record = optarg;
+            break;
+        case O_NOVERIFY:
+            o->verify = false;
+            break;
+        case O_TIMEOUT:
+            if (fe_parse_duration_ns(optarg, &o->timeout_ns, "--timeout")) return -1;
+            break;
+        case O_DURATION:
+            if (fe_parse_duration_ns(optarg, &o->duration_ns, "--duration")) return -1;
+            break;
+        case O_INTERVAL:
+            if (fe_parse_duration_ns(optarg, &o->interval_ns, "--interval")) return -1;
+            break;
+        case O_QUIET:
+            o->quiet = true;
+            break;
+        default:
+            fputs(usage, stderr);
+            return -1;
+        }
+    }
+    if (optind < argc || !o->n_fe) {
+        fprintf(stderr, "feroce verbs-recv: %s\n%s",
+                o->n_fe ? "unexpected argument" : "at least one --fe is needed", usage);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- per-flow stream logic ---- */
+
+/* The message number of the next doorbell at or after next_k. */
+static uint64_t next_doorbell(const struct flow *f)
+{
+    uint64_t m = f->imm_every;
+    uint64_t d = f->next_k + (m - 1 - f->next_k % m);
+    if (f->count && d >= f->count) d = f->count - 1;
+    return d;
+}
+
+static uint8_t *slot_of(const struct flow *f, uint64_t k)
+{
+    return f->ring + fe_stream_offset(k, f->size, f->nslots);
+}
+
+static FILE *g_rec;
+
+static void record(const struct flow *f, uint64_t k, const uint8_t *data, uint64_t now_ns)
+{
+    uint32_t h32[4] = {REC_MAGIC, f->idx, f->sc.remote.qpn, f->size};
+    uint64_t h64[2] = {k, now_ns};
+    /* the header is little-endian on every host feroce runs on (x86-64, aarch64) */
+    if (fwrite(h32, sizeof h32, 1, g_rec) != 1 || fwrite(h64, sizeof h64, 1, g_rec) != 1 ||
+        fwrite(data, 1, f->size, g_rec) != f->size) {
+        fprintf(stderr, "feroce verbs-recv: recording failed: %s\n", strerror(errno));
+        fclose(g_rec);
+        g_rec = NULL;
+    }
+}
+
+/* Verifies (and records) messages next_k .. through. */
+static void consume(struct flow *f, uint64_t through, bool verify, uint64_t now_ns)
+{
+    for (uint64_t k = f->next_k; k <= through; k++) {
+        const uint8_t *p = slot_of(f, k);
+        if (verify) {
+            size_t bad = fe_pattern_check(p, f->size, f->sc.remote.qpn, k, 0);
+            if (bad != f->size) {
+                if (f->data_errors++ < 5) {
+                    uint8_t want;
+                    fe_pattern_fill(&want, 1, f->sc.remote.qpn, k, bad);
+                    fprintf(stderr,
+                            "flow %u: message %" PRIu64 " byte %zu is 0x%02x, expected 0x%02x\n",
+                            f->idx, k, bad, p[bad], want);
+                }
+            }
+        }
+        if (g_rec) record(f, k, p, now_ns);
+        f->msgs++;
+        f->bytes += f->size;
+    }
+    f->next_k = through + 1;
+    f->last_ns = now_ns;
+    if (f->count && f->next_k >= f->count) f->done = true;
+}
+
+static int post_recvs(struct flow *f, unsigned n)
+{
+    struct ibv_recv_wr wr, *bad;
+    for (unsigned i = 0; i < n; i++) {
+        memset(&wr, 0, sizeof wr);
+        wr.wr_id = f->idx;
+        wr.num_sge = 0; /* a WRITE with immediate places no data through the receive */
+        int rc = ibv_post_recv(f->qp, &wr, &bad);
+        if (rc) {
+            fprintf(stderr, "flow %u: ibv_post_recv: %s\n", f->idx, strerror(rc));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void on_wc(struct flow *flows, unsigned nflows, const struct ibv_wc *wc, bool verify,
+                  uint64_t now_ns)
+{
+    if (wc->wr_id >= nflows) return;
+    struct flow *f = &flows[wc->wr_id];
+    if (wc->status != IBV_WC_SUCCESS) {
+        if (f->cqe_errors++ < 5)
+            fprintf(stderr, "flow %u: completion error %s (vendor 0x%x)\n", f->idx,
+                    ibv_wc_status_str(wc->status), wc->vendor_err);
+        f->failed = true;
+        return;
+    }
+    if (wc->opcode != IBV_WC_RECV_RDMA_WITH_IMM || !(wc->wc_flags & IBV_WC_WITH_IMM)) {
+        f->cqe_errors++;
+        fprintf(stderr, "flow %u: unexpected completion opcode %d\n", f->idx, wc->opcode);
+        return;
+    }
+    uint32_t imm = ntohl(wc->imm_data);
+    uint64_t d = next_doorbell(f);
+    if (imm != (uint32_t)d) {
+        /* Out of order or unexpected: take the sender's word for where it is, in a 2^32
+         * window ahead; the pattern check then says whether the data agrees. */
+        if (f->imm_out_of_order++ < 5)
+            fprintf(stderr, "flow %u: immediate %u, expected %u\n", f->idx, imm, (uint32_t)d);
+        d = f->next_k + (uint32_t)(imm - (uint32_t)f->next_k);
+        if (f->count && d >= f->count) d = f->count - 1;
+    }
+    if (wc->byte_len != f->size) f->len_errors++;
+    f->doorbells++;
+    consume(f, d, verify, now_ns);
+    if (!f->done || f->count == 0) post_recvs(f, 1);
+}
+
+/* Plain-WRITE streams have no completion: the ring is checked until it holds the final
+ * messages (no wrap: all of them; with slots: the last nslots). */
+static void settle_check(struct flow *f, bool verify, uint64_t now_ns)
+{
+    if (f->imm_every || f->done || !f->started || !f->count) return;
+    if (now_ns - f->last_settle_ns < 100000000ull) return;
+    f->last_settle_ns = now_ns;
+    uint64_t first = (f->nslots && f->count > f->nslots) ? f->count - f->nslots : 0;
+    for (uint64_t k = first; k < f->count; k++)
+        if (fe_pattern_check(slot_of(f, k), f->size, f->sc.remote.qpn, k, 0) != f->size) return;
+    f->next_k = first;
+    f->msgs = first; /* overwritten messages were never observable */
+    f->bytes = first * f->size;
+    consume(f, f->count - 1, verify, now_ns);
+}
+
+static int run(int argc, char **argv)
+{
+    struct opts o;
+    if (parse_opts(argc, argv, &o)) return 2;
+    char err[256], desc[160], ipb[16];
+
+    struct fe_verbs_dev dev;
+    if (fe_verbs_open(&dev, o.dev, (uint8_t)o.port, o.gid_index, o.ip4, err, sizeof err)) {
+        fprintf(stderr, "feroce verbs-recv: %s\n", err);
+        return 1;
+    }
+    /* Pin before touching the ring so that its pages come from the device's node. */
+    int prc =
+        fe_verbs_pin(o.cpu >= 0 ? o.cpu : -1, o.cpu == -2 ? dev.numa_node : -1, desc, sizeof desc);
+    if (prc) fprintf(stderr, "feroce verbs-recv: pinning failed (%s)\n", fe_strerror(prc));
+    uint32_t mtu = o.mtu ? o.mtu : dev.active_mtu_bytes;
+    if (mtu > dev.active_mtu_bytes)
+        fprintf(stderr, "warning: --mtu %u above the port's active MTU %u\n", mtu,
+                dev.active_mtu_bytes);
+    if (!o.quiet)
+        printf("verbs-recv: %s port %u GID %d (%s), MTU %u, NUMA node %d, %s, %s\n", dev.name,
+               dev.port, dev.gid_index, ipstr(dev.ip4, ipb), mtu, dev.numa_node, desc,
+               o.event ? "event mode" : "busy-polling");
+
+    unsigned nflows = o.n_fe * o.qps;
+    struct flow *flows = calloc(nflows, sizeof *flows);
+    int rc = 1;
+    uint8_t *mem = MAP_FAILED;
+    size_t mem_bytes = 0;
+    struct ibv_mr *mr = NULL;
+    struct ibv_comp_channel *ch = NULL;
+    struct ibv_cq *cq = NULL;
+    int sock = -1;
+    if (!flows) goto out;
+
+    /* Describe the flows and size the ring. */
+    uint32_t psn = o.psn >= 0 ? (uint32_t)o.psn : (uint32_t)(fe_wall_ns() * 2654435761u) & 0xFFFFFF;
+    unsigned total_wqes = 0;
+    for (unsigned i = 0; i < nflows; i++) {
+        struct flow *f = &flows[i];
+        f->idx = i;
+        if (parse_fe(o.fe[i / o.qps], &f->fe_ip, &f->fe_port)) {
+            fprintf(stderr, "feroce verbs-recv: invalid --fe '%s'\n", o.fe[i / o.qps]);
+            goto out;
+        }
+        uint64_t size = o.sizes[i % o.n_sizes], m = o.imm_every[i % o.n_imm];
+        f->count = o.counts[i % o.n_counts];
+        if (size == 0 || size > MAX_MSG_BYTES || m > UINT32_MAX) {
+            fprintf(stderr, "feroce verbs-recv: flow %u: message size must be 1..%u bytes\n", i,
+                    MAX_MSG_BYTES);
+            goto out;
+        }
+        f->size = (uint32_t)size;
+        f->imm_every = (uint32_t)m;
+        f->nslots = o.slots;
+        if (!f->nslots && !f->count) {
+            fprintf(stderr, "feroce verbs-recv: an unbounded stream (--count 0) needs --slots\n");
+            goto out;
+        }
+        if (f->nslots && f->imm_every && f->nslots < 2ull * f->imm_every) {
+            fprintf(stderr, "feroce verbs-recv: --slots must be at least 2 x --imm-every\n");
+            goto out;
+        }
+        if (!f->imm_every && !f->count) {
+            fprintf(stderr, "feroce verbs-recv: --imm-every 0 needs a finite --count\n");
+            goto out;
+        }
+        f->ring_bytes = (f->nslots ? f->nslots : f->count) * f->size;
+        f->ring_bytes = (f->ring_bytes + 4095) & ~4095ull;
+        /* A receive stands for a doorbell the sender may complete ahead of us: at most
+         * (slots / M) - 1 of them, so that a slot is never rewritten before it is verified. */
+        uint64_t w = 0;
+        if (f->imm_every) {
+            uint64_t bells = f->count ? (f->count + f->imm_every - 1) / f->imm_every : UINT64_MAX;
+            w = f->nslots ? f->nslots / f->imm_every - 1 : bells;
+            if (w > MAX_RECV_WQES) w = MAX_RECV_WQES;
+        }
+        f->recv_wqes = (uint32_t)w;
+        total_wqes += f->recv_wqes;
+        mem_bytes += f->ring_bytes;
+    }
+    mem = mmap(NULL, mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) {
+        fprintf(stderr, "feroce verbs-recv: cannot map %zu bytes of ring\n", mem_bytes);
+        goto out;
+    }
+    memset(mem, 0, mem_bytes); /* first touch on our node; and no stale pattern */
+    mr = ibv_reg_mr(dev.pd, mem, mem_bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!mr) {
+        fprintf(stderr, "feroce verbs-recv: ibv_reg_mr(%zu bytes): %s (memlock limit?)\n",
+                mem_bytes, strerror(errno));
+        goto out;
+    }
+    if (o.event && !(ch = ibv_create_comp_channel(dev.ctx))) {
+        fprintf(stderr, "feroce verbs-recv: ibv_create_comp_channel: %s\n", strerror(errno));
+        goto out;
+    }
+    cq = ibv_create_cq(dev.ctx, (int)(total_wqes + 16), NULL, ch, 0);
+    if (!cq) {
+        fprintf(stderr, "feroce verbs-recv: ibv_create_cq: %s\n", strerror(errno));
+        goto out;
+    }
+    if (ch && ibv_req_notify_cq(cq, 0)) goto out;
+
+    sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(o.reply_port)};
+    if (sock < 0 || bind(sock, (struct sockaddr *)&sa, sizeof sa)) {
+        fprintf(stderr, "feroce verbs-recv: UDP port %u: %s\n", o.reply_port, strerror(errno));
+        goto out;
+    }
+
+    uint8_t *p = mem;
+    uint64_t t_start = fe_wall_ns();
+    for (unsigned i = 0; i < nflows; i++) {
+        struct flow *f = &flows[i];
+        f->ring = p;
+        f->ring_va = (uint64_t)(uintptr_t)p;
+        p += f->ring_bytes;
+        struct ibv_qp_init_attr qa;
+        memset(&qa, 0, sizeof qa);
+        qa.send_cq = cq;
+        qa.recv_cq = cq;
+        qa.qp_type = IBV_QPT_RC;
+        qa.cap.max_send_wr = 1;
+        qa.cap.max_recv_wr = f->recv_wqes ? f->recv_wqes : 1;
+        qa.cap.max_send_sge = 1;
+        qa.cap.max_recv_sge = 1;
+        f->qp = ibv_create_qp(dev.pd, &qa);
+        if (!f->qp ||
+            fe_verbs_qp_init(f->qp, &dev, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)) {
+            fprintf(stderr, "feroce verbs-recv: flow %u: cannot create the QP: %s\n", i,
+                    strerror(errno));
+            goto out;
+        }
+        if (post_recvs(f, f->recv_wqes)) goto out;
+        struct fe_sc_host_config hc;
+        fe_sc_host_config_default(&hc);
+        hc.fe_ip = f->fe_ip;
+        hc.fe_port = f->fe_port;
+        hc.reply_port = o.reply_port;
+        hc.local.qpn = f->qp->qp_num;
+        hc.local.psn = psn;
+        hc.local.rkey = mr->rkey;
+        hc.local.va = f->ring_va;
+        hc.local.ip = dev.ip4;
+        if (!o.no_start) {
+            hc.start.valid = true;
+            hc.start.start = true;
+            hc.start.write = true;
+            hc.start.immediate = f->imm_every != 0;
+            hc.start.msg_len_bytes = f->size;
+            hc.start.msg_count = (uint32_t)(f->count > UINT32_MAX ? 0 : f->count);
+            hc.start.gap = (uint32_t)o.gap_ns;
+        }
+        if (fe_sc_host_init(&f->sc, &hc) || fe_sc_host_open(&f->sc, t_start)) goto out;
+        if (!o.quiet)
+            printf("flow %u: QP %u, PSN 0x%06x, %u B x %" PRIu64
+                   ", doorbell every %u, ring %" PRIu64 " B at 0x%" PRIx64
+                   " rkey 0x%x, front-end %s:%u\n",
+                   i, f->qp->qp_num, psn, f->size, f->count, f->imm_every, f->ring_bytes,
+                   f->ring_va, mr->rkey, ipstr(f->fe_ip, ipb), f->fe_port);
+    }
+    fflush(stdout);
+    if (o.record && !(g_rec = fopen(o.record, "wb"))) {
+        fprintf(stderr, "feroce verbs-recv: %s: %s\n", o.record, strerror(errno));
+        goto out;
+    }
+
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    uint64_t last_progress = t_start, next_report = t_start + o.interval_ns;
+    uint64_t last_total = 0;
+    bool all_done = false;
+    while (!g_stop) {
+        uint64_t now = fe_wall_ns();
+        /* side channel out */
+        for (unsigned i = 0; i < nflows; i++) {
+            uint8_t msg[FE_SC_MSG_LEN];
+            while (fe_sc_host_poll_tx(&flows[i].sc, now, msg)) {
+                struct sockaddr_in to = {.sin_family = AF_INET,
+                                         .sin_port = htons(flows[i].fe_port),
+                                         .sin_addr.s_addr = htonl(flows[i].fe_ip)};
+                if (sendto(sock, msg, sizeof msg, 0, (struct sockaddr *)&to, sizeof to) < 0)
+                    fprintf(stderr, "flow %u: side channel send: %s\n", i, strerror(errno));
+            }
+            if (flows[i].sc.state == FE_SC_H_FAILED && !flows[i].failed) {
+                fprintf(stderr, "flow %u: side channel failed (%s)\n", i,
+                        flows[i].sc.timed_out ? "no answer" : fe_sc_ack_name(flows[i].sc.fail_ack));
+                flows[i].failed = true;
+            }
+        }
+        /* side channel in */
+        for (;;) {
+            uint8_t buf[256];
+            struct sockaddr_in from;
+            socklen_t fl = sizeof from;
+            ssize_t n = recvfrom(sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+            if (n < 0) break;
+            struct fe_sc_msg m;
+            enum fe_sc_reason why;
+            if (fe_sc_decode(buf, (size_t)n, &m, &why)) {
+                fprintf(stderr, "side channel: refused a datagram (%s)\n", fe_sc_reason_name(why));
+                continue;
+            }
+            for (unsigned i = 0; i < nflows; i++) {
+                struct flow *f = &flows[i];
+                if (f->qp->qp_num != m.rem.qpn) continue;
+                fe_sc_host_input_msg(&f->sc, now, &m, ntohl(from.sin_addr.s_addr),
+                                     ntohs(from.sin_port), &why);
+                if (f->sc.state == FE_SC_H_MODIFYING && !f->connected) {
+                    /* The front-end's QPN is known: RTR/RTS before telling it to send. */
+                    struct fe_verbs_peer peer = {.qpn = f->sc.remote.qpn,
+                                                 .ip4 = f->fe_ip,
+                                                 .rq_psn = psn,
+                                                 .sq_psn = psn,
+                                                 .mtu_bytes = mtu,
+                                                 .min_rnr_timer = o.min_rnr_timer,
+                                                 .timeout = 14,
+                                                 .retry_cnt = 7,
+                                                 .rnr_retry = 7};
+                    if (fe_verbs_qp_connect(f->qp, &dev, &peer, err, sizeof err)) {
+                        fprintf(stderr, "flow %u: %s\n", i, err);
+                        f->failed = true;
+                        g_stop = 1;
+                    }
+                    f->connected = true;
+                    if (!o.quiet)
+                        printf("flow %u: connected to front-end QP %u\n", i, f->sc.remote.qpn);
+                }
+                if (f->sc.state == FE_SC_H_RTS && !f->started) {
+                    f->started = true;
+                    f->first_ns = f->last_ns = now;
+                }
+                break;
+            }
+        }
+        /* completions */
+        struct ibv_wc wc[CQ_BATCH];
+        int n;
+        while ((n = ibv_poll_cq(cq, CQ_BATCH, wc)) > 0) {
+            now = fe_wall_ns();
+            for (int i = 0; i < n; i++) on_wc(flows, nflows, &wc[i], o.verify, now);
+        }
+        if (n < 0) {
+            fprintf(stderr, "feroce verbs-recv: ibv_poll_cq failed\n");
+            break;
+        }
+        uint64_t total = 0;
+        all_done = true;
+        bool any_failed = false;
+        for (unsigned i = 0; i < nflows; i++) {
+            settle_check(&flows[i], o.verify, now);
+            total += flows[i].bytes;
+            all_done &= flows[i].done;
+            any_failed |= flows[i].failed;
+        }
+        if (all_done || any_failed) break;
+        if (total != last_total) {
+            last_total = total;
+            last_progress = now;
+        }
+        if (now - last_progress > o.timeout_ns) {
+            fprintf(stderr, "feroce verbs-recv: nothing for %.1f s, giving up\n",
+                    (double)o.timeout_ns / 1e9);
+            break;
+        }
+        if (o.duration_ns && now - t_start > o.duration_ns) break;
+        if (o.interval_ns && now >= next_report) {
+            double dt = (double)(o.interval_ns) / 1e9;
+            if (!o.quiet)
+                for (unsigned i = 0; i < nflows; i++) {
+                    struct flow *f = &flows[i];
+                    printf("t=%.1fs flow %u: %.3f Gb/s, %" PRIu64 " messages, %" PRIu64 " errors\n",
+                           (double)(now - t_start) / 1e9, i,
+                           (double)(f->bytes - f->report_bytes) * 8 / dt / 1e9, f->msgs,
+                           f->data_errors + f->len_errors + f->imm_out_of_order + f->cqe_errors);
+                    f->report_bytes = f->bytes;
+                }
+            fflush(stdout);
+            next_report += o.interval_ns;
+            if (next_report < now) next_report = now + o.interval_ns;
+        }
+        if (ch) {
+            /* Sleep until a completion, a datagram or the next deadline. */
+            uint64_t wake = next_report;
+            for (unsigned i = 0; i < nflows; i++) {
+                uint64_t d = fe_sc_host_next_deadline(&flows[i].sc);
+                if (d < wake) wake = d;
+            }
+            int ms = wake <= now ? 0 : (int)((wake - now) / 1000000 + 1);
+            if (ms > 100) ms = 100; /* settle checks and the timeout */
+            struct pollfd pf[2] = {{.fd = ch->fd, .events = POLLIN},
+                                   {.fd = sock, .events = POLLIN}};
+            if (poll(pf, 2, ms) > 0 && (pf[0].revents & POLLIN)) {
+                struct ibv_cq *ecq;
+                void *ectx;
+                if (!ibv_get_cq_event(ch, &ecq, &ectx)) {
+                    ibv_ack_cq_events(ecq, 1);
+                    ibv_req_notify_cq(ecq, 0); /* re-arm, then the loop polls it empty */
+                }
+            }
+        }
+    }
+
+    /* Summary. */
+    uint64_t sum_bytes = 0, sum_err = 0;
+    bool ok = all_done;
+    for (unsigned i = 0; i < nflows; i++) {
+        struct flow *f = &flows[i];
+        enum ibv_qp_state st = fe_verbs_qp_state(f->qp);
+        uint64_t errs = f->data_errors + f->len_errors + f->imm_out_of_order + f->cqe_errors;
+        double secs = f->last_ns > f->first_ns ? (double)(f->last_ns - f->first_ns) / 1e9 : 0;
+        printf("flow %u: fe=%s fe_qpn=%u qpn=%u size=%u msgs=%" PRIu64 " bytes=%" PRIu64
+               " doorbells=%" PRIu64 " imm_out_of_order=%" PRIu64 " len_errors=%" PRIu64
+               " data_errors=%" PRIu64 " cqe_errors=%" PRIu64 " qp_state=%s gbps=%.3f%s\n",
+               i, ipstr(f->fe_ip, ipb), f->sc.remote.qpn, f->qp->qp_num, f->size, f->msgs, f->bytes,
+               f->doorbells, f->imm_out_of_order, f->len_errors, f->data_errors, f->cqe_errors,
+               fe_verbs_qp_state_name(st), secs > 0 ? (double)f->bytes * 8 / secs / 1e9 : 0.0,
+               f->done ? "" : " INCOMPLETE");
+        sum_bytes += f->bytes;
+        sum_err += errs;
+        ok &= errs == 0 && st == IBV_QPS_RTS && !f->failed;
+    }
+    printf("verbs-recv: %s: %" PRIu64 " bytes %s in %u flows, %" PRIu64 " errors\n",
+           ok ? "OK" : "FAILED", sum_bytes, o.verify ? "verified" : "received", nflows, sum_err);
+    rc = ok ? 0 : 1;
+
+    /* Free the front-ends' QPs (best effort: a second, then give up). */
+    for (unsigned i = 0; i < nflows; i++)
+        if (flows[i].sc.state == FE_SC_H_RTS || flows[i].sc.state == FE_SC_H_MODIFYING)
+            fe_sc_host_close(&flows[i].sc, fe_wall_ns());
+    for (uint64_t end = fe_wall_ns() + 1000000000ull; fe_wall_ns() < end;) {
+        bool pending = false;
+        uint64_t now = fe_wall_ns();
+        for (unsigned i = 0; i < nflows; i++) {
+            uint8_t msg[FE_SC_MSG_LEN];
+            if (flows[i].sc.state != FE_SC_H_CLOSING) continue;
+            pending = true;
+            while (fe_sc_host_poll_tx(&flows[i].sc, now, msg)) {
+                struct sockaddr_in to = {.sin_family = AF_INET,
+                                         .sin_port = htons(flows[i].fe_port),
+                                         .sin_addr.s_addr = htonl(flows[i].fe_ip)};
+                sendto(sock, msg, sizeof msg, 0, (struct sockaddr *)&to, sizeof to);
+            }
+        }
+        if (!pending) break;
+        uint8_t buf[256];
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        struct pollfd pf = {.fd = sock, .events = POLLIN};
+        if (poll(&pf, 1, 20) <= 0) continue;
+        ssize_t n = recvfrom(sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+        struct fe_sc_msg m;
+        enum fe_sc_reason why;
+        if (n < 0 || fe_sc_decode(buf, (size_t)n, &m, &why)) continue;
+        for (unsigned i = 0; i < nflows; i++)
+            if (flows[i].qp->qp_num == m.rem.qpn)
+                fe_sc_host_input_msg(&flows[i].sc, now, &m, ntohl(from.sin_addr.s_addr),
+                                     ntohs(from.sin_port), &why);
+    }
+
+out:
+    if (g_rec) fclose(g_rec);
+    g_rec = NULL;
+    if (flows)
+        for (unsigned i = 0; i < nflows; i++)
+            if (flows[i].qp) ibv_destroy_qp(flows[i].qp);
+    if (cq) ibv_destroy_cq(cq);
+    if (ch) ibv_destroy_comp_channel(ch);
+    if (mr) ibv_dereg_mr(mr);
+    if (mem != MAP_FAILED) munmap(mem, mem_bytes);
+    if (sock >= 0) close(sock);
+    free(flows);
+    fe_verbs_close(&dev);
+    fflush(stdout);
+    return rc;
+}
+
+const struct fe_cmd fe_cmd_verbs_recv = {
+    "verbs-recv", "DAQ receiver on an RDMA NIC (libibverbs): side channel, verify, record", usage,
+    run};
