@@ -224,6 +224,9 @@ size_t fe_ipv6_parse(const uint8_t *p, size_t len, struct fe_ipv6 *h, enum fe_pa
 size_t fe_ipv6_write(uint8_t *p, size_t cap, const struct fe_ipv6 *h);
 size_t fe_udp_parse(const uint8_t *p, size_t len, struct fe_udp *h, enum fe_parse_reason *why);
 size_t fe_udp_write(uint8_t *p, size_t cap, const struct fe_udp *h);
+/* UDP checksum (RFC 768 / RFC 8200 pseudo-header) of the datagram at `udp` (udp_len bytes, its
+ * checksum field ignored) behind the IPv4 or IPv6 header at `ip`; never returns 0. */
+uint16_t fe_udp_checksum(const uint8_t *ip, const uint8_t *udp, size_t udp_len);
 size_t fe_bth_parse(const uint8_t *p, size_t len, struct fe_bth *h, enum fe_parse_reason *why);
 size_t fe_bth_write(uint8_t *p, size_t cap, const struct fe_bth *h);
 size_t fe_reth_parse(const uint8_t *p, size_t len, struct fe_reth *h, enum fe_parse_reason *why);
@@ -325,7 +328,8 @@ struct fe_frame {
 
 /* Builds a whole frame of `framing` from `pkt` (dscp, ecn, pcp taken from it), `path` and an IP
  * identification; computes lengths, the IPv4 checksum and the ICRC. IPv4 goes out with DF set
- * and UDP checksum 0 (the ICRC protects the packet, as RoCE NICs do). Ethernet frames are not
+ * and UDP checksum 0 (the ICRC protects the packet, as RoCE NICs do); IPv6 gets a real UDP
+ * checksum, since RFC 8200 forbids 0 there (and Wireshark flags it). Ethernet frames are not
  * padded to 60 bytes (the NIC does that); `path` may be NULL for FE_FRAME_BTH. Returns the frame
  * length or FE_ENOSPC / FE_EINVAL. */
 int fe_frame_encode(uint8_t *buf, size_t cap, enum fe_framing framing, const struct fe_path *path,

@@ -78,6 +78,13 @@ int fe_frame_encode(uint8_t *buf, size_t cap, enum fe_framing framing, const str
     int rc =
         framing == FE_FRAME_BTH ? fe_icrc_fill_bth(buf, end) : fe_icrc_fill_ip(buf + l3, end - l3);
     if (rc) return rc;
+    if (framing != FE_FRAME_BTH && path->ipver == 6) {
+        /* after the ICRC: the UDP checksum covers it (and the ICRC masks the checksum) */
+        size_t l4 = l3 + FE_IPV6_HDR_LEN;
+        uint16_t c = fe_udp_checksum(buf + l3, buf + l4, end - l4);
+        buf[l4 + 6] = (uint8_t)(c >> 8);
+        buf[l4 + 7] = (uint8_t)c;
+    }
     return (int)end;
 }
 

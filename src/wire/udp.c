@@ -24,3 +24,27 @@ size_t fe_udp_write(uint8_t *p, size_t cap, const struct fe_udp *h)
     fe_put16(p + 6, h->checksum);
     return FE_UDP_HDR_LEN;
 }
+
+/* One's-complement sum of big-endian 16-bit words (odd tail padded with zero), unfolded. */
+static uint64_t sum16(const uint8_t *p, size_t n, uint64_t acc)
+{
+    size_t i = 0;
+    for (; i + 1 < n; i += 2) acc += fe_be16(p + i);
+    if (n & 1) acc += (uint32_t)p[n - 1] << 8;
+    return acc;
+}
+
+uint16_t fe_udp_checksum(const uint8_t *ip, const uint8_t *udp, size_t udp_len)
+{
+    uint64_t acc;
+    if ((ip[0] >> 4) == 6)
+        acc = sum16(ip + 8, 32, 0); /* source and destination addresses */
+    else
+        acc = sum16(ip + 12, 8, 0);
+    acc += (uint32_t)udp_len + FE_IPPROTO_UDP; /* pseudo-header length (fits 16 bits) and proto */
+    acc = sum16(udp, 6, acc);                  /* the header without its checksum field */
+    acc = sum16(udp + 8, udp_len - 8, acc);
+    while (acc >> 16) acc = (acc & 0xffff) + (acc >> 16);
+    uint16_t c = (uint16_t)~acc;
+    return c ? c : 0xffff; /* 0 means "no checksum" on the wire */
+}
