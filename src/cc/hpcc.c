@@ -8,10 +8,12 @@
 #include "cc/cc_internal.h"
 
 struct hpcc {
-    double eta, w_ai, t_ns, w_init, w_min;
+    double eta, w_ai, t_ns, inv_t_ns, w_init, w_min;
     double U, W, Wc;
     uint32_t inc_stage, max_stage;
     struct fe_int_hop prev[FE_INT_MAX_HOPS];
+    uint32_t rate_mbps[FE_INT_MAX_HOPS]; /* cached 1e9 / capacity: no division per ACK */
+    double ns_per_byte[FE_INT_MAX_HOPS];
     uint8_t nhops;
     bool have_prev;
     uint64_t last_update_ns;
@@ -33,8 +35,8 @@ static const struct fe_cc_param hpcc_params[] = {
 
 static void publish(const struct hpcc *s, struct fe_cc_out *out)
 {
-    out->window_bytes = (uint64_t)s->W;
-    out->rate_Bps = (uint64_t)(s->W * 1e9 / s->t_ns);
+    out->window_bytes = (uint64_t)(int64_t)s->W; /* < 2^63: one instruction */
+    out->rate_Bps = (uint64_t)(int64_t)(s->W * 1e9 * s->inv_t_ns);
 }
 
 static void hpcc_init(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
@@ -47,6 +49,8 @@ static void hpcc_init(void *ctx, const struct fe_cc_params *p, const struct fe_c
     s->t_ns = p->v[P_BASERTT]    ? p->v[P_BASERTT] * 1e3
               : env->base_rtt_ns ? (double)env->base_rtt_ns
                                  : 10e3;
+    if (s->t_ns < 1) s->t_ns = 1; /* a base RTT below 1 ns is meaningless */
+    s->inv_t_ns = 1 / s->t_ns;
     s->w_init = line_Bps * s->t_ns / 1e9;
     s->w_ai = p->v[P_WAI] ? p->v[P_WAI] : s->w_init * (1 - s->eta) / 64;
     s->w_min = p->v[P_MINRATE] * 1e6 / 8 * s->t_ns / 1e9;
@@ -57,7 +61,8 @@ static void hpcc_init(void *ctx, const struct fe_cc_params *p, const struct fe_c
 }
 
 /* U of the most loaded hop, EWMA over T weighted by the time the sample covers. Returns false
- * when there is no previous record to difference against. */
+ * when there is no previous record to difference against. Per hop:
+ * u = min(qlen) / (B x T) + tx_rate / B = (min(qlen) / T + tx_bytes / dt) x (1e9 / B). */
 static bool measure_inflight(struct hpcc *s, const struct fe_int *md)
 {
     uint8_t n = md->nhops > FE_INT_MAX_HOPS ? FE_INT_MAX_HOPS : md->nhops;
@@ -66,11 +71,14 @@ static bool measure_inflight(struct hpcc *s, const struct fe_int *md)
     for (uint8_t i = 0; ok && i < n; i++) {
         const struct fe_int_hop *h = &md->hop[i], *o = &s->prev[i];
         if (h->ts_ns <= o->ts_ns || !h->rate_mbps) continue;
+        if (h->rate_mbps != s->rate_mbps[i]) {
+            s->rate_mbps[i] = h->rate_mbps;
+            s->ns_per_byte[i] = 1e9 / (h->rate_mbps * 125000.0);
+        }
         double dt = (double)(h->ts_ns - o->ts_ns);
-        double B = h->rate_mbps * 125000.0; /* bytes/s */
-        double tx = (double)(h->tx_bytes - o->tx_bytes) * 1e9 / dt;
         uint32_t q = h->qlen_bytes < o->qlen_bytes ? h->qlen_bytes : o->qlen_bytes;
-        double ui = q / (B * s->t_ns / 1e9) + tx / B;
+        double ui =
+            (q * s->inv_t_ns + (double)(h->tx_bytes - o->tx_bytes) / dt) * s->ns_per_byte[i];
         if (ui > u) {
             u = ui;
             tau = dt;
@@ -80,8 +88,8 @@ static bool measure_inflight(struct hpcc *s, const struct fe_int *md)
     s->nhops = n;
     s->have_prev = true;
     if (!ok || tau == 0) return false;
-    if (tau > s->t_ns) tau = s->t_ns;
-    s->U = (1 - tau / s->t_ns) * s->U + tau / s->t_ns * u;
+    double w = tau < s->t_ns ? tau * s->inv_t_ns : 1;
+    s->U = (1 - w) * s->U + w * u;
     return true;
 }
 
@@ -98,7 +106,7 @@ static void hpcc_ack(void *ctx, uint64_t now_ns, const struct fe_cc_ack *ack, st
     double W;
     uint32_t stage;
     if (s->U >= s->eta || s->inc_stage >= s->max_stage) {
-        W = s->Wc / (s->U / s->eta) + s->w_ai;
+        W = s->Wc * s->eta / s->U + s->w_ai;
         stage = 0;
     } else {
         W = s->Wc + s->w_ai;
@@ -123,7 +131,7 @@ static int hpcc_trace(const void *ctx, struct fe_cc_trace *v, int max)
         {"Wc", "B", s->Wc},
         {"U", "", s->U},
         {"inc_stage", "RTTs", s->inc_stage},
-        {"rate", "Mb/s", s->W * 8e3 / s->t_ns},
+        {"rate", "Mb/s", s->W * 8e3 * s->inv_t_ns},
     };
     int n = (int)(sizeof all / sizeof all[0]);
     if (n > max) n = max;

@@ -12,7 +12,7 @@
 struct swift {
     double cwnd, ai, beta, max_mdf, min_cwnd, max_cwnd;
     double base_target_ns, hop_scale_ns, fs_range_ns, fs_alpha, fs_beta;
-    double mtu, rtt_ns, target_ns;
+    double mtu, inv_mtu, rtt_ns, target_ns;
     uint64_t last_decrease_ns;
     bool decreased;
 };
@@ -38,7 +38,9 @@ static const struct fe_cc_param swift_params[] = {
 
 static void publish(const struct swift *s, struct fe_cc_out *out)
 {
-    out->window_bytes = (uint64_t)ceil(s->cwnd * s->mtu);
+    double wb = s->cwnd * s->mtu;
+    uint64_t w = (uint64_t)(int64_t)wb;     /* < 2^63: one instruction */
+    out->window_bytes = w < wb ? w + 1 : w; /* ceil without a libm call */
     if (s->cwnd < 1 && s->rtt_ns > 0)
         out->rate_Bps = (uint64_t)(s->cwnd * s->mtu * 1e9 / s->rtt_ns);
     else
@@ -50,6 +52,7 @@ static void swift_init(void *ctx, const struct fe_cc_params *p, const struct fe_
 {
     struct swift *s = ctx;
     s->mtu = env->mtu_bytes ? env->mtu_bytes : 4096;
+    s->inv_mtu = 1 / s->mtu;
     s->base_target_ns = p->v[P_TARGET] * 1e3;
     s->hop_scale_ns = p->v[P_HOP] * 1e3;
     s->fs_range_ns = p->v[P_FSRANGE] * 1e3;

@@ -33,7 +33,7 @@ static const struct fe_cc_param timely_params[] = {
 
 static void publish(const struct timely *s, struct fe_cc_out *out)
 {
-    out->rate_Bps = (uint64_t)(s->rate_bps / 8);
+    out->rate_Bps = (uint64_t)(int64_t)(s->rate_bps * 0.125);
 }
 
 static void timely_init(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
