@@ -25,10 +25,16 @@ extern "C" {
 
 #define FE_ICRC_SEED 0x2144DF1Cu /* fe_crc32(0, ff ff ff ff ff ff ff ff, 8) */
 
-/* CRC-32 in zlib's convention; ISA-L's crc32_gzip_refl when built with it, zlib otherwise. */
+/* CRC-32 in zlib's convention. Buffers of 256 bytes or more use feroce's 256-bit VPCLMULQDQ
+ * kernel on CPUs that have it (AVX2 + VPCLMULQDQ); the rest goes to the base: ISA-L's
+ * crc32_gzip_refl when built with it, zlib otherwise. */
 uint32_t fe_crc32(uint32_t crc, const void *buf, size_t len);
-/* "isa-l" or "zlib". */
+/* The base alone (for comparisons and benchmarks). */
+uint32_t fe_crc32_base(uint32_t crc, const void *buf, size_t len);
+/* What fe_crc32 runs on this machine, e.g. "vpclmulqdq-avx2 (>= 256 B) + isa-l", "isa-l",
+ * "zlib"; fe_crc32_base_name: "isa-l" or "zlib". */
 const char *fe_crc32_backend(void);
+const char *fe_crc32_base_name(void);
 
 /* ICRC of an IP packet. `ip` points at the IPv4 or IPv6 header (the version nibble decides) and
  * `len` counts the bytes from there to the end of the ICRC field (the ICRC itself is not covered).

@@ -5,22 +5,37 @@
 #include "feroce/icrc.h"
 #include "feroce/wire.h"
 
+#include <stdio.h>
 #include <zlib.h>
 
+#include "wire/crc_impl.h"
+
+/* Every kernel equals zlib's crc32 on every length 0..3000 (all the folding loop's entry and
+ * exit cases), every alignment 0..3, chained and from non-zero starting values. */
 static void test_crc32_backend_matches_zlib(void **state)
 {
     (void)state;
-    uint8_t buf[5000];
+    static uint8_t buf[70000];
     uint64_t s = 0x1234;
     for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)wt_rand(&s);
-    for (size_t len = 0; len < sizeof buf; len += 1 + len / 3) {
+    for (size_t len = 0; len <= 3000; len++) {
+        for (size_t a = 0; a < 4; a++) {
+            uint32_t init = a == 0 ? 0 : (uint32_t)wt_rand(&s);
+            uint32_t z = (uint32_t)crc32(init, buf + a, (uInt)len);
+            assert_int_equal(fe_crc32(init, buf + a, len), z);
+            assert_int_equal(fe_crc32_base(init, buf + a, len), z);
+            if (len >= FE_CRC32_VPCLMUL_MIN && fe_crc32_vpclmul_usable())
+                assert_int_equal(fe_crc32_vpclmul(init, buf + a, len), z);
+        }
+    }
+    for (size_t len = 3001; len < sizeof buf; len = len * 3 / 2 + 7) {
         uint32_t z = (uint32_t)crc32(0, buf, (uInt)len);
         assert_int_equal(fe_crc32(0, buf, len), z);
-        /* chaining in two pieces gives the same value */
-        size_t h = len / 2;
+        size_t h = len / 3; /* chaining in two pieces gives the same value */
         assert_int_equal(fe_crc32(fe_crc32(0, buf, h), buf + h, len - h), z);
     }
-    assert_true(!strcmp(fe_crc32_backend(), "isa-l") || !strcmp(fe_crc32_backend(), "zlib"));
+    assert_non_null(strstr(fe_crc32_backend(), fe_crc32_base_name()));
+    printf("CRC backend on this machine: %s\n", fe_crc32_backend());
 }
 
 static void test_seed(void **state)
