@@ -1,0 +1,336 @@
+/* Packet-level simulator of a RoCEv2 fabric: switches with a shared buffer, PFC and RED/ECN,
+ * links with rate and delay, hosts whose NIC runs feroce's real requester/responder (fe_qp) and
+ * congestion-control algorithms (fe_cc).
+ *
+ * A scenario (struct fe_sim_scenario) describes nodes, links, flows and the switch and host
+ * models; parsers build one from a native YAML file, the HPCC ns-3 text files or a built-in name.
+ * fe_sim_create() turns it into a simulation, fe_sim_run() advances it, and the stats calls read
+ * per-flow, per-port and global figures at any time. Time is integer nanoseconds; a run is a pure
+ * function of the scenario and its seed. */
+#ifndef FEROCE_SIM_H
+#define FEROCE_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "feroce/cc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FE_SIM_NO_TIME  UINT64_MAX
+#define FE_SIM_MAX_RED  8  /* RED/ECN entries by port speed */
+#define FE_SIM_MAX_CC   16 /* congestion-control profiles per scenario */
+#define FE_SIM_NAME_LEN 32
+#define FE_SIM_MAX_TIME ((UINT64_C(1) << 44) - 1) /* 4.9 hours of simulated time */
+#define FE_SIM_PRIOS    8
+#define FE_SIM_AUTO     UINT64_MAX /* a size derived from the model (documented per field) */
+
+enum fe_sim_pfc_mode {
+    FE_SIM_PFC_QUANTA = 0,  /* PAUSE carries quanta; the peer pauses for that long (a timer, as
+                             * real NICs and switches do); the pausing side refreshes it */
+    FE_SIM_PFC_XOFF_XON = 1 /* pause until RESUME (the ns-3 simulators' model) */
+};
+
+/* ECN marking at egress for ports of one speed. */
+struct fe_sim_red {
+    uint64_t rate_bps; /* ports of exactly this rate; the entry with the largest rate <= the port
+                        * rate applies when none matches exactly */
+    uint64_t kmin_bytes, kmax_bytes;
+    uint32_t pmax_ppm;
+};
+
+struct fe_sim_switch_cfg {
+    uint64_t buffer_bytes;  /* shared buffer per switch */
+    uint64_t reserve_bytes; /* guaranteed per (ingress port, priority); AUTO = one max frame */
+    double dt_alpha;        /* dynamic threshold: alpha x free shared buffer (ns-3: 1/8) */
+    bool pfc;               /* PFC on the lossless priorities */
+    uint8_t lossless_mask;  /* bit p: priority p is lossless (PFC), default 1 << 3 */
+    enum fe_sim_pfc_mode pfc_mode;
+    uint16_t pause_quanta;     /* quanta of 512 bit times in PAUSE frames (QUANTA mode) */
+    uint64_t headroom_bytes;   /* per (port, lossless priority); 0 = sized from rate and delay */
+    uint64_t xon_offset_bytes; /* resume this far under the threshold; AUTO = 2 max frames */
+    bool ecn;                  /* RED/ECN marking at egress */
+    int n_red;
+    struct fe_sim_red red[FE_SIM_MAX_RED];
+    bool int_enable; /* stamp INT records (HPCC); on automatically for HPCC flows */
+    bool ecmp;       /* spread over equal-cost next hops by flow hash (else the first) */
+};
+
+/* One congestion-control configuration that flows refer to by index (0 = the default). */
+struct fe_sim_cc {
+    char label[FE_SIM_NAME_LEN];
+    const struct fe_cc_algo *algo; /* NULL = "none" (line rate) */
+    struct fe_cc_params params;
+};
+
+struct fe_sim_host_cfg {
+    uint32_t mtu_bytes;    /* payload bytes per packet (256..4096) */
+    uint64_t replay_bytes; /* per QP: payload in flight at most; 0 = fe_qp's default */
+    uint16_t ack_every;    /* responder ACK coalescing */
+    uint16_t ackreq_every; /* requester AckReq every N packets */
+    uint64_t ack_timeout_ns;
+    uint8_t retry_cnt;
+    bool np_enable;           /* notification point: CNPs for CE-marked data */
+    bool ecn_echo_on_ack;     /* ns-3 style: congestion flag on ACKs instead of CNPs */
+    uint64_t cnp_interval_ns; /* min_time_between_cnps */
+    uint8_t data_pcp, data_dscp;
+    uint8_t ack_pcp; /* priority ACKs travel at (data_pcp unless ACKs are high prio) */
+    uint8_t cnp_pcp, cnp_dscp;
+    uint64_t pacer_burst_bytes; /* 0 = one MTU */
+    bool count_ifg;             /* links carry preamble + inter-frame gap (20 B) per frame */
+    uint64_t min_frame_bytes;   /* Ethernet minimum frame (64) */
+};
+
+struct fe_sim_node {
+    char name[FE_SIM_NAME_LEN];
+    bool is_switch;
+};
+
+struct fe_sim_link {
+    uint32_t a, b; /* node indices */
+    uint64_t rate_bps;
+    uint64_t delay_ns; /* propagation, one way */
+    double loss;       /* per-frame drop probability (data, ACK, CNP; not PFC frames) */
+};
+
+struct fe_sim_flow {
+    uint32_t src, dst; /* host node indices */
+    uint64_t bytes;    /* total payload */
+    uint64_t start_ns;
+    uint32_t msg_bytes; /* split into messages of this size; 0 = as few as possible */
+    uint8_t prio;       /* priority (PCP) of its data; 0xff = the host default */
+    uint8_t cc;         /* index into fe_sim_scenario.cc */
+    uint16_t sport;     /* UDP source port (ECMP entropy); 0 = assigned */
+    uint16_t dport;     /* as given by HPCC flow files; informative */
+};
+
+struct fe_sim_scenario {
+    char name[64];
+    uint64_t seed;
+    uint64_t stop_ns;         /* FE_SIM_NO_TIME = until every flow completes */
+    uint64_t window_start_ns; /* contention window; FE_SIM_NO_TIME = automatic */
+    uint64_t window_end_ns;
+    struct fe_sim_switch_cfg sw;
+    struct fe_sim_host_cfg host;
+    uint32_t n_cc;
+    struct fe_sim_cc cc[FE_SIM_MAX_CC];
+    uint32_t n_nodes, n_links, n_flows;
+    struct fe_sim_node *nodes;
+    struct fe_sim_link *links;
+    struct fe_sim_flow *flows;
+    uint32_t cap_nodes, cap_links, cap_flows;
+};
+
+/* Defaults: 12 MiB buffer, 1/8 dynamic threshold, PFC on priority 3 in QUANTA mode, ECN off,
+ * MTU 4096, ACK every 32, NP on (4 us), CNPs at PCP 6, IFG counted, no CC, seed 1, no stop. */
+void fe_sim_scenario_init(struct fe_sim_scenario *sc);
+void fe_sim_scenario_free(struct fe_sim_scenario *sc);
+/* Appends; return the new index or a negative fe_err. */
+int fe_sim_scenario_add_node(struct fe_sim_scenario *sc, const char *name, bool is_switch);
+int fe_sim_scenario_add_link(struct fe_sim_scenario *sc, uint32_t a, uint32_t b, uint64_t rate_bps,
+                             uint64_t delay_ns, double loss);
+int fe_sim_scenario_add_flow(struct fe_sim_scenario *sc, const struct fe_sim_flow *f);
+int fe_sim_scenario_find_node(const struct fe_sim_scenario *sc, const char *name);
+/* Sets the default CC (cc[0]) or adds a profile: algorithm by name and "name=value,..." params.
+ * Returns the profile index or a negative fe_err with a message in err. */
+int fe_sim_scenario_set_cc(struct fe_sim_scenario *sc, int index, const char *algo,
+                           const char *params, char *err, size_t err_cap);
+/* The modelling choices of the ns-3 RDMA simulators: DCQCN's hpcc-ns3 profile, congestion on
+ * ACKs (no CNPs), an ACK per packet, XOFF/XON pause, no preamble/IFG on links. */
+void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc);
+
+/* ---- running ---- */
+enum fe_sim_queue_kind { FE_SIM_EVQ_HEAP = 0, FE_SIM_EVQ_WHEEL = 1 };
+
+struct fe_sim;
+
+/* Builds the simulation (routes, buffers, headroom). FE_EINVAL with a message in err for a
+ * scenario that cannot run (disconnected hosts, a buffer smaller than its headroom, ...). */
+struct fe_sim *fe_sim_create(const struct fe_sim_scenario *sc, int *err_out, char *err,
+                             size_t err_cap);
+void fe_sim_destroy(struct fe_sim *sim);
+/* Advances until `until_ns` (inclusive), the scenario's stop time, or the end of all flows.
+ * Returns 1 when the simulation has finished (no more work or stop time reached), 0 otherwise. */
+int fe_sim_run(struct fe_sim *sim, uint64_t until_ns);
+uint64_t fe_sim_now(const struct fe_sim *sim);
+bool fe_sim_finished(const struct fe_sim *sim);
+/* Event-queue implementation (for benchmarks); call before the first fe_sim_run. */
+int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind);
+
+/* ---- results ---- */
+enum fe_sim_drop {
+    FE_SIM_DROP_BUFFER = 0, /* shared buffer: no room under the dynamic threshold (lossy) */
+    FE_SIM_DROP_HEADROOM,   /* lossless priority overflowed its PFC headroom */
+    FE_SIM_DROP_LINK,       /* random link loss */
+    FE_SIM_DROP_NO_ROUTE,
+    FE_SIM_DROP_NO_QP, /* arrived at a host for a QP that no longer exists */
+    FE_SIM_DROP_QP,    /* refused by the QP (fe_qp_rx error) */
+    FE_SIM_DROP_MAX
+};
+const char *fe_sim_drop_name(int reason);
+
+struct fe_sim_stats {
+    uint64_t now_ns;
+    uint64_t events;
+    uint64_t data_pkts_delivered; /* data packets accepted by responders */
+    uint64_t pkts_sent;           /* frames started on any link */
+    uint64_t drops[FE_SIM_DROP_MAX];
+    uint64_t drops_total;
+    uint64_t pause_frames; /* PAUSE frames sent (refreshes included) */
+    uint64_t resume_frames;
+    uint64_t pause_events;      /* transitions to paused, by switches */
+    uint64_t host_pause_events; /* times a host port was paused */
+    uint64_t ecn_marks;
+    uint64_t cnps; /* CNPs sent by notification points */
+    uint64_t retx_pkts;
+    uint64_t timeouts;
+    uint64_t max_buffer_bytes;   /* peak use of any switch buffer */
+    uint64_t max_headroom_bytes; /* peak headroom use of any (port, priority) */
+    uint64_t pool_pkts;          /* packet descriptors allocated (peak in flight) */
+    uint64_t flows_done, flows_started;
+    uint64_t qp_stalls; /* QP reported work due but yielded no packet (should be 0) */
+};
+void fe_sim_stats(const struct fe_sim *sim, struct fe_sim_stats *out);
+
+struct fe_sim_flow_stats {
+    uint32_t src, dst;
+    uint64_t bytes; /* flow size */
+    uint64_t start_ns;
+    uint64_t finish_ns;    /* completion at the requester; FE_SIM_NO_TIME while running */
+    uint64_t rx_bytes;     /* payload delivered to the responder so far */
+    uint64_t acked_bytes;  /* payload acknowledged to the requester */
+    uint64_t window_bytes; /* delivered within the contention window (once known) */
+    uint64_t tx_pkts, retx_pkts, timeouts;
+    uint64_t cnps_rx;    /* CNPs the requester received */
+    uint64_t ecn_marked; /* CE-marked packets the responder received */
+    uint64_t rtt_avg_ns, rtt_max_ns;
+    double standalone_fct_ns; /* FCT alone on an idle network (HPCC's "standalone_fct") */
+    bool started, done;
+    bool failed; /* ended in error (retries exhausted, ...) */
+};
+uint32_t fe_sim_n_flows(const struct fe_sim *sim);
+int fe_sim_flow_stats(const struct fe_sim *sim, uint32_t flow, struct fe_sim_flow_stats *out);
+/* The flow's CC variables (Rc, Rt, alpha...) now; 0 when the flow is not running. */
+int fe_sim_flow_cc_trace(const struct fe_sim *sim, uint32_t flow, struct fe_cc_trace *vals,
+                         int max);
+/* Current sending rate of the flow's CC (bytes/s; FE_CC_UNLIMITED when none). */
+uint64_t fe_sim_flow_rate_Bps(const struct fe_sim *sim, uint32_t flow);
+
+/* The contention window actually used: [last flow start, first flow end] unless given. */
+void fe_sim_window(const struct fe_sim *sim, uint64_t *start_ns, uint64_t *end_ns);
+
+/* Figures over the contention window: per flow throughput (payload bits per second), and over
+ * the flows active during the whole window their Jain index, aggregate, min and max. */
+struct fe_sim_summary {
+    uint64_t window_start_ns, window_end_ns;
+    uint32_t n_window_flows;
+    double jain, aggregate_bps, min_bps, max_bps, mean_bps;
+    uint64_t drops_total, pause_frames, cnps, ecn_marks;
+};
+void fe_sim_summarize(const struct fe_sim *sim, struct fe_sim_summary *out);
+double fe_sim_flow_window_bps(const struct fe_sim *sim, uint32_t flow);
+/* Over the flow's life: bytes / (finish - start) (or up to now while running). */
+double fe_sim_flow_life_bps(const struct fe_sim *sim, uint32_t flow);
+
+/* Phases: the intervals between changes of the set of active flows (a start or an end), with
+ * the payload throughput of each active flow (kept for scenarios of at most 64 flows). */
+#define FE_SIM_MAX_PHASE_FLOWS 64
+struct fe_sim_phase {
+    uint64_t start_ns, end_ns;
+    uint32_t n_active;
+    double aggregate_bps, min_bps, max_bps, mean_bps, jain;
+};
+/* Fills up to max phases (the last one ends now); returns how many there are. */
+int fe_sim_phases(const struct fe_sim *sim, struct fe_sim_phase *out, int max);
+/* Throughput of one flow in phase k (0 when not active in it). */
+double fe_sim_phase_flow_bps(const struct fe_sim *sim, int k, uint32_t flow);
+
+struct fe_sim_port_stats {
+    uint32_t peer_node, peer_port;
+    uint64_t rate_bps, delay_ns;
+    uint64_t tx_pkts, tx_bytes;
+    uint64_t queue_bytes; /* now, all priorities */
+    uint64_t max_queue_bytes;
+    uint64_t pause_tx, resume_tx; /* PFC frames this port sent */
+    uint64_t pause_rx;            /* PAUSE frames received (this port's transmitter stopped) */
+    uint64_t paused_ns;           /* time this port's transmitter spent paused (any priority) */
+    uint64_t ecn_marks;
+    uint64_t drops;
+    uint64_t headroom_bytes; /* configured headroom per lossless priority */
+};
+uint32_t fe_sim_n_nodes(const struct fe_sim *sim);
+uint32_t fe_sim_node_ports(const struct fe_sim *sim, uint32_t node);
+int fe_sim_port_stats(const struct fe_sim *sim, uint32_t node, uint32_t port,
+                      struct fe_sim_port_stats *out);
+const struct fe_sim_scenario *fe_sim_scenario_of(const struct fe_sim *sim);
+
+/* PFC log: called for every PAUSE (pause = true) and RESUME sent by a switch port, with the time
+ * it was sent (HPCC's pfc.txt). */
+typedef void (*fe_sim_pfc_cb)(void *user, uint64_t now_ns, uint32_t node, uint32_t port,
+                              uint8_t prio, bool pause);
+void fe_sim_set_pfc_log(struct fe_sim *sim, fe_sim_pfc_cb cb, void *user);
+
+/* The report: per-flow table, contention window, phases, network counters; or JSON. */
+struct fe_sim_report_opts {
+    bool json;
+    bool all_flows;   /* text: list every flow (else the first 64) */
+    uint64_t wall_ns; /* wall time of the run, for the speed figures (0 = not shown) */
+};
+void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report_opts *o);
+
+/* Traces: CSV rows at an interval (per-flow throughput and CC rate in Gb/s, the CC's own
+ * variables, switch queue depths), kept in memory for fe_sim_trace_plot. The caller runs the
+ * simulation up to fe_sim_trace_next() and calls fe_sim_trace_sample() there. csv_path may be
+ * NULL (plot only). */
+struct fe_sim_trace;
+struct fe_sim_trace *fe_sim_trace_open(struct fe_sim *sim, const char *csv_path,
+                                       uint64_t interval_ns, char *err, size_t err_cap);
+uint64_t fe_sim_trace_next(const struct fe_sim_trace *t);
+void fe_sim_trace_sample(struct fe_sim_trace *t);
+/* SVG: per-flow throughput and CC rate over time. */
+int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *svg_path, char *err,
+                      size_t err_cap);
+void fe_sim_trace_close(struct fe_sim_trace *t);
+
+/* Jain's fairness index of n values ((sum x)^2 / (n sum x^2)); 1 for n == 0. */
+double fe_sim_jain(const double *x, size_t n);
+
+/* ---- scenario sources ---- */
+/* Built-in reference scenarios (design.md section 7). */
+struct fe_sim_builtin {
+    const char *name;
+    const char *summary;
+};
+const struct fe_sim_builtin *fe_sim_builtins(size_t *n);
+int fe_sim_builtin_load(const char *name, struct fe_sim_scenario *sc, char *err, size_t err_cap);
+
+/* Native scenario file (YAML). Errors read "file:line: what". */
+int fe_sim_scenario_load_yaml(const char *path, struct fe_sim_scenario *sc, char *err,
+                              size_t err_cap);
+int fe_sim_scenario_parse_yaml(const char *text, size_t len, const char *name,
+                               struct fe_sim_scenario *sc, char *err, size_t err_cap);
+
+/* HPCC ns-3 files. fe_sim_hpcc_load reads config.txt and the topology and flow files it names
+ * (relative to the config's directory unless overridden, NULL = from the config). */
+struct fe_sim_hpcc_files {
+    char topology[512], flow[512], fct_out[512], pfc_out[512];
+};
+int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
+                     const char *flow_override, struct fe_sim_scenario *sc,
+                     struct fe_sim_hpcc_files *files, char *err, size_t err_cap);
+int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
+                             struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files, char *err,
+                             size_t err_cap);
+int fe_sim_hpcc_parse_topology(const char *text, size_t len, const char *name,
+                               struct fe_sim_scenario *sc, char *err, size_t err_cap);
+int fe_sim_hpcc_parse_flows(const char *text, size_t len, const char *name,
+                            struct fe_sim_scenario *sc, char *err, size_t err_cap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,81 @@
+/* Shared-buffer admission of a switch (the model of Broadcom-class MMUs that the ns-3 RDMA
+ * simulators also use). Every frame is accounted to its ingress (port, priority): first a small
+ * guaranteed reserve, then the shared pool up to a dynamic threshold alpha x (free shared
+ * buffer), then, for lossless priorities, the port's PFC headroom. The headroom and the reserves
+ * are carved out of the buffer at build time, so a lossless frame that fits its headroom always
+ * has room. */
+#include "sim/sim_internal.h"
+
+uint64_t sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim)
+{
+    uint64_t free_shared =
+        sw->shared_used < sw->shared_bytes ? sw->shared_bytes - sw->shared_used : 0;
+    return (free_shared >> 16) * sim->dt_alpha_q16 +
+           ((free_shared & 0xFFFF) * sim->dt_alpha_q16 >> 16);
+}
+
+static inline bool lossless(const struct fe_sim *sim, uint8_t prio)
+{
+    return sim->sc.sw.pfc && (sim->sc.sw.lossless_mask >> prio & 1);
+}
+
+bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in, uint8_t prio,
+                      uint32_t bytes, int *reason)
+{
+    struct sim_ingress *ing = &in->in[prio];
+    if (ing->reserve_used + bytes <= sim->sc.sw.reserve_bytes) {
+        ing->reserve_used += bytes;
+    } else if (ing->shared_used + bytes <= sim_buffer_threshold(sw, sim) &&
+               sw->shared_used + bytes <= sw->shared_bytes) {
+        ing->shared_used += bytes;
+        sw->shared_used += bytes;
+    } else if (lossless(sim, prio)) {
+        if (ing->hdrm_used + bytes > in->headroom_bytes) {
+            *reason = FE_SIM_DROP_HEADROOM;
+            return false;
+        }
+        ing->hdrm_used += bytes;
+        if (ing->hdrm_used > sim->st.max_headroom_bytes)
+            sim->st.max_headroom_bytes = ing->hdrm_used;
+    } else {
+        *reason = FE_SIM_DROP_BUFFER;
+        return false;
+    }
+    sw->used_bytes += bytes;
+    if (sw->used_bytes > sw->max_used) sw->max_used = sw->used_bytes;
+    return true;
+}
+
+void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
+                        uint8_t prio, uint32_t bytes)
+{
+    (void)sim;
+    struct sim_ingress *ing = &in->in[prio];
+    /* Headroom first: the condition for RESUME is an empty headroom. */
+    uint64_t rest = bytes;
+    uint64_t h = ing->hdrm_used < rest ? ing->hdrm_used : rest;
+    ing->hdrm_used -= h;
+    rest -= h;
+    uint64_t s = ing->shared_used < rest ? ing->shared_used : rest;
+    ing->shared_used -= s;
+    sw->shared_used -= s;
+    rest -= s;
+    ing->reserve_used -= ing->reserve_used < rest ? ing->reserve_used : rest;
+    sw->used_bytes -= bytes;
+}
+
+bool sim_buffer_should_pause(const struct fe_sim *sim, const struct sim_switch *sw,
+                             const struct sim_port *in, uint8_t prio)
+{
+    const struct sim_ingress *ing = &in->in[prio];
+    return ing->hdrm_used > 0 || ing->shared_used >= sim_buffer_threshold(sw, sim);
+}
+
+bool sim_buffer_should_resume(const struct fe_sim *sim, const struct sim_switch *sw,
+                              const struct sim_port *in, uint8_t prio)
+{
+    const struct sim_ingress *ing = &in->in[prio];
+    if (ing->hdrm_used > 0) return false;
+    return ing->shared_used == 0 ||
+           ing->shared_used + sim->sc.sw.xon_offset_bytes <= sim_buffer_threshold(sw, sim);
+}

@@ -1,0 +1,132 @@
+/* Built-in reference scenarios (design.md section 7): the LST AdvCam paper's experiments.
+ * Every link is 10 Gb/s with 1 us of propagation, MTU 4096. */
+#include <stdio.h>
+#include <string.h>
+
+#include "feroce/err.h"
+#include "sim/sim_internal.h"
+
+#define G10 10000000000ull
+#define MB  1000000ull
+
+static const struct fe_sim_builtin builtins[] = {
+    {"advcam-pfc", "AdvCam parking lot, PFC only: leaves 2 and 4 ~1.58 Gb/s, leaf 3 ~0.81 Gb/s"},
+    {"advcam-dcqcn", "AdvCam, PFC + ECN + DCQCN (2015 paper defaults): eight fair shares"},
+    {"incast3", "3 senders, 1 switch, DCQCN SURF profile (Table II): ~3.3, ~4.9, ~9.7 Gb/s"},
+    {"incast3-nocc", "incast3 without congestion control (PFC only): on/off, unfair"},
+    {"incast3-asym", "incast3 with flow A's increase timer at 200 ms, clamp off: saw-tooth"},
+};
+
+const struct fe_sim_builtin *fe_sim_builtins(size_t *n)
+{
+    *n = sizeof(builtins) / sizeof(builtins[0]);
+    return builtins;
+}
+
+static void red_dcqcn_paper(struct fe_sim_scenario *sc)
+{
+    /* DCQCN (SIGCOMM 2015): Kmin 5 KB, Kmax 200 KB, Pmax 1 % */
+    sc->sw.ecn = true;
+    sc->sw.n_red = 1;
+    sc->sw.red[0] = (struct fe_sim_red){G10, 5000, 200000, 10000};
+}
+
+/* receiver 0 - root 1 - leaves 2, 3, 4; senders 5-6 on 2, 7-10 on 3, 11-12 on 4 */
+static int advcam(struct fe_sim_scenario *sc, bool dcqcn, char *err, size_t cap)
+{
+    snprintf(sc->name, sizeof(sc->name), dcqcn ? "advcam-dcqcn" : "advcam-pfc");
+    static const char *const names[] = {"rx", "root", "leaf2", "leaf3", "leaf4", "s5", "s6",
+                                        "s7", "s8",   "s9",    "s10",   "s11",   "s12"};
+    for (int i = 0; i < 13; i++) fe_sim_scenario_add_node(sc, names[i], i >= 1 && i <= 4);
+    fe_sim_scenario_add_link(sc, 0, 1, G10, 1000, 0);
+    for (uint32_t l = 2; l <= 4; l++) fe_sim_scenario_add_link(sc, 1, l, G10, 1000, 0);
+    for (uint32_t s = 5; s <= 12; s++) {
+        uint32_t leaf = s <= 6 ? 2 : s <= 10 ? 3 : 4;
+        fe_sim_scenario_add_link(sc, s, leaf, G10, 1000, 0);
+    }
+    if (dcqcn) {
+        red_dcqcn_paper(sc);
+        /* The 2015 paper: g = 1/256, alpha and rate timers 55 us, F = 5, R_AI 40 Mb/s, CNPs
+         * at most every 50 us. Its 10 MB byte counter exceeds what the ConnectX register holds
+         * (32767 x 64 B = 2 MiB); R_HAI is not given there: 200 Mb/s. */
+        int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn",
+                                        "dce_tcp_g=1020,dce_tcp_rtt=55,rpg_time_reset=55,"
+                                        "rpg_byte_reset=32767,rpg_threshold=5,rpg_ai_rate=40,"
+                                        "rpg_hai_rate=200",
+                                        err, cap);
+        if (rc < 0) return rc;
+        sc->host.cnp_interval_ns = 50000;
+    }
+    /* Equal flows; with DCQCN the last sender has twice as much, so that it is seen climbing to
+     * line rate once the others are done. */
+    for (uint32_t s = 5; s <= 12; s++) {
+        struct fe_sim_flow f = {.src = s, .dst = 0, .bytes = 25 * MB, .prio = 0xff};
+        if (dcqcn && s == 12) f.bytes = 50 * MB;
+        int rc = fe_sim_scenario_add_flow(sc, &f);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+/* receiver 0 - switch 1 - senders A (2), B (3), C (4); flows end one after another */
+static int incast3(struct fe_sim_scenario *sc, const char *name, char *err, size_t cap)
+{
+    snprintf(sc->name, sizeof(sc->name), "%s", name);
+    fe_sim_scenario_add_node(sc, "rx", false);
+    fe_sim_scenario_add_node(sc, "sw", true);
+    fe_sim_scenario_add_node(sc, "A", false);
+    fe_sim_scenario_add_node(sc, "B", false);
+    fe_sim_scenario_add_node(sc, "C", false);
+    for (uint32_t i = 0; i < 5; i++)
+        if (i != 1) fe_sim_scenario_add_link(sc, i, 1, G10, 1000, 0);
+    bool cc = strcmp(name, "incast3-nocc") != 0;
+    /* The paper's hardware test (Table II): g = 1/256, Rai 6 MB/s, Rhai 12 MB/s, rate decrease
+     * interval 3 us, alpha interval 40 us, rate increase interval 2 ms, F = 5, clamp on. */
+    static const char *const table2 = "dce_tcp_g=1020,rpg_ai_rate=6000000,rpg_hai_rate=12000000,"
+                                      "rate_reduce_monitor_period=3,dce_tcp_rtt=40,"
+                                      "rpg_time_reset=2000,rpg_threshold=5,clamp_tgt_rate=1";
+    uint8_t cc_a = 0;
+    if (cc) {
+        red_dcqcn_paper(sc);
+        int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn-surf", table2, err, cap);
+        if (rc < 0) return rc;
+        if (!strcmp(name, "incast3-asym")) {
+            char p[512];
+            snprintf(p, sizeof(p), "%s,rpg_time_reset=200000,clamp_tgt_rate=0", table2);
+            rc = fe_sim_scenario_set_cc(sc, -1, "dcqcn-surf", p, err, cap);
+            if (rc < 0) return rc;
+            cc_a = (uint8_t)rc;
+        }
+    }
+    static const uint64_t sizes[3] = {40 * MB, 80 * MB, 120 * MB};
+    for (uint32_t i = 0; i < 3; i++) {
+        struct fe_sim_flow f = {.src = 2 + i, .dst = 0, .bytes = sizes[i], .prio = 0xff};
+        if (i == 0) f.cc = cc_a;
+        int rc = fe_sim_scenario_add_flow(sc, &f);
+        if (rc < 0) return rc;
+    }
+    return 0;
+}
+
+int fe_sim_builtin_load(const char *name, struct fe_sim_scenario *sc, char *err, size_t err_cap)
+{
+    fe_sim_scenario_init(sc);
+    int rc;
+    if (!strcmp(name, "advcam-pfc"))
+        rc = advcam(sc, false, err, err_cap);
+    else if (!strcmp(name, "advcam-dcqcn"))
+        rc = advcam(sc, true, err, err_cap);
+    else if (!strcmp(name, "incast3") || !strcmp(name, "incast3-nocc") ||
+             !strcmp(name, "incast3-asym"))
+        rc = incast3(sc, name, err, err_cap);
+    else {
+        sim_errf(err, err_cap, "unknown built-in scenario '%s'", name);
+        rc = FE_ENOENT;
+    }
+    if (rc < 0) {
+        if (err && !*err) sim_errf(err, err_cap, "%s: %s", name, fe_strerror(rc));
+        fe_sim_scenario_free(sc);
+        return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,668 @@
+/* Host: a NIC with one port that runs feroce's real fe_qp requesters and responders.
+ *
+ * Each flow is a connected pair of QPs: the requester on the source host (with the flow's CCA
+ * and pacer inside fe_qp) and the responder on the destination host, whose memory region is a
+ * sink (fe_mr.base NULL) and whose WRs carry virtual payload (fe_wr.data NULL). The NIC's
+ * scheduler serves ready QPs (fe_qp_next_deadline <= now) round robin, one frame per
+ * transmitter slot; QPs waiting for a later deadline sit in a min-heap with one wake-up event
+ * for the host. A frame of a priority paused by PFC waits in the port's queue (one per QP at
+ * most: that QP is not polled again until it leaves). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "feroce/err.h"
+#include "sim/sim_internal.h"
+
+#define NOPOS     UINT32_MAX
+#define SLOT_BITS 16
+#define MAX_SLOTS ((1u << SLOT_BITS) - 1)
+
+/* ---- deadline heap ---- */
+
+static inline bool earlier(const struct sim_qp *a, const struct sim_qp *b)
+{
+    return a->deadline < b->deadline || (a->deadline == b->deadline && a->qpn < b->qpn);
+}
+
+static void heap_set(struct sim_host *h, uint32_t i, struct sim_qp *sq)
+{
+    h->timers[i] = sq;
+    sq->heap_pos = i;
+}
+
+static void heap_up(struct sim_host *h, uint32_t i)
+{
+    struct sim_qp *sq = h->timers[i];
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (!earlier(sq, h->timers[p])) break;
+        heap_set(h, i, h->timers[p]);
+        i = p;
+    }
+    heap_set(h, i, sq);
+}
+
+static void heap_down(struct sim_host *h, uint32_t i)
+{
+    struct sim_qp *sq = h->timers[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->n_timers) break;
+        if (c + 1 < h->n_timers && earlier(h->timers[c + 1], h->timers[c])) c++;
+        if (!earlier(h->timers[c], sq)) break;
+        heap_set(h, i, h->timers[c]);
+        i = c;
+    }
+    heap_set(h, i, sq);
+}
+
+static void heap_insert(struct sim_host *h, struct sim_qp *sq)
+{
+    /* timers has room for every slot: sized with qps */
+    heap_set(h, h->n_timers++, sq);
+    heap_up(h, sq->heap_pos);
+}
+
+static void heap_remove(struct sim_host *h, struct sim_qp *sq)
+{
+    uint32_t i = sq->heap_pos;
+    sq->heap_pos = NOPOS;
+    struct sim_qp *last = h->timers[--h->n_timers];
+    if (i == h->n_timers) return;
+    heap_set(h, i, last);
+    heap_up(h, i);
+    heap_down(h, last->heap_pos);
+}
+
+static void heap_fix(struct sim_host *h, struct sim_qp *sq)
+{
+    heap_up(h, sq->heap_pos);
+    heap_down(h, sq->heap_pos);
+}
+
+/* ---- ready FIFO ---- */
+
+static void ready_push(struct sim_host *h, struct sim_qp *sq)
+{
+    sq->in_ready = true;
+    sq->ready_next = NULL;
+    if (h->ready_tail)
+        h->ready_tail->ready_next = sq;
+    else
+        h->ready_head = sq;
+    h->ready_tail = sq;
+}
+
+static struct sim_qp *ready_pop(struct sim_host *h)
+{
+    struct sim_qp *sq = h->ready_head;
+    if (!sq) return NULL;
+    h->ready_head = sq->ready_next;
+    if (!h->ready_head) h->ready_tail = NULL;
+    sq->in_ready = false;
+    sq->ready_next = NULL;
+    return sq;
+}
+
+/* ---- scheduling ---- */
+
+static void arm_wake(struct fe_sim *sim, struct sim_host *h)
+{
+    if (!h->n_timers) return;
+    uint64_t t = h->timers[0]->deadline;
+    if (t < sim->now) t = sim->now;
+    if (t < h->wake_at) {
+        h->wake_at = t;
+        sim_schedule(sim, t, h, EV_HOST_WAKE);
+    }
+}
+
+static void ensure_txdone(struct fe_sim *sim, struct sim_port *p)
+{
+    if (p->txdone_pending) return;
+    p->txdone_pending = true;
+    sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
+}
+
+/* Re-reads the QP's deadline and files it as ready or under a timer. */
+static void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
+{
+    if (sq->dead) return;
+    uint64_t d = fe_qp_next_deadline(sq->qp);
+    sq->deadline = d;
+    if (d <= sim->now) {
+        if (sq->heap_pos != NOPOS) heap_remove(h, sq);
+        if (!sq->in_ready && !sq->held) ready_push(h, sq);
+    } else if (d == FE_NO_DEADLINE) {
+        if (sq->heap_pos != NOPOS) heap_remove(h, sq);
+    } else if (!sq->in_ready) {
+        if (sq->heap_pos != NOPOS)
+            heap_fix(h, sq);
+        else
+            heap_insert(h, sq);
+    }
+}
+
+/* ---- QPs of a host ---- */
+
+int sim_host_init(struct fe_sim *sim, struct sim_host *h)
+{
+    (void)sim;
+    h->wake_at = FE_SIM_NO_TIME;
+    h->next_sport = 10000;
+    return 0;
+}
+
+static void free_qp_struct(struct sim_qp *sq)
+{
+    free(sq);
+}
+
+void sim_host_free(struct sim_host *h)
+{
+    for (uint32_t i = 0; i < h->n_qps; i++) {
+        struct sim_qp *sq = h->qps[i];
+        if (!sq) continue;
+        if (sq->qp) fe_qp_destroy(sq->qp);
+        if (!sq->in_ready) free_qp_struct(sq);
+        h->qps[i] = NULL;
+    }
+    /* zombies still queued as ready */
+    struct sim_qp *z;
+    while ((z = ready_pop(h))) free_qp_struct(z);
+    free(h->qps);
+    free(h->timers);
+    free(h->free_slots);
+    free(h->gens);
+    h->qps = NULL;
+    h->timers = NULL;
+    h->free_slots = NULL;
+    h->gens = NULL;
+    h->n_qps = h->cap_qps = h->n_free = 0;
+}
+
+static int alloc_slot(struct sim_host *h, uint32_t *slot)
+{
+    if (h->n_free) {
+        *slot = h->free_slots[--h->n_free];
+        return 0;
+    }
+    if (h->n_qps >= MAX_SLOTS) return FE_ENOSPC;
+    if (h->n_qps == h->cap_qps) {
+        uint32_t cap = h->cap_qps ? h->cap_qps * 2 : 8;
+        if (cap > MAX_SLOTS) cap = MAX_SLOTS;
+        struct sim_qp **q = realloc(h->qps, cap * sizeof(*q));
+        if (!q) return FE_ENOMEM;
+        h->qps = q;
+        struct sim_qp **t = realloc(h->timers, cap * sizeof(*t));
+        if (!t) return FE_ENOMEM;
+        h->timers = t;
+        uint32_t *fs = realloc(h->free_slots, cap * sizeof(*fs));
+        if (!fs) return FE_ENOMEM;
+        h->free_slots = fs;
+        uint8_t *g = realloc(h->gens, cap);
+        if (!g) return FE_ENOMEM;
+        h->gens = g;
+        h->cap_qps = cap;
+    }
+    *slot = h->n_qps++;
+    h->qps[*slot] = NULL;
+    h->gens[*slot] = 0;
+    return 0;
+}
+
+/* Takes the QP out of the host; packets still addressed to it are dropped as stale. */
+static void release_qp(struct sim_host *h, struct sim_qp *sq)
+{
+    if (sq->qp) fe_qp_destroy(sq->qp);
+    sq->qp = NULL;
+    sq->dead = true;
+    if (sq->heap_pos != NOPOS) heap_remove(h, sq);
+    if (sq->held) {
+        struct sim_port *p = &h->node->ports[0];
+        for (int prio = 0; prio < FE_SIM_PRIOS; prio++)
+            for (struct sim_pkt *k = p->q[prio].head; k; k = k->next)
+                if (k->owner == sq) k->owner = NULL;
+    }
+    h->qps[sq->slot] = NULL;
+    h->free_slots[h->n_free++] = sq->slot;
+    if (!sq->in_ready) free_qp_struct(sq); /* else freed when the ready FIFO reaches it */
+}
+
+void sim_flow_sync_counters(struct fe_sim *sim, struct sim_flow *f)
+{
+    (void)sim;
+    if (f->req && f->req->qp) {
+        const struct fe_qp_counters *c = fe_qp_counters(f->req->qp);
+        f->tx_pkts = c->tx_pkts;
+        f->retx_pkts = c->retx_pkts;
+        f->timeouts = c->timeouts;
+        f->cnps_rx = c->rx_cnps;
+        f->rtt_samples = c->rtt_samples;
+        f->rtt_sum = c->rtt_sum_ns;
+        f->rtt_max = c->rtt_max_ns;
+    }
+    if (f->resp && f->resp->qp) {
+        const struct fe_qp_counters *c = fe_qp_counters(f->resp->qp);
+        f->rx_bytes = c->rx_bytes;
+        f->ce_rx = c->rx_ce_pkts;
+    }
+}
+
+static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
+{
+    sim_flow_sync_counters(sim, f);
+    f->done = true;
+    f->finish_ns = sim->now;
+    f->acked_bytes = f->done_bytes;
+    sim->flows_done++;
+    sim->flows_active--;
+    if (sim->window_auto_end && !sim->window_closed && sim->window_opened) sim_window_close(sim);
+    struct sim_qp *req = f->req, *resp = f->resp;
+    f->req = f->resp = NULL;
+    if (req) release_qp(req->host, req);
+    if (resp) release_qp(resp->host, resp);
+    sim_phase_mark(sim);
+}
+
+static void post_more(struct fe_sim *sim, struct sim_flow *f)
+{
+    (void)sim;
+    uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
+    while (f->posted_bytes < f->spec.bytes) {
+        uint64_t len = f->spec.bytes - f->posted_bytes;
+        if (len > msg) len = msg;
+        struct fe_wr wr;
+        memset(&wr, 0, sizeof(wr));
+        wr.op = FE_WR_WRITE;
+        wr.cookie = len;
+        wr.data = NULL;
+        wr.len = (uint32_t)len;
+        wr.remote_offset = f->posted_bytes;
+        if (fe_qp_post_send(f->req->qp, &wr)) break;
+        f->posted_bytes += len;
+    }
+}
+
+/* After anything happened to a QP: collect completions (requester), then reschedule. */
+static void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
+{
+    if (sq->requester) {
+        struct sim_flow *f = &sim->flows[sq->flow];
+        struct fe_cqe cqe[64];
+        int n;
+        bool failed = false;
+        while ((n = fe_qp_poll_cq(sq->qp, cqe, 64)) > 0) {
+            for (int i = 0; i < n; i++) {
+                if (cqe[i].status == FE_WC_SUCCESS)
+                    f->done_bytes += cqe[i].byte_len;
+                else
+                    failed = true;
+            }
+        }
+        if (failed || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
+            f->failed = true;
+            flow_finish(sim, f);
+            return;
+        }
+        if (f->done_bytes >= f->spec.bytes) {
+            flow_finish(sim, f);
+            return;
+        }
+        if (f->posted_bytes < f->spec.bytes) post_more(sim, f);
+    }
+    sched_update(sim, h, sq);
+}
+
+void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
+{
+    if (h->wake_at <= sim->now) h->wake_at = FE_SIM_NO_TIME;
+    while (h->n_timers && h->timers[0]->deadline <= sim->now) {
+        struct sim_qp *sq = h->timers[0];
+        heap_remove(h, sq);
+        fe_qp_handle_expiry(sq->qp, sim->now);
+        after_qp_event(sim, h, sq);
+    }
+    arm_wake(sim, h);
+    sim_host_kick(sim, h);
+}
+
+/* A frame from the QP's packet. */
+static struct sim_pkt *make_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
+                                const struct fe_pkt *fp)
+{
+    struct sim_pkt *pkt = sim_pkt_alloc(sim);
+    if (!pkt) return NULL;
+    pkt->kind = PKT_ROCE;
+    pkt->pkt = *fp;
+    pkt->pkt.payload = NULL;
+    pkt->pkt.int_md = NULL;
+    if (fp->int_md && fp->int_md->nhops) {
+        pkt->int_md = *fp->int_md;
+        if (pkt->int_md.nhops > FE_INT_MAX_HOPS) pkt->int_md.nhops = FE_INT_MAX_HOPS;
+        pkt->pkt.int_md = &pkt->int_md;
+    }
+    pkt->src = h->node->id;
+    pkt->dst = sq->peer_node;
+    pkt->flow_hash = sq->flow_hash;
+    pkt->flow = sq->flow;
+    pkt->route = sq->route;
+    pkt->hop = 0;
+    pkt->owner = NULL;
+    uint8_t prio = fp->pcp & 7;
+    if (fp->bth.opcode == FE_OP_ACK && sim->sc.host.ack_pcp != sim->sc.host.data_pcp)
+        prio = sim->sc.host.ack_pcp;
+    if (fp->bth.opcode == FE_OP_CNP) sim->st.cnps++;
+    pkt->prio = prio;
+    uint64_t fb = fe_pkt_wire_len(fp) + sim->wire_extra;
+    if (fb < sim->sc.host.min_frame_bytes) fb = sim->sc.host.min_frame_bytes;
+    pkt->frame_bytes = (uint32_t)fb;
+    return pkt;
+}
+
+void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
+{
+    struct sim_port *p = &h->node->ports[0];
+    if (p->busy_until > sim->now) {
+        if (p->nonempty || h->ready_head) ensure_txdone(sim, p);
+        return;
+    }
+    uint8_t allowed = sim_pfc_allowed(sim, p);
+    uint8_t ok = p->nonempty & allowed;
+    if (ok) {
+        struct sim_pkt *pkt = sim_port_dequeue(p, (uint8_t)(31 - __builtin_clz((unsigned)ok)));
+        struct sim_qp *owner = pkt->owner;
+        pkt->owner = NULL;
+        sim_link_send(sim, p, pkt);
+        if (owner) {
+            owner->held = false;
+            sched_update(sim, h, owner);
+            arm_wake(sim, h);
+        }
+    } else {
+        struct sim_qp *sq;
+        bool sent = false;
+        while (!sent && (sq = ready_pop(h))) {
+            if (sq->dead) {
+                free_qp_struct(sq);
+                continue;
+            }
+            struct fe_pkt fp;
+            int n = fe_qp_tx(sq->qp, sim->now, &fp);
+            if (n != 1 && sq->deadline <= sim->now) {
+                /* a timer may be what is due: run it and ask again */
+                fe_qp_handle_expiry(sq->qp, sim->now);
+                n = fe_qp_tx(sq->qp, sim->now, &fp);
+            }
+            if (n == 1) {
+                struct sim_pkt *pkt = make_pkt(sim, h, sq, &fp);
+                if (!pkt) return;
+                if (allowed >> pkt->prio & 1) {
+                    sim_link_send(sim, p, pkt);
+                    sent = true;
+                } else {
+                    pkt->owner = sq;
+                    sq->held = true;
+                    sim_port_enqueue(sim, p, pkt);
+                }
+                sched_update(sim, h, sq);
+            } else {
+                uint64_t d = fe_qp_next_deadline(sq->qp);
+                if (d <= sim->now) {
+                    /* The QP claims work but yields nothing: look again 1 ns later rather than
+                     * spin (counted; a correct QP never does this). */
+                    sim->st.qp_stalls++;
+                    sq->deadline = sim->now + 1;
+                    if (sq->heap_pos == NOPOS) heap_insert(h, sq);
+                } else {
+                    sched_update(sim, h, sq);
+                }
+            }
+        }
+        arm_wake(sim, h);
+        if (!sent) return;
+    }
+    if ((p->nonempty & sim_pfc_allowed(sim, p)) || h->ready_head) ensure_txdone(sim, p);
+}
+
+void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pkt)
+{
+    struct sim_port *port = &h->node->ports[0];
+    if (pkt->kind == PKT_PFC) {
+        sim_pfc_receive(sim, port, pkt);
+        sim_pkt_free(sim, pkt);
+        return;
+    }
+    if (pkt->kind == PKT_TEST) {
+        if (sim->test_rx) sim->test_rx(sim->test_user, h->node->id, pkt, sim->now);
+        sim_pkt_free(sim, pkt);
+        return;
+    }
+    uint32_t qpn = pkt->pkt.bth.dqpn;
+    uint32_t slot = qpn & ((1u << SLOT_BITS) - 1);
+    struct sim_qp *sq = slot < h->n_qps ? h->qps[slot] : NULL;
+    if (!sq || sq->qpn != qpn) {
+        sim->st.drops[FE_SIM_DROP_NO_QP]++;
+        sim_pkt_free(sim, pkt);
+        return;
+    }
+    pkt->pkt.int_md = pkt->int_md.nhops ? &pkt->int_md : NULL;
+    bool data = (fe_opcode_flags(pkt->pkt.bth.opcode) & FE_OPF_REQUEST) != 0;
+    uint64_t before = data ? fe_qp_counters(sq->qp)->rx_pkts : 0;
+    int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
+    if (rc < 0) sim->st.drops[FE_SIM_DROP_QP]++;
+    if (data && fe_qp_counters(sq->qp)->rx_pkts != before) sim->st.data_pkts_delivered++;
+    sim_pkt_free(sim, pkt);
+    after_qp_event(sim, h, sq);
+    if (h->ready_head) sim_host_kick(sim, h);
+}
+
+/* ---- flows ---- */
+
+static inline uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint64_t x =
+        ((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ull ^ (uint64_t)c * 0xC2B2AE3D27D4EB4Full;
+    x ^= x >> 29;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 32;
+    return (uint32_t)x;
+}
+
+static uint64_t ser_ns(uint64_t bytes, uint64_t rate_bps)
+{
+    return (bytes * 8u * 1000000000u + rate_bps - 1) / rate_bps;
+}
+
+/* The egress port at every switch from host src to host dst for an ECMP hash (NULL-terminated,
+ * at most 64 switches); NULL on a routing failure. */
+static struct sim_port **walk_path(struct fe_sim *sim, uint32_t src, uint32_t dst, uint32_t hash,
+                                   uint64_t *rtt_out, uint64_t *rate_out)
+{
+    struct sim_port *hops[65];
+    uint32_t n = 0;
+    uint64_t data_frame = sim->sc.host.mtu_bytes + 36 + sim->wire_extra + sim->ifg;
+    uint64_t ack_frame = 20 + sim->wire_extra + sim->ifg;
+    if (ack_frame < sim->sc.host.min_frame_bytes + sim->ifg)
+        ack_frame = sim->sc.host.min_frame_bytes + sim->ifg;
+    struct sim_port *p = &sim->nodes[src].ports[0];
+    uint64_t rtt = 0, rate = UINT64_MAX;
+    for (;;) {
+        rtt += 2 * p->delay_ns + ser_ns(data_frame, p->rate_bps) + ser_ns(ack_frame, p->rate_bps);
+        if (p->rate_bps < rate) rate = p->rate_bps;
+        struct sim_node *nd = p->peer->node;
+        if (!nd->is_switch) break;
+        if (n == 64) return NULL;
+        p = sim_route(sim, nd->sw, dst, hash);
+        if (!p) return NULL;
+        hops[n++] = p;
+    }
+    struct sim_port **path = malloc((n + 1) * sizeof(*path));
+    if (!path) return NULL;
+    memcpy(path, hops, n * sizeof(*path));
+    path[n] = NULL;
+    if (rtt_out) *rtt_out = rtt;
+    if (rate_out) *rate_out = rate;
+    return path;
+}
+
+int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f)
+{
+    struct sim_host *hs = sim->nodes[f->spec.src].host;
+    if (!f->spec.sport) f->spec.sport = (uint16_t)(hs->next_sport++ & 0xFFFF);
+    f->hash_fwd = hash3(f->spec.src, f->spec.dst, f->spec.sport);
+    f->hash_rev = hash3(f->spec.dst, f->spec.src, f->spec.sport);
+    uint64_t rtt = 0, rate = 0;
+    f->path_fwd = walk_path(sim, f->spec.src, f->spec.dst, f->hash_fwd, &rtt, &rate);
+    f->path_rev = walk_path(sim, f->spec.dst, f->spec.src, f->hash_rev, NULL, NULL);
+    if (!f->path_fwd || !f->path_rev) return FE_ENOMEM;
+    f->base_rtt_ns = rtt;
+    f->path_rate_bps = rate;
+    uint64_t data_frame = sim->sc.host.mtu_bytes + 36 + sim->wire_extra + sim->ifg;
+    uint64_t pkts = (f->spec.bytes + sim->sc.host.mtu_bytes - 1) / sim->sc.host.mtu_bytes;
+    double wire =
+        (double)f->spec.bytes + (double)pkts * (double)(data_frame - sim->sc.host.mtu_bytes);
+    f->standalone_fct_ns = (double)rtt + wire * 8e9 / (double)rate;
+    return 0;
+}
+
+static struct sim_qp *new_qp(struct fe_sim *sim, struct sim_host *h, uint32_t flow, bool requester,
+                             int *rc)
+{
+    uint32_t slot;
+    *rc = alloc_slot(h, &slot);
+    if (*rc) return NULL;
+    struct sim_qp *sq = calloc(1, sizeof(*sq));
+    if (!sq) {
+        h->free_slots[h->n_free++] = slot;
+        *rc = FE_ENOMEM;
+        return NULL;
+    }
+    (void)sim;
+    sq->host = h;
+    sq->flow = flow;
+    sq->requester = requester;
+    sq->slot = slot;
+    h->gens[slot] = (uint8_t)(h->gens[slot] == 255 ? 1 : h->gens[slot] + 1);
+    sq->qpn = (uint32_t)h->gens[slot] << SLOT_BITS | slot;
+    sq->heap_pos = NOPOS;
+    return sq;
+}
+
+static void fill_path(struct fe_path *path, uint32_t src_node, uint32_t dst_node, uint16_t sport)
+{
+    memset(path, 0, sizeof(*path));
+    path->ipver = 4;
+    path->src_ip4 = 0x0B000001u + (src_node << 8); /* 11.0.x.1: HPCC's host id = (ip >> 8) */
+    path->dst_ip4 = 0x0B000001u + (dst_node << 8);
+    path->src_mac[0] = path->dst_mac[0] = 0x02;
+    path->src_mac[5] = (uint8_t)src_node;
+    path->dst_mac[5] = (uint8_t)dst_node;
+    path->udp_sport = sport;
+}
+
+int sim_flow_start(struct fe_sim *sim, uint32_t fi)
+{
+    struct sim_flow *f = &sim->flows[fi];
+    const struct fe_sim_scenario *sc = &sim->sc;
+    const struct fe_sim_host_cfg *hc = &sc->host;
+    struct sim_host *hs = sim->nodes[f->spec.src].host, *hd = sim->nodes[f->spec.dst].host;
+    int rc;
+    struct sim_qp *a = new_qp(sim, hs, fi, true, &rc);
+    if (!a) return rc;
+    struct sim_qp *b = new_qp(sim, hd, fi, false, &rc);
+    if (!b) {
+        hs->free_slots[hs->n_free++] = a->slot;
+        free(a);
+        return rc;
+    }
+    a->peer_node = f->spec.dst;
+    b->peer_node = f->spec.src;
+    a->flow_hash = f->hash_fwd;
+    b->flow_hash = f->hash_rev;
+    a->route = f->path_fwd;
+    b->route = f->path_rev;
+
+    const struct fe_sim_cc *cc = &sc->cc[f->spec.cc];
+    uint64_t line = hs->node->ports[0].rate_bps;
+    uint64_t replay = hc->replay_bytes;
+    struct fe_qp_config ca, cb;
+    fe_qp_config_default(&ca);
+    ca.local_qpn = a->qpn;
+    ca.remote_qpn = b->qpn;
+    ca.sq_psn = 0;
+    ca.rq_psn = 0;
+    ca.remote_va = 0x100000;
+    ca.remote_rkey = 0x5151;
+    ca.mtu_bytes = hc->mtu_bytes;
+    fill_path(&ca.path, f->spec.src, f->spec.dst, f->spec.sport);
+    ca.dscp = hc->data_dscp;
+    ca.pcp = f->spec.prio;
+    ca.data_ecn = sc->sw.ecn ? FE_ECN_ECT0 : FE_ECN_NOT_ECT;
+    if (replay) ca.replay_bytes = replay; /* else the QP's default (2 MiB) */
+    /* enough WRs to fill the replay buffer with messages, and room for their completions */
+    uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
+    uint64_t sq = (replay ? replay : ca.replay_bytes) / msg + 8;
+    if (sq > 65536) sq = 65536;
+    ca.sq_depth = (uint32_t)sq;
+    ca.rq_depth = 1;
+    ca.cq_depth = (uint32_t)sq + 16;
+    ca.max_mr = 1;
+    ca.ack_timeout_ns = hc->ack_timeout_ns;
+    ca.retry_cnt = hc->retry_cnt;
+    ca.rnr_retry = 7;
+    ca.ackreq_every = hc->ackreq_every;
+    ca.ack_every = hc->ack_every;
+    ca.np_enable = hc->np_enable;
+    ca.np_ecn_echo_on_ack = hc->ecn_echo_on_ack;
+    ca.cnp_interval_ns = hc->cnp_interval_ns;
+    ca.cnp_dscp = hc->cnp_dscp;
+    ca.cnp_pcp = hc->cnp_pcp;
+    ca.cc_algo = cc->algo;
+    ca.cc_params = cc->algo ? &cc->params : NULL;
+    ca.line_rate_bps = line;
+    ca.base_rtt_ns = f->base_rtt_ns;
+    ca.pacer_burst_bytes = hc->pacer_burst_bytes;
+    cb = ca;
+    cb.local_qpn = b->qpn;
+    cb.remote_qpn = a->qpn;
+    fill_path(&cb.path, f->spec.dst, f->spec.src, f->spec.sport);
+    cb.cc_algo = NULL;
+    cb.cc_params = NULL;
+    cb.replay_bytes = 65536;
+    cb.sq_depth = 1;
+    cb.cq_depth = 16;
+    cb.line_rate_bps = hd->node->ports[0].rate_bps;
+    int err = 0;
+    const char *why = NULL;
+    a->qp = fe_qp_create(&ca, sim->now, &err, &why);
+    if (a->qp) b->qp = fe_qp_create(&cb, sim->now, &err, &why);
+    if (!a->qp || !b->qp) {
+        sim->create_err = err ? err : FE_ENOMEM;
+        sim->create_why = why;
+        release_qp(hs, a);
+        release_qp(hd, b);
+        return sim->create_err;
+    }
+    struct fe_mr mr = {.rkey = 0x5151, .va = 0x100000, .len = f->spec.bytes, .base = NULL};
+    rc = fe_qp_reg_mr(b->qp, &mr);
+    if (rc) {
+        release_qp(hs, a);
+        release_qp(hd, b);
+        return rc;
+    }
+    hs->qps[a->slot] = a;
+    hd->qps[b->slot] = b;
+    f->req = a;
+    f->resp = b;
+    f->started = true;
+    sim->flows_started++;
+    sim->flows_active++;
+    post_more(sim, f);
+    sched_update(sim, hs, a);
+    sched_update(sim, hd, b);
+    arm_wake(sim, hs);
+    arm_wake(sim, hd);
+    sim_host_kick(sim, hs);
+    return 0;
+}

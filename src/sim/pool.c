@@ -1,0 +1,67 @@
+/* Packet descriptors: allocated in chunks as the number in flight grows, recycled through a free
+ * list, so memory follows the peak number of packets in flight, and the per-packet path never
+ * calls malloc once the pool has grown to that peak. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/sim_internal.h"
+
+#define CHUNK_PKTS 1024
+
+static int pool_grow(struct fe_sim *sim)
+{
+    if (sim->n_chunks == sim->cap_chunks) {
+        uint32_t cap = sim->cap_chunks ? sim->cap_chunks * 2 : 16;
+        struct sim_pkt **c = realloc(sim->chunks, cap * sizeof(*c));
+        if (!c) return -1;
+        sim->chunks = c;
+        sim->cap_chunks = cap;
+    }
+    struct sim_pkt *chunk =
+        aligned_alloc(_Alignof(struct sim_pkt), CHUNK_PKTS * sizeof(struct sim_pkt));
+    if (!chunk) return -1;
+    sim->chunks[sim->n_chunks++] = chunk;
+    for (int i = CHUNK_PKTS - 1; i >= 0; i--) {
+        chunk[i].next = sim->free_pkts;
+        sim->free_pkts = &chunk[i];
+    }
+    sim->pool_pkts += CHUNK_PKTS;
+    return 0;
+}
+
+struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim)
+{
+    if (!sim->free_pkts && pool_grow(sim)) {
+        sim->error = 1;
+        return NULL;
+    }
+    struct sim_pkt *p = sim->free_pkts;
+    sim->free_pkts = p->next;
+    sim->pkts_in_use++;
+    /* Only the fields every user relies on are cleared; the full fe_pkt is written by whoever
+     * fills the packet. */
+    p->next = NULL;
+    p->int_md.nhops = 0;
+    p->pkt.int_md = NULL;
+    p->flow = UINT32_MAX;
+    p->route = NULL;
+    p->hop = 0;
+    p->ecn_capable = 0;
+    return p;
+}
+
+void sim_pkt_free(struct fe_sim *sim, struct sim_pkt *p)
+{
+    p->next = sim->free_pkts;
+    sim->free_pkts = p;
+    sim->pkts_in_use--;
+}
+
+void sim_pool_destroy(struct fe_sim *sim)
+{
+    for (uint32_t i = 0; i < sim->n_chunks; i++) free(sim->chunks[i]);
+    free(sim->chunks);
+    sim->chunks = NULL;
+    sim->n_chunks = sim->cap_chunks = 0;
+    sim->free_pkts = NULL;
+}

@@ -1,0 +1,544 @@
+/* The simulator object: builds a scenario into nodes, ports and flows, runs the event loop, and
+ * answers the statistics calls. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feroce/err.h"
+#include "sim/sim_internal.h"
+
+void sim_errf(char *err, size_t cap, const char *fmt, ...)
+{
+    if (!err || !cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+}
+
+void sim_rng_seed(struct fe_sim *sim, uint64_t seed)
+{
+    /* splitmix64 expands the seed into the generator state */
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++) {
+        uint64_t z = (x += 0x9E3779B97F4A7C15ull);
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        sim->rng[i] = z ^ (z >> 31);
+    }
+}
+
+const char *fe_sim_drop_name(int reason)
+{
+    static const char *const names[FE_SIM_DROP_MAX] = {
+        "buffer", "headroom", "link", "no-route", "no-qp", "qp",
+    };
+    return reason >= 0 && reason < FE_SIM_DROP_MAX ? names[reason] : "unknown";
+}
+
+double fe_sim_jain(const double *x, size_t n)
+{
+    if (!n) return 1.0;
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += x[i];
+        s2 += x[i] * x[i];
+    }
+    return s2 > 0 ? s * s / ((double)n * s2) : 1.0;
+}
+
+static int copy_scenario(struct fe_sim_scenario *dst, const struct fe_sim_scenario *src)
+{
+    *dst = *src;
+    dst->nodes = NULL;
+    dst->links = NULL;
+    dst->flows = NULL;
+    dst->nodes = malloc((src->n_nodes ? src->n_nodes : 1) * sizeof(*dst->nodes));
+    dst->links = malloc((src->n_links ? src->n_links : 1) * sizeof(*dst->links));
+    dst->flows = malloc((src->n_flows ? src->n_flows : 1) * sizeof(*dst->flows));
+    if (!dst->nodes || !dst->links || !dst->flows) return FE_ENOMEM;
+    if (src->n_nodes) memcpy(dst->nodes, src->nodes, src->n_nodes * sizeof(*dst->nodes));
+    if (src->n_links) memcpy(dst->links, src->links, src->n_links * sizeof(*dst->links));
+    if (src->n_flows) memcpy(dst->flows, src->flows, src->n_flows * sizeof(*dst->flows));
+    dst->cap_nodes = src->n_nodes;
+    dst->cap_links = src->n_links;
+    dst->cap_flows = src->n_flows;
+    return 0;
+}
+
+static const struct sim_flow *g_sort_flows; /* qsort context (creation is single-threaded) */
+static int cmp_start(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t sx = g_sort_flows[x].spec.start_ns, sy = g_sort_flows[y].spec.start_ns;
+    if (sx != sy) return sx < sy ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+static int validate(struct fe_sim *sim, char *err, size_t cap)
+{
+    struct fe_sim_scenario *sc = &sim->sc;
+    const struct fe_sim_host_cfg *h = &sc->host;
+    if (h->mtu_bytes != 256 && h->mtu_bytes != 512 && h->mtu_bytes != 1024 &&
+        h->mtu_bytes != 2048 && h->mtu_bytes != 4096) {
+        sim_errf(err, cap, "MTU %u: must be 256, 512, 1024, 2048 or 4096", h->mtu_bytes);
+        return FE_EINVAL;
+    }
+    if (h->data_pcp > 7 || h->ack_pcp > 7 || h->cnp_pcp > 7) {
+        sim_errf(err, cap, "priorities must be 0..7");
+        return FE_EINVAL;
+    }
+    if (!(sc->sw.dt_alpha > 0 && sc->sw.dt_alpha <= 64)) {
+        sim_errf(err, cap, "dynamic threshold alpha %g out of range (0, 64]", sc->sw.dt_alpha);
+        return FE_EINVAL;
+    }
+    if (sc->sw.pfc && sc->sw.pfc_mode == FE_SIM_PFC_QUANTA && !sc->sw.pause_quanta) {
+        sim_errf(err, cap, "pause quanta must be > 0");
+        return FE_EINVAL;
+    }
+    for (int i = 0; i < sc->sw.n_red; i++) {
+        const struct fe_sim_red *r = &sc->sw.red[i];
+        if (r->kmax_bytes < r->kmin_bytes || r->pmax_ppm > 1000000) {
+            sim_errf(err, cap, "RED entry %d: need kmin <= kmax and pmax <= 1", i);
+            return FE_EINVAL;
+        }
+    }
+    if (sc->sw.ecn && sc->sw.n_red == 0) {
+        sim_errf(err, cap, "ECN enabled but no RED thresholds (kmin/kmax/pmax) given");
+        return FE_EINVAL;
+    }
+    for (uint32_t i = 0; i < sc->n_flows; i++) {
+        const struct fe_sim_flow *f = &sc->flows[i];
+        if (f->src >= sc->n_nodes || f->dst >= sc->n_nodes || sc->nodes[f->src].is_switch ||
+            sc->nodes[f->dst].is_switch || f->src == f->dst) {
+            sim_errf(err, cap, "flow %u: source and destination must be two different hosts", i);
+            return FE_EINVAL;
+        }
+        if (f->cc >= sc->n_cc) {
+            sim_errf(err, cap, "flow %u: no congestion-control profile %u", i, f->cc);
+            return FE_EINVAL;
+        }
+        if (f->prio != 0xff && f->prio > 7) {
+            sim_errf(err, cap, "flow %u: priority %u out of 0..7", i, f->prio);
+            return FE_EINVAL;
+        }
+        if (!f->bytes) {
+            sim_errf(err, cap, "flow %u: size 0", i);
+            return FE_EINVAL;
+        }
+    }
+    return 0;
+}
+
+struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, char *err,
+                             size_t err_cap)
+{
+    int rc = FE_ENOMEM;
+    struct fe_sim *sim = aligned_alloc(16, (sizeof(*sim) + 15) & ~(size_t)15);
+    if (!sim) goto fail_nosim;
+    memset(sim, 0, sizeof(*sim));
+    if (copy_scenario(&sim->sc, scin)) {
+        sim_errf(err, err_cap, "out of memory");
+        goto fail;
+    }
+    rc = validate(sim, err, err_cap);
+    if (rc) goto fail;
+    struct fe_sim_scenario *sc = &sim->sc;
+    sim->ifg = sc->host.count_ifg ? IFG_BYTES : 0;
+    {
+        struct fe_path path;
+        memset(&path, 0, sizeof(path));
+        path.ipver = 4;
+        sim->wire_extra = (uint32_t)fe_path_overhead_bytes(&path);
+    }
+    uint32_t max_frame = sc->host.mtu_bytes + 36 + sim->wire_extra;
+    if (sc->sw.reserve_bytes == FE_SIM_AUTO) sc->sw.reserve_bytes = max_frame;
+    if (sc->sw.xon_offset_bytes == FE_SIM_AUTO) sc->sw.xon_offset_bytes = 2u * max_frame;
+    sim->dt_alpha_q16 = (uint64_t)(sc->sw.dt_alpha * 65536.0 + 0.5);
+    sim->int_enable = sc->sw.int_enable;
+    for (uint32_t i = 0; i < sc->n_cc; i++)
+        if (sc->cc[i].algo && !strncmp(sc->cc[i].algo->name, "hpcc", 4)) sim->int_enable = true;
+    sim->stop_ns = sc->stop_ns;
+    sim_rng_seed(sim, sc->seed);
+    rc = fe_evq_init(&sim->q, FE_SIM_EVQ_HEAP);
+    if (rc) goto fail;
+    rc = sim_topology_build(sim, err, err_cap);
+    if (rc) goto fail;
+    rc = FE_ENOMEM;
+    for (uint32_t h = 0; h < sim->n_hosts; h++)
+        if (sim_host_init(sim, &sim->hosts[h])) goto fail;
+    sim->n_flows = sc->n_flows;
+    sim->flows = calloc(sim->n_flows ? sim->n_flows : 1, sizeof(*sim->flows));
+    sim->flow_order = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
+    if (!sim->flows || !sim->flow_order) goto fail;
+    uint64_t last_start = 0;
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        sim->flows[i].spec = sc->flows[i];
+        if (sim->flows[i].spec.prio == 0xff) sim->flows[i].spec.prio = sc->host.data_pcp;
+        sim->flows[i].finish_ns = FE_SIM_NO_TIME;
+        sim->flow_order[i] = i;
+        if (sc->flows[i].start_ns > last_start) last_start = sc->flows[i].start_ns;
+    }
+    g_sort_flows = sim->flows;
+    qsort(sim->flow_order, sim->n_flows, sizeof(uint32_t), cmp_start);
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        if (sim_flow_path_info(sim, &sim->flows[i])) {
+            sim_errf(err, err_cap, "flow %u: no path (or out of memory)", i);
+            goto fail;
+        }
+    }
+    /* contention window */
+    sim->window_start = sc->window_start_ns != FE_SIM_NO_TIME ? sc->window_start_ns : last_start;
+    sim->window_end = sc->window_end_ns;
+    sim->window_auto_end = sc->window_end_ns == FE_SIM_NO_TIME;
+    if (sim->n_flows) {
+        sim_schedule(sim, sim->flows[sim->flow_order[0]].spec.start_ns, sim, EV_FLOW_START);
+        sim_schedule(sim, sim->window_start, sim, EV_WINDOW);
+        if (!sim->window_auto_end && sim->window_end > sim->window_start)
+            sim_schedule(sim, sim->window_end, sim, EV_WINDOW);
+    }
+    if (sim->error) goto fail;
+    if (err_out) *err_out = 0;
+    return sim;
+fail:
+    if (rc == FE_ENOMEM && err && !*err) sim_errf(err, err_cap, "out of memory");
+    fe_sim_destroy(sim);
+fail_nosim:
+    if (err_out) *err_out = rc;
+    return NULL;
+}
+
+void fe_sim_destroy(struct fe_sim *sim)
+{
+    if (!sim) return;
+    if (sim->hosts)
+        for (uint32_t h = 0; h < sim->n_hosts; h++) sim_host_free(&sim->hosts[h]);
+    for (uint32_t i = 0; sim->flows && i < sim->n_flows; i++) {
+        free(sim->flows[i].path_fwd);
+        free(sim->flows[i].path_rev);
+    }
+    free(sim->flows);
+    free(sim->flow_order);
+    free(sim->phase_t);
+    free(sim->phase_rx);
+    free(sim->phase_active);
+    sim_topology_free(sim);
+    sim_pool_destroy(sim);
+    fe_evq_free(&sim->q);
+    fe_sim_scenario_free(&sim->sc);
+    free(sim);
+}
+
+int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
+{
+    if (sim->q.kind == kind) return 0;
+    struct fe_evq nq;
+    int rc = fe_evq_init(&nq, kind);
+    if (rc) return rc;
+    nq.now = sim->q.now;
+    uint64_t t, d;
+    while (fe_evq_pop(&sim->q, &t, &d)) {
+        rc = fe_evq_push(&nq, t, d);
+        if (rc) {
+            fe_evq_free(&nq);
+            return rc;
+        }
+    }
+    fe_evq_free(&sim->q);
+    sim->q = nq;
+    return 0;
+}
+
+static void window_open(struct fe_sim *sim)
+{
+    sim->window_opened = true;
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        sim_flow_sync_counters(sim, &sim->flows[i]);
+        sim->flows[i].window_rx0 = sim->flows[i].rx_bytes;
+    }
+}
+
+void sim_window_close(struct fe_sim *sim)
+{
+    if (sim->window_closed) return;
+    if (!sim->window_opened) window_open(sim);
+    sim->window_closed = true;
+    sim->window_end = sim->now;
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        struct sim_flow *f = &sim->flows[i];
+        sim_flow_sync_counters(sim, f);
+        f->window_bytes = f->rx_bytes - f->window_rx0;
+    }
+}
+
+void sim_phase_mark(struct fe_sim *sim)
+{
+    if (!sim->n_flows || sim->n_flows > FE_SIM_MAX_PHASE_FLOWS) return;
+    uint32_t k = sim->n_phase_pts;
+    if (k && sim->phase_t[k - 1] == sim->now) {
+        k--; /* same instant: update that boundary */
+    } else {
+        if (k == sim->cap_phase_pts) {
+            uint32_t cap = sim->cap_phase_pts ? sim->cap_phase_pts * 2 : 16;
+            uint64_t *t = realloc(sim->phase_t, cap * sizeof(*t));
+            if (t) sim->phase_t = t;
+            uint64_t *rx = realloc(sim->phase_rx, (size_t)cap * sim->n_flows * sizeof(*rx));
+            if (rx) sim->phase_rx = rx;
+            uint8_t *ac = realloc(sim->phase_active, (size_t)cap * sim->n_flows);
+            if (ac) sim->phase_active = ac;
+            if (!t || !rx || !ac) return; /* phases are a report, not the model: skip */
+            sim->cap_phase_pts = cap;
+        }
+        sim->n_phase_pts++;
+    }
+    sim->phase_t[k] = sim->now;
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        struct sim_flow *f = &sim->flows[i];
+        sim_flow_sync_counters(sim, f);
+        sim->phase_rx[(size_t)k * sim->n_flows + i] = f->rx_bytes;
+        sim->phase_active[(size_t)k * sim->n_flows + i] = f->started && !f->done;
+    }
+}
+
+static void start_flows(struct fe_sim *sim)
+{
+    while (sim->next_flow < sim->n_flows) {
+        uint32_t i = sim->flow_order[sim->next_flow];
+        if (sim->flows[i].spec.start_ns > sim->now) {
+            sim_schedule(sim, sim->flows[i].spec.start_ns, sim, EV_FLOW_START);
+            return;
+        }
+        sim->next_flow++;
+        if (sim_flow_start(sim, i)) sim->error = 1;
+        if (sim->next_flow == sim->n_flows ||
+            sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns > sim->now)
+            sim_phase_mark(sim);
+    }
+}
+
+static void dispatch(struct fe_sim *sim, uint64_t data)
+{
+    void *obj = (void *)(uintptr_t)(data & ~EV_KIND_MASK);
+    switch ((enum ev_kind)(data & EV_KIND_MASK)) {
+    case EV_ARRIVE: {
+        struct sim_pkt *pkt = obj;
+        struct sim_port *to = pkt->to;
+        if (to->node->is_switch)
+            sim_switch_receive(sim, to, pkt);
+        else
+            sim_host_receive(sim, to->node->host, pkt);
+        break;
+    }
+    case EV_TX_DONE:
+        sim_port_tx_done(sim, obj);
+        break;
+    case EV_PAUSE_END:
+        sim_pfc_pause_end(sim, obj);
+        break;
+    case EV_PFC_REFRESH:
+        sim_pfc_refresh(sim, obj);
+        break;
+    case EV_HOST_WAKE:
+        sim_host_wake(sim, obj);
+        break;
+    case EV_FLOW_START:
+        start_flows(sim);
+        break;
+    case EV_WINDOW:
+        if (!sim->window_opened)
+            window_open(sim);
+        else
+            sim_window_close(sim);
+        break;
+    }
+}
+
+int fe_sim_run(struct fe_sim *sim, uint64_t until_ns)
+{
+    if (sim->finished) return 1;
+    uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
+    uint64_t t, data;
+    bool all_done = false;
+    while (fe_evq_pop_until(&sim->q, limit, &t, &data)) {
+        sim->now = t;
+        sim->st.events++;
+        sim->ev_kind_count[data & EV_KIND_MASK]++;
+        dispatch(sim, data);
+        if (sim->error) {
+            sim->finished = true;
+            return FE_ENOMEM;
+        }
+        if (sim->flows_done == sim->n_flows && sim->n_flows) {
+            all_done = true;
+            break;
+        }
+    }
+    if (all_done || (!fe_evq_size(&sim->q) && sim->next_flow >= sim->n_flows)) {
+        sim->finished = true;
+    } else {
+        if (limit != FE_SIM_NO_TIME && limit > sim->now) sim->now = limit;
+        if (limit == sim->stop_ns) sim->finished = true;
+    }
+    if (sim->finished && !sim->window_closed) sim_window_close(sim);
+    return sim->finished ? 1 : 0;
+}
+
+uint64_t fe_sim_now(const struct fe_sim *sim)
+{
+    return sim->now;
+}
+bool fe_sim_finished(const struct fe_sim *sim)
+{
+    return sim->finished;
+}
+const struct fe_sim_scenario *fe_sim_scenario_of(const struct fe_sim *sim)
+{
+    return &sim->sc;
+}
+uint32_t fe_sim_n_flows(const struct fe_sim *sim)
+{
+    return sim->n_flows;
+}
+uint32_t fe_sim_n_nodes(const struct fe_sim *sim)
+{
+    return sim->n_nodes;
+}
+
+uint32_t fe_sim_node_ports(const struct fe_sim *sim, uint32_t node)
+{
+    return node < sim->n_nodes ? sim->nodes[node].n_ports : 0;
+}
+
+void fe_sim_set_pfc_log(struct fe_sim *sim, fe_sim_pfc_cb cb, void *user)
+{
+    sim->pfc_cb = cb;
+    sim->pfc_user = user;
+}
+
+void fe_sim_window(const struct fe_sim *sim, uint64_t *start_ns, uint64_t *end_ns)
+{
+    *start_ns = sim->window_start;
+    *end_ns = sim->window_closed ? sim->window_end : sim->now;
+}
+
+void fe_sim_stats(const struct fe_sim *sim, struct fe_sim_stats *out)
+{
+    *out = sim->st;
+    out->now_ns = sim->now;
+    out->drops_total = 0;
+    for (int i = 0; i < FE_SIM_DROP_MAX; i++)
+        if (i != FE_SIM_DROP_NO_QP) out->drops_total += sim->st.drops[i];
+    out->max_buffer_bytes = 0;
+    for (uint32_t i = 0; i < sim->n_nodes; i++)
+        if (sim->nodes[i].sw && sim->nodes[i].sw->max_used > out->max_buffer_bytes)
+            out->max_buffer_bytes = sim->nodes[i].sw->max_used;
+    out->pool_pkts = sim->pool_pkts;
+    out->flows_done = sim->flows_done;
+    out->flows_started = sim->flows_started;
+    /* live QP counters */
+    out->retx_pkts = 0;
+    out->timeouts = 0;
+    out->data_pkts_delivered = 0;
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        struct fe_sim_flow_stats fs;
+        fe_sim_flow_stats(sim, i, &fs);
+        out->retx_pkts += fs.retx_pkts;
+        out->timeouts += fs.timeouts;
+    }
+    out->data_pkts_delivered = sim->st.data_pkts_delivered;
+}
+
+int fe_sim_port_stats(const struct fe_sim *sim, uint32_t node, uint32_t port,
+                      struct fe_sim_port_stats *out)
+{
+    if (node >= sim->n_nodes || port >= sim->nodes[node].n_ports) return FE_EINVAL;
+    const struct sim_port *p = &sim->nodes[node].ports[port];
+    memset(out, 0, sizeof(*out));
+    out->peer_node = p->peer->node->id;
+    out->peer_port = p->peer->index;
+    out->rate_bps = p->rate_bps;
+    out->delay_ns = p->delay_ns;
+    out->tx_pkts = p->tx_pkts;
+    out->tx_bytes = p->tx_bytes;
+    out->queue_bytes = p->queue_bytes;
+    out->max_queue_bytes = p->max_queue_bytes;
+    out->pause_tx = p->pause_tx;
+    out->resume_tx = p->resume_tx;
+    out->pause_rx = p->pause_rx;
+    out->paused_ns = p->paused_ns + (p->paused ? sim->now - p->paused_since : 0);
+    out->ecn_marks = p->ecn_marks;
+    out->drops = p->drops;
+    out->headroom_bytes = sim->nodes[node].is_switch ? p->headroom_bytes : 0;
+    return 0;
+}
+
+/* ---- test injection ---- */
+struct sim_pkt *sim_test_inject(struct fe_sim *sim, uint32_t src_node, uint32_t dst_node,
+                                uint8_t prio, uint32_t frame_bytes, bool ect, uint32_t flow_hash,
+                                uint64_t tag)
+{
+    if (src_node >= sim->n_nodes || !sim->nodes[src_node].host) return NULL;
+    struct sim_pkt *pkt = sim_pkt_alloc(sim);
+    if (!pkt) return NULL;
+    memset(&pkt->pkt, 0, sizeof(pkt->pkt));
+    pkt->kind = PKT_TEST;
+    pkt->src = src_node;
+    pkt->dst = dst_node;
+    pkt->prio = prio & 7;
+    pkt->frame_bytes = frame_bytes;
+    pkt->flow_hash = flow_hash;
+    pkt->test_tag = tag;
+    pkt->pkt.ecn = ect ? FE_ECN_ECT0 : FE_ECN_NOT_ECT;
+    pkt->pkt.payload_len = frame_bytes;
+    pkt->owner = NULL;
+    struct sim_host *h = sim->nodes[src_node].host;
+    sim_port_enqueue(sim, &h->node->ports[0], pkt);
+    sim_host_kick(sim, h);
+    return pkt;
+}
+
+int fe_sim_flow_stats(const struct fe_sim *sim, uint32_t flow, struct fe_sim_flow_stats *out)
+{
+    if (flow >= sim->n_flows) return FE_EINVAL;
+    struct sim_flow *f = &sim->flows[flow];
+    sim_flow_sync_counters((struct fe_sim *)sim, f);
+    memset(out, 0, sizeof(*out));
+    out->src = f->spec.src;
+    out->dst = f->spec.dst;
+    out->bytes = f->spec.bytes;
+    out->start_ns = f->spec.start_ns;
+    out->finish_ns = f->finish_ns;
+    out->rx_bytes = f->rx_bytes;
+    out->acked_bytes = f->done ? f->acked_bytes : f->done_bytes;
+    out->window_bytes = sim->window_closed ? f->window_bytes
+                                           : (sim->window_opened ? f->rx_bytes - f->window_rx0 : 0);
+    out->tx_pkts = f->tx_pkts;
+    out->retx_pkts = f->retx_pkts;
+    out->timeouts = f->timeouts;
+    out->cnps_rx = f->cnps_rx;
+    out->ecn_marked = f->ce_rx;
+    out->rtt_avg_ns = f->rtt_samples ? f->rtt_sum / f->rtt_samples : 0;
+    out->rtt_max_ns = f->rtt_max;
+    out->standalone_fct_ns = f->standalone_fct_ns;
+    out->started = f->started;
+    out->done = f->done;
+    out->failed = f->failed;
+    return 0;
+}
+
+int fe_sim_flow_cc_trace(const struct fe_sim *sim, uint32_t flow, struct fe_cc_trace *vals, int max)
+{
+    if (flow >= sim->n_flows) return 0;
+    const struct sim_flow *f = &sim->flows[flow];
+    if (!f->req || !f->req->qp) return 0;
+    return fe_cc_trace(fe_qp_cc(f->req->qp), vals, max);
+}
+
+uint64_t fe_sim_flow_rate_Bps(const struct fe_sim *sim, uint32_t flow)
+{
+    if (flow >= sim->n_flows) return 0;
+    const struct sim_flow *f = &sim->flows[flow];
+    if (!f->req || !f->req->qp) return 0;
+    return fe_qp_cc(f->req->qp)->out.rate_Bps;
+}

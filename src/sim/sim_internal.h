@@ -1,0 +1,355 @@
+/* Internal structures of the simulator, shared by its files (one per role):
+ * engine.c (event queue), pool.c (packet descriptors), link.c (serialization, propagation, loss),
+ * buffer.c (shared-buffer admission), pfc.c (pause generation and reaction), ecn.c (RED marking,
+ * INT), switch.c (forwarding, queues), host.c (NIC running fe_qp), topology.c (build, routes),
+ * sim.c (public API, the run loop). */
+#ifndef FE_SIM_INTERNAL_H
+#define FE_SIM_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "feroce/qp.h"
+#include "feroce/red.h"
+#include "feroce/sim.h"
+#include "sim/engine.h"
+
+/* Event kinds: the low 4 bits of an event word, the rest an object pointer aligned to 16. */
+enum ev_kind {
+    EV_ARRIVE = 1,  /* struct sim_pkt: reaches pkt->to (a port) */
+    EV_TX_DONE,     /* struct sim_port: transmitter free, send the next frame */
+    EV_PAUSE_END,   /* struct sim_port: a pause (QUANTA mode) may have expired */
+    EV_PFC_REFRESH, /* struct sim_port: re-send PAUSE for priorities still congested */
+    EV_HOST_WAKE,   /* struct sim_host: a QP deadline */
+    EV_FLOW_START,  /* struct fe_sim: start the next flows */
+    EV_WINDOW,      /* struct fe_sim: the contention window opens */
+};
+#define EV_KIND_MASK 0xFull
+
+enum pkt_kind { PKT_ROCE = 0, PKT_PFC = 1, PKT_TEST = 2 };
+
+#define PFC_FRAME_BYTES 64 /* MAC control frame, FCS included */
+#define IFG_BYTES       20 /* preamble + SFD + inter-frame gap */
+
+struct sim_port;
+
+struct sim_pkt {
+    _Alignas(16) struct sim_pkt *next; /* queue link / free list */
+    struct sim_port *to;               /* port at the far end of the link it travels */
+    struct sim_port *const *route;     /* egress port at each switch of its path, or NULL */
+    uint32_t hop;                      /* index in route of the next switch */
+    uint32_t frame_bytes;              /* frame on the wire, FCS included (buffer accounting) */
+    uint32_t dst;                      /* destination node */
+    uint32_t src;                      /* source node */
+    uint32_t flow_hash;                /* ECMP entropy */
+    uint32_t flow;                     /* flow index (data), or UINT32_MAX */
+    uint16_t in_port;                  /* ingress port at the current switch */
+    uint8_t prio;                      /* traffic class / PFC priority */
+    uint8_t kind;                      /* enum pkt_kind */
+    uint8_t ecn_capable;               /* ECT when sent: may be marked */
+    uint8_t pfc_prio;                  /* PFC frame: priority */
+    uint16_t pfc_quanta;               /* PFC frame: 0 = resume */
+    uint64_t test_tag;                 /* PKT_TEST: caller's value */
+    struct sim_qp *owner;              /* host port queue: the QP whose packet waits out a pause */
+    struct fe_pkt pkt;
+    struct fe_int int_md;
+};
+
+/* Output queue of one priority. */
+struct sim_queue {
+    struct sim_pkt *head, *tail;
+    uint64_t bytes;
+    uint32_t pkts;
+};
+
+/* Ingress accounting of one (port, priority) at a switch. */
+struct sim_ingress {
+    uint64_t reserve_used, shared_used, hdrm_used;
+    bool xoff; /* we told the peer to pause this priority */
+};
+
+struct sim_node;
+
+struct sim_port {
+    _Alignas(16) struct sim_node *node;
+    struct sim_port *peer;
+    uint32_t index;
+    uint64_t rate_bps, delay_ns;
+    uint64_t loss32; /* loss probability in 2^-32 units (0 = none) */
+    /* transmitter */
+    uint64_t busy_until;      /* end of the frame being serialized */
+    uint64_t ser_fp_per_byte; /* serialization time of a byte in 2^-24 ns */
+    uint64_t ser_frac;        /* fraction of a ns carried to the next frame (2^-24 ns) */
+    bool txdone_pending;
+    bool pause_ev_pending;
+    uint8_t nonempty;                    /* bit p: queue p has frames */
+    uint8_t paused;                      /* bit p: our transmitter must not send priority p */
+    uint64_t paused_until[FE_SIM_PRIOS]; /* QUANTA mode */
+    uint64_t paused_since;               /* start of the current pause (any priority) */
+    struct sim_queue q[FE_SIM_PRIOS];
+    struct sim_queue ctrl; /* PFC frames: strict priority over everything */
+    /* switch ingress side (frames arriving on this port) */
+    struct sim_ingress in[FE_SIM_PRIOS];
+    uint64_t headroom_bytes;
+    bool refresh_pending;
+    struct fe_red red; /* egress marking on this port */
+    bool red_on;
+    uint64_t int_tx_bytes; /* bytes sent, for INT */
+    /* stats */
+    uint64_t tx_pkts, tx_bytes, max_queue_bytes, queue_bytes;
+    uint64_t pause_tx, resume_tx, pause_rx, paused_ns, ecn_marks, drops;
+};
+
+struct sim_switch;
+struct sim_host;
+
+struct sim_node {
+    uint32_t id;
+    bool is_switch;
+    uint32_t n_ports;
+    struct sim_port *ports;
+    struct sim_switch *sw;
+    struct sim_host *host;
+};
+
+struct sim_switch {
+    struct sim_node *node;
+    uint64_t buffer_bytes, shared_bytes; /* total, and the part above reserves and headroom */
+    uint64_t used_bytes, shared_used;
+    uint32_t salt; /* ECMP hash seed */
+    /* routes: for destination host h, next-hop ports nh[route_off[h] .. + route_n[h]) */
+    uint32_t *route_off;
+    uint16_t *route_n;
+    uint16_t *nh;
+    uint64_t max_used;
+};
+
+/* One QP on a host, with the scheduler's bookkeeping. */
+struct sim_qp {
+    struct fe_qp *qp; /* NULL once released */
+    struct sim_host *host;
+    uint32_t flow;                 /* flow index */
+    bool requester;                /* the flow's source side */
+    struct sim_port *const *route; /* path its packets take (per-flow ECMP choice) */
+    bool in_ready;                 /* in host->ready */
+    bool held;                     /* a packet of a paused priority waits in the port queue */
+    bool dead;                     /* released; freed when the ready FIFO drops it */
+    uint32_t peer_node;            /* where its packets go */
+    uint32_t flow_hash;
+    uint64_t deadline; /* as last read from fe_qp_next_deadline */
+    uint32_t heap_pos; /* position in host->timers, or UINT32_MAX */
+    uint32_t qpn;      /* generation << 16 | slot */
+    uint32_t slot;     /* index in host->qps */
+    struct sim_qp *ready_next;
+};
+
+struct sim_host {
+    _Alignas(16) struct sim_node *node;
+    struct fe_sim *sim;
+    uint32_t host_index;
+    struct sim_qp **qps; /* by slot; NULL = free slot */
+    uint8_t *gens;       /* QPN generation per slot: stale packets miss */
+    uint32_t n_qps, cap_qps;
+    uint32_t *free_slots;
+    uint32_t n_free;
+    struct sim_qp *ready_head, *ready_tail; /* QPs with deadline <= now, round robin */
+    struct sim_qp **timers;                 /* min-heap by deadline */
+    uint32_t n_timers;
+    uint64_t wake_at; /* earliest pending EV_HOST_WAKE */
+    uint64_t next_sport;
+};
+
+struct sim_flow {
+    struct fe_sim_flow spec;
+    struct sim_qp *req, *resp;
+    uint64_t posted_bytes; /* payload posted as WRs so far */
+    uint64_t done_bytes;   /* payload completed (CQEs) */
+    uint64_t finish_ns;
+    uint64_t rx_bytes, acked_bytes;
+    uint64_t window_rx0; /* rx_bytes when the window opened */
+    uint64_t window_bytes;
+    bool window_open_seen, window_closed;
+    /* counters kept after the QPs are destroyed */
+    uint64_t tx_pkts, retx_pkts, timeouts, cnps_rx, ce_rx, rtt_samples, rtt_sum, rtt_max;
+    uint32_t hash_fwd, hash_rev;            /* ECMP hashes of data and of ACKs/CNPs */
+    struct sim_port **path_fwd, **path_rev; /* egress ports at each switch, both ways */
+    uint64_t base_rtt_ns;                   /* unloaded RTT of its path */
+    uint64_t path_rate_bps;                 /* bottleneck rate of its path */
+    double standalone_fct_ns;
+    bool started, done, failed;
+};
+
+struct fe_sim {
+    struct fe_sim_scenario sc; /* own copy */
+    struct fe_evq q;
+    uint64_t now;
+    uint64_t stop_ns;
+    uint64_t rng[4];
+    uint32_t n_nodes;
+    struct sim_node *nodes;
+    struct sim_port *ports; /* all ports, nodes point into it */
+    uint32_t n_ports_total;
+    struct sim_switch *sws;
+    struct sim_host *hosts;
+    uint32_t n_hosts;
+    uint32_t *host_of_node; /* node -> host index, UINT32_MAX for switches */
+    struct sim_flow *flows;
+    uint32_t n_flows;
+    uint32_t *flow_order; /* flows by start time */
+    uint32_t next_flow;   /* next in flow_order to start */
+    uint32_t flows_done, flows_started, flows_active;
+    uint64_t window_start, window_end;
+    bool window_auto_end, window_opened, window_closed;
+    /* phases: rx_bytes of every flow at each change of the active set (<= 64 flows) */
+    uint32_t n_phase_pts, cap_phase_pts;
+    uint64_t *phase_t;
+    uint64_t *phase_rx;    /* n_phase_pts x n_flows */
+    uint8_t *phase_active; /* n_phase_pts x n_flows: active from that point on */
+    /* packet pool */
+    struct sim_pkt *free_pkts;
+    struct sim_pkt **chunks;
+    uint32_t n_chunks, cap_chunks;
+    uint64_t pool_pkts, pkts_in_use;
+    /* settings derived from the scenario */
+    uint32_t wire_extra;   /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
+    uint32_t ifg;          /* preamble + IFG counted on links */
+    uint64_t dt_alpha_q16; /* dynamic-threshold alpha in 2^-16 */
+    bool int_enable;
+    /* stats */
+    struct fe_sim_stats st;
+    uint64_t ev_kind_count[16]; /* events by kind (benchmarks) */
+    fe_sim_pfc_cb pfc_cb;
+    void *pfc_user;
+    /* test hook: PKT_TEST frames reaching a host */
+    void (*test_rx)(void *user, uint32_t node, const struct sim_pkt *pkt, uint64_t now_ns);
+    void *test_user;
+    bool finished;
+    int create_err; /* last fe_qp_create failure */
+    const char *create_why;
+    int error; /* sticky internal error (out of memory) */
+};
+
+/* printf into err (when not NULL) */
+void sim_errf(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* ---- rng (xoshiro256**) ---- */
+void sim_rng_seed(struct fe_sim *sim, uint64_t seed);
+static inline uint64_t sim_rng_rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+static inline uint64_t sim_rng_next(struct fe_sim *sim)
+{
+    uint64_t *s = sim->rng;
+    uint64_t r = sim_rng_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = sim_rng_rotl(s[3], 45);
+    return r;
+}
+static inline uint32_t sim_rng32(struct fe_sim *sim)
+{
+    return (uint32_t)(sim_rng_next(sim) >> 32);
+}
+
+/* ---- events ---- */
+static inline void sim_schedule(struct fe_sim *sim, uint64_t t, void *obj, enum ev_kind kind)
+{
+    if (fe_evq_push(&sim->q, t, (uint64_t)(uintptr_t)obj | (uint64_t)kind)) sim->error = 1;
+}
+
+/* ---- pool.c ---- */
+struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim);
+void sim_pkt_free(struct fe_sim *sim, struct sim_pkt *p);
+void sim_pool_destroy(struct fe_sim *sim);
+
+/* ---- link.c ---- */
+/* Nanoseconds to serialize `bytes` on port p (exact on average: the remainder is carried). */
+uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes);
+/* Starts sending pkt on port p now: the port is busy for its serialization, and the frame
+ * arrives at the peer one propagation delay after its last bit (unless the link loses it). */
+void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+static inline uint32_t sim_wire_bytes(const struct fe_sim *sim, const struct sim_pkt *pkt)
+{
+    return pkt->frame_bytes + sim->ifg;
+}
+
+/* ---- port transmit side (switch.c) ---- */
+void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio);
+/* Sends the next eligible frame if the transmitter is free. */
+void sim_port_kick(struct fe_sim *sim, struct sim_port *p);
+void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p);
+void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt *pkt);
+
+/* ---- buffer.c ---- */
+/* Admits a frame arriving on (in, prio) into the switch buffer; false = drop (reason set). */
+bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in, uint8_t prio,
+                      uint32_t bytes, int *reason);
+void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
+                        uint8_t prio, uint32_t bytes);
+uint64_t sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim);
+bool sim_buffer_should_pause(const struct fe_sim *sim, const struct sim_switch *sw,
+                             const struct sim_port *in, uint8_t prio);
+bool sim_buffer_should_resume(const struct fe_sim *sim, const struct sim_switch *sw,
+                              const struct sim_port *in, uint8_t prio);
+
+/* ---- pfc.c ---- */
+uint64_t sim_pfc_headroom(const struct fe_sim *sim, const struct sim_port *p);
+/* After an admission / a release on ingress (in, prio): send PAUSE or RESUME when due. */
+void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
+                        uint8_t prio);
+void sim_pfc_check_xon(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
+                       uint8_t prio);
+/* A PFC frame reached port p: pause or resume its transmitter. */
+void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pfc);
+void sim_pfc_refresh(struct fe_sim *sim, struct sim_port *p);
+void sim_pfc_pause_end(struct fe_sim *sim, struct sim_port *p);
+/* Priorities port p may send now (bit set = allowed). */
+uint8_t sim_pfc_allowed(struct fe_sim *sim, struct sim_port *p);
+
+/* ---- ecn.c ---- */
+void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p);
+/* At egress dequeue: RED marking of ECT frames and INT stamping. */
+void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+
+/* ---- host.c ---- */
+int sim_host_init(struct fe_sim *sim, struct sim_host *h);
+void sim_host_free(struct sim_host *h);
+void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pkt);
+void sim_host_wake(struct fe_sim *sim, struct sim_host *h);
+/* Transmitter free or a pause lifted: send the next frame if any. */
+void sim_host_kick(struct fe_sim *sim, struct sim_host *h);
+int sim_flow_start(struct fe_sim *sim, uint32_t flow);
+/* Base RTT, bottleneck rate and standalone FCT of a flow's path (at creation). */
+int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f);
+void sim_window_close(struct fe_sim *sim);
+/* Records a phase boundary now (after flows started or ended). */
+void sim_phase_mark(struct fe_sim *sim);
+void sim_flow_sync_counters(struct fe_sim *sim, struct sim_flow *f);
+
+/* ---- topology.c ---- */
+int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap);
+void sim_topology_free(struct fe_sim *sim);
+/* Next-hop port at switch sw toward host node dst for a flow hash; NULL = no route. */
+struct sim_port *sim_route(struct fe_sim *sim, struct sim_switch *sw, uint32_t dst,
+                           uint32_t flow_hash);
+
+/* ---- units.c: value parsers (0 or a negative fe_err) ---- */
+int sim_parse_size(const char *s, uint64_t *out);
+int sim_parse_rate(const char *s, uint64_t *out);
+int sim_parse_time(const char *s, uint64_t *out);
+int sim_parse_bool(const char *s, bool *out);
+int sim_parse_double(const char *s, double *out);
+int sim_parse_uint(const char *s, uint64_t max, uint64_t *out);
+
+/* ---- test hooks (tests/sim): inject raw frames without the transport ---- */
+struct sim_pkt *sim_test_inject(struct fe_sim *sim, uint32_t src_node, uint32_t dst_node,
+                                uint8_t prio, uint32_t frame_bytes, bool ect, uint32_t flow_hash,
+                                uint64_t tag);
+
+#endif

@@ -1,0 +1,109 @@
+/* Switch: store-and-forward, per-port output queues per priority served in strict priority
+ * (PFC frames first, then the highest PCP), the shared buffer (buffer.c), PFC (pfc.c) and
+ * egress marking (ecn.c). A port's transmitter needs an event only when frames wait behind the
+ * one on the wire, so an uncongested hop costs one event (the arrival). */
+#include "sim/sim_internal.h"
+
+void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
+{
+    struct sim_queue *q = &p->q[pkt->prio];
+    pkt->next = NULL;
+    if (q->tail)
+        q->tail->next = pkt;
+    else
+        q->head = pkt;
+    q->tail = pkt;
+    q->bytes += pkt->frame_bytes;
+    q->pkts++;
+    p->nonempty |= (uint8_t)(1u << pkt->prio);
+    p->queue_bytes += pkt->frame_bytes;
+    if (p->queue_bytes > p->max_queue_bytes) p->max_queue_bytes = p->queue_bytes;
+    (void)sim;
+}
+
+struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio)
+{
+    struct sim_queue *q = &p->q[prio];
+    struct sim_pkt *pkt = q->head;
+    q->head = pkt->next;
+    if (!q->head) {
+        q->tail = NULL;
+        p->nonempty &= (uint8_t) ~(1u << prio);
+    }
+    q->bytes -= pkt->frame_bytes;
+    q->pkts--;
+    p->queue_bytes -= pkt->frame_bytes;
+    pkt->next = NULL;
+    return pkt;
+}
+
+static inline int top_prio(uint8_t mask)
+{
+    return 31 - __builtin_clz((unsigned)mask);
+}
+
+void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
+{
+    if (p->busy_until > sim->now) {
+        if (!p->txdone_pending && (p->ctrl.head || p->nonempty)) {
+            p->txdone_pending = true;
+            sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
+        }
+        return;
+    }
+    struct sim_pkt *pkt;
+    if (p->ctrl.head) {
+        pkt = p->ctrl.head;
+        p->ctrl.head = pkt->next;
+        if (!p->ctrl.head) p->ctrl.tail = NULL;
+        p->ctrl.pkts--;
+        pkt->next = NULL;
+    } else {
+        if (!p->nonempty) return;
+        uint8_t ok = p->nonempty & sim_pfc_allowed(sim, p);
+        if (!ok) return; /* paused: the pause end or a RESUME kicks us again */
+        pkt = sim_port_dequeue(p, (uint8_t)top_prio(ok));
+        struct sim_switch *sw = p->node->sw;
+        struct sim_port *in = &p->node->ports[pkt->in_port];
+        sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
+        sim_pfc_check_xon(sim, sw, in, pkt->prio);
+        sim_ecn_on_dequeue(sim, p, pkt);
+    }
+    sim_link_send(sim, p, pkt);
+    if (!p->txdone_pending && (p->ctrl.head || p->nonempty)) {
+        p->txdone_pending = true;
+        sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
+    }
+}
+
+void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
+{
+    p->txdone_pending = false;
+    if (p->node->is_switch)
+        sim_port_kick(sim, p);
+    else
+        sim_host_kick(sim, p->node->host);
+}
+
+void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt *pkt)
+{
+    if (pkt->kind == PKT_PFC) {
+        sim_pfc_receive(sim, in, pkt);
+        sim_pkt_free(sim, pkt);
+        return;
+    }
+    struct sim_switch *sw = in->node->sw;
+    struct sim_port *out =
+        pkt->route ? pkt->route[pkt->hop++] : sim_route(sim, sw, pkt->dst, pkt->flow_hash);
+    int reason = FE_SIM_DROP_NO_ROUTE;
+    if (!out || !sim_buffer_admit(sim, sw, in, pkt->prio, pkt->frame_bytes, &reason)) {
+        sim->st.drops[reason]++;
+        (out ? out : in)->drops++;
+        sim_pkt_free(sim, pkt);
+        return;
+    }
+    pkt->in_port = (uint16_t)in->index;
+    sim_pfc_check_xoff(sim, sw, in, pkt->prio);
+    sim_port_enqueue(sim, out, pkt);
+    sim_port_kick(sim, out);
+}
