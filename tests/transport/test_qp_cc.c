@@ -122,7 +122,8 @@ static void test_pacing(void **state)
     struct fe_pkt p;
     uint64_t now = 0;
     assert_int_equal(fe_qp_tx(qp, now, &p), 1); /* no warm-up: the first leaves at once */
-    uint32_t frame = (uint32_t)(fe_pkt_wire_len(&p) + fe_path_overhead_bytes(&fe_qp_config(qp)->path));
+    uint32_t frame =
+        (uint32_t)(fe_pkt_wire_len(&p) + fe_path_overhead_bytes(&fe_qp_config(qp)->path));
     assert_int_equal(fe_qp_tx(qp, now, &p), 0);
     for (int i = 1; i < 10; i++) {
         uint64_t d = fe_qp_next_deadline(qp);
@@ -301,9 +302,12 @@ static void test_registry_algo(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_on_send_frame_bytes), cmocka_unit_test(test_pacing),
-        cmocka_unit_test(test_window),              cmocka_unit_test(test_credit),
-        cmocka_unit_test(test_ack_signals),         cmocka_unit_test(test_cc_timer),
+        cmocka_unit_test(test_on_send_frame_bytes),
+        cmocka_unit_test(test_pacing),
+        cmocka_unit_test(test_window),
+        cmocka_unit_test(test_credit),
+        cmocka_unit_test(test_ack_signals),
+        cmocka_unit_test(test_cc_timer),
         cmocka_unit_test(test_registry_algo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,7 @@
  * PSN wrap, and the error state. Packets are built by hand. */
 #include "qp_util.h"
 
-#define MTU 256
+#define MTU    256
 #define REGION 4096
 
 struct rig {
@@ -82,7 +82,10 @@ static void expect_nak(struct rig *r, uint32_t psn, uint8_t code)
     assert_int_equal(p.bth.psn, psn);
 }
 
-static int rx(struct rig *r, struct fe_pkt p) { return fe_qp_rx(r->qp, 0, &p); }
+static int rx(struct rig *r, struct fe_pkt p)
+{
+    return fe_qp_rx(r->qp, 0, &p);
+}
 
 static void test_write_in_order(void **state)
 {
@@ -307,7 +310,10 @@ static void test_recv_and_rnr(void **state)
     rig_free(r);
 }
 
-static void rnr_code(struct fe_qp_config *c) { c->min_rnr_timer = 14; }
+static void rnr_code(struct fe_qp_config *c)
+{
+    c->min_rnr_timer = 14;
+}
 
 static void test_send_too_long(void **state)
 {
@@ -405,7 +411,10 @@ static void test_duplicates(void **state)
     rig_free(r);
 }
 
-static void every4(struct fe_qp_config *c) { c->ack_every = 4; }
+static void every4(struct fe_qp_config *c)
+{
+    c->ack_every = 4;
+}
 
 static void test_ack_coalescing(void **state)
 {
@@ -459,9 +468,15 @@ static void test_bad_icrc(void **state)
 static void test_unsupported_opcodes(void **state)
 {
     (void)state;
-    static const uint8_t ops[] = {FE_OP_READ_REQUEST,  FE_OP_CMP_SWAP,     FE_OP_FETCH_ADD,
-                                  FE_OP_SEND_ONLY_INV, FE_OP_SEND_LAST_INV, 0x15,
-                                  0x1F,                0x40,               0xFF};
+    static const uint8_t ops[] = {FE_OP_READ_REQUEST,
+                                  FE_OP_CMP_SWAP,
+                                  FE_OP_FETCH_ADD,
+                                  FE_OP_SEND_ONLY_INV,
+                                  FE_OP_SEND_LAST_INV,
+                                  0x15,
+                                  0x1F,
+                                  0x40,
+                                  0xFF};
     for (size_t i = 0; i < sizeof ops; i++) {
         struct rig *r = rig_new(NULL);
         assert_int_equal(fe_qp_post_recv(r->qp, 1, NULL, 100), 0);
@@ -481,9 +496,9 @@ static void test_opcode_sequence(void **state)
     struct {
         uint8_t a, b;
     } k[] = {
-        {FE_OP_WRITE_MIDDLE, 0},             /* MIDDLE outside a message */
-        {FE_OP_SEND_LAST, 0},                /* LAST outside a message */
-        {FE_OP_WRITE_FIRST, FE_OP_SEND_LAST}, /* a SEND packet inside a WRITE */
+        {FE_OP_WRITE_MIDDLE, 0},               /* MIDDLE outside a message */
+        {FE_OP_SEND_LAST, 0},                  /* LAST outside a message */
+        {FE_OP_WRITE_FIRST, FE_OP_SEND_LAST},  /* a SEND packet inside a WRITE */
         {FE_OP_WRITE_FIRST, FE_OP_WRITE_ONLY}, /* a new message before the LAST */
         {FE_OP_SEND_FIRST, FE_OP_WRITE_MIDDLE},
     };
@@ -538,8 +553,14 @@ static void test_notification_point(void **state)
     rig_free(r);
 }
 
-static void np_off(struct fe_qp_config *c) { c->np_enable = false; }
-static void np_echo(struct fe_qp_config *c) { c->np_ecn_echo_on_ack = true; }
+static void np_off(struct fe_qp_config *c)
+{
+    c->np_enable = false;
+}
+static void np_echo(struct fe_qp_config *c)
+{
+    c->np_ecn_echo_on_ack = true;
+}
 
 static void test_np_modes(void **state)
 {
@@ -597,7 +618,10 @@ static void test_grant(void **state)
     rig_free(r);
 }
 
-static void start_high(struct fe_qp_config *c) { c->rq_psn = 0xFFFFFE; }
+static void start_high(struct fe_qp_config *c)
+{
+    c->rq_psn = 0xFFFFFE;
+}
 
 static void test_psn_wrap(void **state)
 {
@@ -606,8 +630,8 @@ static void test_psn_wrap(void **state)
     uint32_t psns[] = {0xFFFFFE, 0xFFFFFF, 0, 1};
     for (int i = 0; i < 4; i++) {
         uint8_t op = i == 0 ? FE_OP_WRITE_FIRST : i == 3 ? FE_OP_WRITE_LAST : FE_OP_WRITE_MIDDLE;
-        assert_int_equal(
-            rx(r, tq_write(op, psns[i], r->src + i * MTU, MTU, VA_B, RKEY_B, 4 * MTU)), 0);
+        assert_int_equal(rx(r, tq_write(op, psns[i], r->src + i * MTU, MTU, VA_B, RKEY_B, 4 * MTU)),
+                         0);
     }
     expect_ack(r, 1, 1);
     assert_memory_equal(r->mem + 32, r->src, 4 * MTU);
@@ -637,14 +661,22 @@ static void test_responses_first(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_write_in_order),    cmocka_unit_test(test_write_access_checks),
-        cmocka_unit_test(test_write_length_errors), cmocka_unit_test(test_sink_and_virtual),
-        cmocka_unit_test(test_recv_and_rnr),      cmocka_unit_test(test_send_too_long),
-        cmocka_unit_test(test_out_of_order),      cmocka_unit_test(test_duplicates),
-        cmocka_unit_test(test_ack_coalescing),    cmocka_unit_test(test_bad_icrc),
-        cmocka_unit_test(test_unsupported_opcodes), cmocka_unit_test(test_opcode_sequence),
-        cmocka_unit_test(test_notification_point), cmocka_unit_test(test_np_modes),
-        cmocka_unit_test(test_grant),             cmocka_unit_test(test_psn_wrap),
+        cmocka_unit_test(test_write_in_order),
+        cmocka_unit_test(test_write_access_checks),
+        cmocka_unit_test(test_write_length_errors),
+        cmocka_unit_test(test_sink_and_virtual),
+        cmocka_unit_test(test_recv_and_rnr),
+        cmocka_unit_test(test_send_too_long),
+        cmocka_unit_test(test_out_of_order),
+        cmocka_unit_test(test_duplicates),
+        cmocka_unit_test(test_ack_coalescing),
+        cmocka_unit_test(test_bad_icrc),
+        cmocka_unit_test(test_unsupported_opcodes),
+        cmocka_unit_test(test_opcode_sequence),
+        cmocka_unit_test(test_notification_point),
+        cmocka_unit_test(test_np_modes),
+        cmocka_unit_test(test_grant),
+        cmocka_unit_test(test_psn_wrap),
         cmocka_unit_test(test_responses_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
