@@ -1,0 +1,134 @@
+/* Real network I/O (src/io/): the only layer besides the tools that calls the OS.
+ *
+ * - UDP sockets carrying RoCEv2 packets from the BTH onward (FE_FRAME_BTH) as UDP payload, with
+ *   sendmmsg/recvmmsg batching and per-datagram TOS (DSCP + ECN) in both directions, so CE marks
+ *   made by an emulated switch reach the receiver's notification point.
+ * - AF_PACKET raw sockets carrying whole Ethernet frames (FE_FRAME_ETH), with the ARP and ICMP
+ *   echo answers a front-end board gives for its own address.
+ * - A small event loop: wait for readable sockets or the next deadline, optionally busy-poll and
+ *   pin to a CPU.
+ * Everything is IPv4 here; addresses and ports are in host order. */
+#ifndef FEROCE_IO_H
+#define FEROCE_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "feroce/err.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Monotonic clock, nanoseconds. */
+uint64_t fe_io_now_ns(void);
+/* Pins the calling thread to one CPU; FE_EIO (errno kept) when refused. */
+int fe_io_pin_cpu(int cpu);
+/* "a.b.c.d" or "a.b.c.d:port" (port kept when absent); FE_EINVAL when malformed. */
+int fe_io_parse_addr(const char *s, uint32_t *ip, uint16_t *port);
+/* "a.b.c.d:port" into buf (>= 22 bytes); returns buf. */
+const char *fe_io_addr_str(uint32_t ip, uint16_t port, char *buf, size_t cap);
+
+/* One datagram or frame of a batch. */
+struct fe_dgram {
+    uint8_t *buf; /* bytes to send (tx) / space to receive into (rx) */
+    uint32_t len; /* bytes to send / bytes received */
+    uint32_t cap; /* rx: size of buf */
+    uint32_t ip;  /* UDP: destination (tx) / source (rx) */
+    uint16_t port;
+    uint8_t tos; /* DSCP << 2 | ECN: to send with (tx) / as received (rx) */
+    bool trunc;  /* rx: it did not fit in cap (the caller drops it) */
+};
+
+#define FE_IO_MAX_BATCH 64
+
+/* ---- UDP ---- */
+struct fe_udp_config {
+    uint32_t bind_ip;                    /* 0 = any */
+    uint16_t bind_port;                  /* 0 = ephemeral */
+    uint64_t rcvbuf_bytes, sndbuf_bytes; /* 0 = kernel default; forced past rmem_max when root */
+    bool reuse_port;
+};
+void fe_udp_config_default(struct fe_udp_config *cfg);
+
+struct fe_udp_stats {
+    uint64_t tx_dgrams, tx_bytes, tx_calls, tx_again, tx_errors;
+    uint64_t rx_dgrams, rx_bytes, rx_calls, rx_trunc;
+};
+
+struct fe_udp;
+/* Opens, sizes and binds a non-blocking socket that reports each datagram's TOS. */
+struct fe_udp *fe_udp_open(const struct fe_udp_config *cfg, int *err);
+void fe_udp_close(struct fe_udp *u);
+int fe_udp_fd(const struct fe_udp *u);
+/* The bound address (after an ephemeral bind). */
+void fe_udp_local(const struct fe_udp *u, uint32_t *ip, uint16_t *port);
+/* Buffer sizes the kernel actually gave (it doubles the requested value). */
+void fe_udp_bufsizes(const struct fe_udp *u, uint64_t *rcv_bytes, uint64_t *snd_bytes);
+/* Sends up to n datagrams in one system call (each with its TOS). Returns how many were
+ * consumed, 0..n: fewer than n when the socket is full (retry the rest later); a datagram the
+ * kernel refuses (e.g. larger than the path MTU) is consumed and counted in tx_errors. */
+int fe_udp_send(struct fe_udp *u, const struct fe_dgram *d, int n);
+/* Receives up to n datagrams without blocking; returns how many (0 when none) or FE_EIO. */
+int fe_udp_recv(struct fe_udp *u, struct fe_dgram *d, int n);
+const struct fe_udp_stats *fe_udp_stats(const struct fe_udp *u);
+
+/* ---- raw Ethernet (AF_PACKET) ---- */
+struct fe_raw_config {
+    char ifname[32];
+    uint8_t mac[6]; /* this endpoint's MAC; all zero = the interface's */
+    uint32_t ip;    /* this endpoint's IPv4 address: answers ARP and ICMP echo for it (0 = none) */
+    bool promisc;   /* receive every frame (a switch port), not only ours and broadcasts */
+    bool answer_arp_icmp; /* as the firmware does */
+    uint64_t rcvbuf_bytes, sndbuf_bytes;
+};
+void fe_raw_config_default(struct fe_raw_config *cfg);
+
+struct fe_raw_stats {
+    uint64_t tx_frames, tx_bytes, tx_again, tx_errors;
+    uint64_t rx_frames, rx_bytes, rx_trunc;
+    uint64_t arp_replies, icmp_replies, arp_requests_sent;
+    uint64_t rx_not_ours; /* unicast to another MAC (when not promiscuous) */
+};
+
+struct fe_raw;
+/* FE_EACCESS without CAP_NET_RAW, FE_ENOENT for an unknown interface. */
+struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err);
+void fe_raw_close(struct fe_raw *r);
+int fe_raw_fd(const struct fe_raw *r);
+void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6]);
+int fe_raw_ifindex(const struct fe_raw *r);
+/* Sends whole frames (dgram.ip/port/tos unused); returns how many were consumed, as
+ * fe_udp_send. */
+int fe_raw_send(struct fe_raw *r, const struct fe_dgram *d, int n);
+/* Receives frames; ARP requests and ICMP echo requests for cfg.ip are answered here and not
+ * returned. Also learns IPv4 -> MAC from ARP traffic (see fe_raw_resolve). */
+int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n);
+/* The MAC of ip if known (1), else 0 after sending an ARP request (rate limited by now_ns). */
+int fe_raw_resolve(struct fe_raw *r, uint32_t ip, uint8_t mac[6], uint64_t now_ns);
+const struct fe_raw_stats *fe_raw_stats(const struct fe_raw *r);
+
+/* ---- event loop ---- */
+struct fe_loop_config {
+    bool busy_poll;       /* never sleep: poll sockets and the clock (one core per process) */
+    int cpu;              /* pin to this CPU, -1 = no pinning */
+    uint64_t max_wait_ns; /* longest single wait (so callers re-check flags): 100 ms */
+};
+void fe_loop_config_default(struct fe_loop_config *cfg);
+
+struct fe_loop;
+struct fe_loop *fe_loop_create(const struct fe_loop_config *cfg, int *err);
+void fe_loop_destroy(struct fe_loop *l);
+/* Registers fd for readability; `tag` is returned by fe_loop_wait. */
+int fe_loop_add(struct fe_loop *l, int fd, int tag);
+/* Also wake up when fd is writable (e.g. a full send buffer drains); on = false to stop. */
+int fe_loop_want_write(struct fe_loop *l, int fd, int tag, bool on);
+/* Waits until a registered fd is ready or deadline_ns (absolute, fe_io_now_ns) passes. Fills
+ * tags[] with the ready fds' tags (up to max) and returns how many (0 on deadline). */
+int fe_loop_wait(struct fe_loop *l, uint64_t deadline_ns, int *tags, int max);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

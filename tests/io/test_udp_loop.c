@@ -1,0 +1,162 @@
+/* UDP backend and event loop on loopback: batches, per-datagram TOS/ECN both ways, truncation,
+ * source addresses, deadlines. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "feroce/io.h"
+
+#define LO 0x7F000001u
+
+static struct fe_udp *open_lo(uint16_t port)
+{
+    struct fe_udp_config c;
+    fe_udp_config_default(&c);
+    c.bind_ip = LO;
+    c.bind_port = port;
+    int err = 1;
+    struct fe_udp *u = fe_udp_open(&c, &err);
+    assert_non_null(u);
+    assert_int_equal(err, 0);
+    return u;
+}
+
+static void test_batch_tos(void **state)
+{
+    (void)state;
+    struct fe_udp *a = open_lo(0), *b = open_lo(0);
+    uint32_t aip, bip;
+    uint16_t aport, bport;
+    fe_udp_local(a, &aip, &aport);
+    fe_udp_local(b, &bip, &bport);
+    assert_int_equal(aip, LO);
+    assert_true(aport != 0 && bport != 0 && aport != bport);
+
+    enum { N = 40 };
+    static uint8_t tx[N][4200], rx[N][4200];
+    struct fe_dgram d[N], r[N];
+    for (int i = 0; i < N; i++) {
+        uint32_t len = 100 + (uint32_t)i * 100;
+        for (uint32_t k = 0; k < len; k++) tx[i][k] = (uint8_t)(i * 7 + k);
+        d[i] = (struct fe_dgram){.buf = tx[i],
+                                 .len = len,
+                                 .ip = bip,
+                                 .port = bport,
+                                 .tos = (uint8_t)((26 << 2) | (i % 4))}; /* every ECN codepoint */
+    }
+    assert_int_equal(fe_udp_send(a, d, N), N);
+    int got = 0;
+    uint64_t until = fe_io_now_ns() + 2000000000ull;
+    while (got < N && fe_io_now_ns() < until) {
+        for (int i = got; i < N; i++) r[i] = (struct fe_dgram){.buf = rx[i], .cap = sizeof rx[i]};
+        int n = fe_udp_recv(b, r + got, N - got);
+        assert_true(n >= 0);
+        got += n;
+    }
+    assert_int_equal(got, N);
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(r[i].len, d[i].len);
+        assert_memory_equal(r[i].buf, tx[i], d[i].len);
+        assert_int_equal(r[i].tos, d[i].tos); /* CE (3) included: ECN survives the socket */
+        assert_int_equal(r[i].ip, LO);
+        assert_int_equal(r[i].port, aport);
+        assert_false(r[i].trunc);
+    }
+    const struct fe_udp_stats *st = fe_udp_stats(a);
+    assert_int_equal(st->tx_dgrams, N);
+    assert_true(st->tx_calls >= 1 && st->tx_calls < N); /* batched */
+
+    /* nothing more: 0, not an error */
+    r[0] = (struct fe_dgram){.buf = rx[0], .cap = sizeof rx[0]};
+    assert_int_equal(fe_udp_recv(b, r, 1), 0);
+
+    /* truncation is reported */
+    d[0].len = 3000;
+    assert_int_equal(fe_udp_send(a, d, 1), 1);
+    r[0] = (struct fe_dgram){.buf = rx[0], .cap = 1000};
+    int n = 0;
+    for (int k = 0; k < 1000 && n == 0; k++) n = fe_udp_recv(b, r, 1);
+    assert_int_equal(n, 1);
+    assert_true(r[0].trunc);
+    assert_int_equal(fe_udp_stats(b)->rx_trunc, 1);
+
+    uint64_t rcv, snd;
+    fe_udp_bufsizes(b, &rcv, &snd);
+    assert_true(rcv > 0 && snd > 0);
+    fe_udp_close(a);
+    fe_udp_close(b);
+}
+
+static void test_loop(void **state)
+{
+    (void)state;
+    struct fe_loop_config lc;
+    fe_loop_config_default(&lc);
+    int err;
+    struct fe_loop *l = fe_loop_create(&lc, &err);
+    assert_non_null(l);
+    struct fe_udp *a = open_lo(0), *b = open_lo(0);
+    uint16_t bport;
+    fe_udp_local(b, NULL, &bport);
+    assert_int_equal(fe_loop_add(l, fe_udp_fd(b), 7), 0);
+
+    /* deadline: returns 0 at or after it */
+    int tags[4];
+    uint64_t t0 = fe_io_now_ns();
+    assert_int_equal(fe_loop_wait(l, t0 + 2000000, tags, 4), 0);
+    assert_true(fe_io_now_ns() >= t0 + 2000000);
+
+    /* readable: returns the tag well before a far deadline */
+    uint8_t x[8] = {1};
+    struct fe_dgram d = {.buf = x, .len = 8, .ip = LO, .port = bport};
+    assert_int_equal(fe_udp_send(a, &d, 1), 1);
+    t0 = fe_io_now_ns();
+    int n = fe_loop_wait(l, t0 + 5000000000ull, tags, 4);
+    assert_int_equal(n, 1);
+    assert_int_equal(tags[0], 7);
+    assert_true(fe_io_now_ns() - t0 < 2000000000ull);
+
+    /* busy-poll mode honours deadlines as well */
+    fe_loop_destroy(l);
+    lc.busy_poll = true;
+    l = fe_loop_create(&lc, &err);
+    assert_non_null(l);
+    t0 = fe_io_now_ns();
+    assert_int_equal(fe_loop_wait(l, t0 + 1000000, tags, 4), 0);
+    assert_true(fe_io_now_ns() >= t0 + 1000000);
+    fe_loop_destroy(l);
+    fe_udp_close(a);
+    fe_udp_close(b);
+}
+
+static void test_addr(void **state)
+{
+    (void)state;
+    uint32_t ip = 0;
+    uint16_t port = 99;
+    assert_int_equal(fe_io_parse_addr("10.1.2.3", &ip, &port), 0);
+    assert_int_equal(ip, 0x0A010203);
+    assert_int_equal(port, 99);
+    assert_int_equal(fe_io_parse_addr("127.0.0.1:4791", &ip, &port), 0);
+    assert_int_equal(port, 4791);
+    assert_int_equal(fe_io_parse_addr("127.0.0.1:65536", &ip, &port), FE_EINVAL);
+    assert_int_equal(fe_io_parse_addr("127.0.0:1", &ip, &port), FE_EINVAL);
+    assert_int_equal(fe_io_parse_addr(":1", &ip, &port), FE_EINVAL);
+    assert_int_equal(fe_io_parse_addr("1.2.3.4:", &ip, &port), FE_EINVAL);
+    char buf[32];
+    assert_string_equal(fe_io_addr_str(0x0A010203, 17185, buf, sizeof buf), "10.1.2.3:17185");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_batch_tos),
+        cmocka_unit_test(test_loop),
+        cmocka_unit_test(test_addr),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
