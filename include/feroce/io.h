@@ -44,35 +44,35 @@ struct fe_dgram {
 #define FE_IO_MAX_BATCH 64
 
 /* ---- UDP ---- */
-struct fe_udp_config {
+struct fe_udpsock_config {
     uint32_t bind_ip;                    /* 0 = any */
     uint16_t bind_port;                  /* 0 = ephemeral */
     uint64_t rcvbuf_bytes, sndbuf_bytes; /* 0 = kernel default; forced past rmem_max when root */
     bool reuse_port;
 };
-void fe_udp_config_default(struct fe_udp_config *cfg);
+void fe_udpsock_config_default(struct fe_udpsock_config *cfg);
 
-struct fe_udp_stats {
+struct fe_udpsock_stats {
     uint64_t tx_dgrams, tx_bytes, tx_calls, tx_again, tx_errors;
     uint64_t rx_dgrams, rx_bytes, rx_calls, rx_trunc;
 };
 
-struct fe_udp;
+struct fe_udpsock;
 /* Opens, sizes and binds a non-blocking socket that reports each datagram's TOS. */
-struct fe_udp *fe_udp_open(const struct fe_udp_config *cfg, int *err);
-void fe_udp_close(struct fe_udp *u);
-int fe_udp_fd(const struct fe_udp *u);
+struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err);
+void fe_udpsock_close(struct fe_udpsock *u);
+int fe_udpsock_fd(const struct fe_udpsock *u);
 /* The bound address (after an ephemeral bind). */
-void fe_udp_local(const struct fe_udp *u, uint32_t *ip, uint16_t *port);
+void fe_udpsock_local(const struct fe_udpsock *u, uint32_t *ip, uint16_t *port);
 /* Buffer sizes the kernel actually gave (it doubles the requested value). */
-void fe_udp_bufsizes(const struct fe_udp *u, uint64_t *rcv_bytes, uint64_t *snd_bytes);
+void fe_udpsock_bufsizes(const struct fe_udpsock *u, uint64_t *rcv_bytes, uint64_t *snd_bytes);
 /* Sends up to n datagrams in one system call (each with its TOS). Returns how many were
  * consumed, 0..n: fewer than n when the socket is full (retry the rest later); a datagram the
  * kernel refuses (e.g. larger than the path MTU) is consumed and counted in tx_errors. */
-int fe_udp_send(struct fe_udp *u, const struct fe_dgram *d, int n);
+int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n);
 /* Receives up to n datagrams without blocking; returns how many (0 when none) or FE_EIO. */
-int fe_udp_recv(struct fe_udp *u, struct fe_dgram *d, int n);
-const struct fe_udp_stats *fe_udp_stats(const struct fe_udp *u);
+int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n);
+const struct fe_udpsock_stats *fe_udpsock_stats(const struct fe_udpsock *u);
 
 /* ---- raw Ethernet (AF_PACKET) ---- */
 struct fe_raw_config {
@@ -100,7 +100,7 @@ int fe_raw_fd(const struct fe_raw *r);
 void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6]);
 int fe_raw_ifindex(const struct fe_raw *r);
 /* Sends whole frames (dgram.ip/port/tos unused); returns how many were consumed, as
- * fe_udp_send. */
+ * fe_udpsock_send. */
 int fe_raw_send(struct fe_raw *r, const struct fe_dgram *d, int n);
 /* Receives frames; ARP requests and ICMP echo requests for cfg.ip are answered here and not
  * returned. Also learns IPv4 -> MAC from ARP traffic (see fe_raw_resolve). */

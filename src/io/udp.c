@@ -19,19 +19,19 @@ union tos_cmsg {
     struct cmsghdr align;
 };
 
-struct fe_udp {
+struct fe_udpsock {
     int fd;
     uint32_t ip;
     uint16_t port;
     uint64_t rcvbuf, sndbuf;
-    struct fe_udp_stats st;
+    struct fe_udpsock_stats st;
     struct mmsghdr msg[FE_IO_MAX_BATCH];
     struct iovec iov[FE_IO_MAX_BATCH];
     struct sockaddr_in addr[FE_IO_MAX_BATCH];
     union tos_cmsg ctl[FE_IO_MAX_BATCH];
 };
 
-void fe_udp_config_default(struct fe_udp_config *cfg)
+void fe_udpsock_config_default(struct fe_udpsock_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->rcvbuf_bytes = 8u << 20; /* ~1.6 ms of 40 Gb/s: bursts into a busy receiver */
@@ -48,10 +48,10 @@ static void size_buffer(int fd, int force_opt, int opt, uint64_t bytes)
         (void)setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
 }
 
-struct fe_udp *fe_udp_open(const struct fe_udp_config *cfg, int *err)
+struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err)
 {
     int e = FE_EIO;
-    struct fe_udp *u = calloc(1, sizeof *u);
+    struct fe_udpsock *u = calloc(1, sizeof *u);
     if (!u) {
         e = FE_ENOMEM;
         goto fail;
@@ -96,36 +96,36 @@ fail:
     return NULL;
 }
 
-void fe_udp_close(struct fe_udp *u)
+void fe_udpsock_close(struct fe_udpsock *u)
 {
     if (!u) return;
     close(u->fd);
     free(u);
 }
 
-int fe_udp_fd(const struct fe_udp *u)
+int fe_udpsock_fd(const struct fe_udpsock *u)
 {
     return u->fd;
 }
 
-void fe_udp_local(const struct fe_udp *u, uint32_t *ip, uint16_t *port)
+void fe_udpsock_local(const struct fe_udpsock *u, uint32_t *ip, uint16_t *port)
 {
     if (ip) *ip = u->ip;
     if (port) *port = u->port;
 }
 
-void fe_udp_bufsizes(const struct fe_udp *u, uint64_t *rcv_bytes, uint64_t *snd_bytes)
+void fe_udpsock_bufsizes(const struct fe_udpsock *u, uint64_t *rcv_bytes, uint64_t *snd_bytes)
 {
     if (rcv_bytes) *rcv_bytes = u->rcvbuf;
     if (snd_bytes) *snd_bytes = u->sndbuf;
 }
 
-const struct fe_udp_stats *fe_udp_stats(const struct fe_udp *u)
+const struct fe_udpsock_stats *fe_udpsock_stats(const struct fe_udpsock *u)
 {
     return &u->st;
 }
 
-int fe_udp_send(struct fe_udp *u, const struct fe_dgram *d, int n)
+int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
 {
     if (n <= 0) return 0;
     if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
@@ -174,7 +174,7 @@ int fe_udp_send(struct fe_udp *u, const struct fe_dgram *d, int n)
     return done;
 }
 
-int fe_udp_recv(struct fe_udp *u, struct fe_dgram *d, int n)
+int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
 {
     if (n <= 0) return 0;
     if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;

@@ -1,0 +1,518 @@
+/* A software DAQ receiver (see include/feroce/daq.h). */
+#include "feroce/daq.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "feroce/frames.h"
+
+struct daq_rt {
+    uint8_t *ring;   /* slots x msg_bytes, registered as the QP's memory region */
+    uint32_t *imm_q; /* completed messages waiting for the consumer (their immediates) */
+    uint32_t q_head; /* FIFO of `slots` entries */
+    uint64_t cq_seq; /* next sequence number expected from completions */
+    struct fe_sc_host host;
+    bool has_host;
+    uint8_t last_state;
+    bool stop_sent;
+};
+
+struct fe_daq {
+    struct fe_daq_config cfg;
+    struct fe_ep *ep;
+    struct fe_udpsock *sc_sock;
+    unsigned n_flows;
+    struct fe_daq_flow flow[FE_DAQ_MAX_FLOWS];
+    struct daq_rt rt[FE_DAQ_MAX_FLOWS];
+    unsigned consume_rr;
+    int64_t tokens; /* consumer credit, bytes */
+    uint64_t tokens_ns;
+};
+
+void fe_daq_config_default(struct fe_daq_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    fe_ep_config_default(&cfg->ep);
+    cfg->sc_reply_port = FE_SC_REPLY_PORT;
+    cfg->sc_timeout_ns = 100000000ull;
+    cfg->sc_tries = 10;
+    cfg->send_start = true;
+    cfg->local_qpn = 0x11;
+    cfg->psn = 0;
+    cfg->rkey = 0x1000;
+    cfg->va = 0x100000000ull;
+    cfg->slots = 64;
+    cfg->msg_bytes = 65536;
+    cfg->imm = true;
+    cfg->verify = true;
+    cfg->record_fd = -1;
+    fe_qp_config_default(&cfg->qp);
+}
+
+unsigned fe_daq_n_flows(const struct fe_daq *d)
+{
+    return d->n_flows;
+}
+const struct fe_daq_flow *fe_daq_flow(const struct fe_daq *d, unsigned i)
+{
+    return i < d->n_flows ? &d->flow[i] : NULL;
+}
+struct fe_ep *fe_daq_ep(struct fe_daq *d)
+{
+    return d->ep;
+}
+const struct fe_sc_host *fe_daq_sc(const struct fe_daq *d, unsigned i)
+{
+    return i < d->n_flows && d->rt[i].has_host ? &d->rt[i].host : NULL;
+}
+
+static uint64_t ring_bytes(const struct fe_daq *d)
+{
+    return (uint64_t)d->cfg.slots * d->cfg.msg_bytes;
+}
+
+/* Creates the QP of flow i once its peer QPN is known, registers the ring, posts receives. */
+static int flow_qp(struct fe_daq *d, unsigned i, uint32_t peer_qpn, uint32_t peer_ip,
+                   uint16_t peer_port, uint64_t now_ns, char *errbuf, size_t errcap)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    struct daq_rt *rt = &d->rt[i];
+    struct fe_qp_config qc = d->cfg.qp;
+    qc.local_qpn = fl->qpn;
+    qc.remote_qpn = peer_qpn;
+    qc.rq_psn = d->cfg.psn;
+    qc.sq_psn = 0;
+    if (qc.rq_depth < d->cfg.slots) qc.rq_depth = d->cfg.slots;
+    if (qc.cq_depth < d->cfg.slots) qc.cq_depth = d->cfg.slots;
+    int err = 0;
+    const char *why = NULL;
+    fl->qp = fe_qp_create(&qc, now_ns, &err, &why);
+    if (!fl->qp) {
+        if (errbuf)
+            snprintf(errbuf, errcap, "cannot create QP %u: %s%s%s", fl->qpn, fe_strerror(err),
+                     why ? " in " : "", why ? why : "");
+        return err ? err : FE_EINVAL;
+    }
+    struct fe_mr mr = {.rkey = d->cfg.rkey + i,
+                       .va = d->cfg.va + (uint64_t)i * ring_bytes(d),
+                       .len = ring_bytes(d),
+                       .base = rt->ring};
+    err = fe_qp_reg_mr(fl->qp, &mr);
+    if (!err) err = fe_ep_add_qp(d->ep, fl->qp, peer_ip, peer_port, FE_EP_LEARN_PEER);
+    /* slots - 1 credits: see daq.h */
+    for (uint32_t k = 0; !err && d->cfg.imm && k + 1 < d->cfg.slots; k++)
+        err = fe_qp_post_recv(fl->qp, k, NULL, 0);
+    if (err) {
+        if (errbuf) snprintf(errbuf, errcap, "cannot set up QP %u: %s", fl->qpn, fe_strerror(err));
+        fe_ep_remove_qp(d->ep, fl->qp);
+        fe_qp_destroy(fl->qp);
+        fl->qp = NULL;
+        return err;
+    }
+    fl->peer_qpn = peer_qpn;
+    return 0;
+}
+
+static void sc_send(struct fe_daq *d, unsigned i, const uint8_t *msg, uint64_t now_ns)
+{
+    const struct fe_sc_host_config *hc = &d->rt[i].host.cfg;
+    if (d->sc_sock) {
+        struct fe_dgram g = {
+            .buf = (uint8_t *)msg, .len = FE_SC_MSG_LEN, .ip = hc->fe_ip, .port = hc->fe_port};
+        (void)fe_udpsock_send(d->sc_sock, &g, 1);
+    } else {
+        (void)fe_ep_send_udp(d->ep, now_ns, hc->fe_ip, d->cfg.sc_reply_port, hc->fe_port, msg,
+                             FE_SC_MSG_LEN);
+    }
+}
+
+static void sc_track(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct daq_rt *rt = &d->rt[i];
+    struct fe_daq_flow *fl = &d->flow[i];
+    uint8_t st = rt->host.state;
+    if (st == rt->last_state) return;
+    rt->last_state = st;
+    fl->sc_state = st;
+    if ((st == FE_SC_H_MODIFYING || st == FE_SC_H_RTS) && !fl->qp) {
+        char err[160];
+        if (flow_qp(d, i, rt->host.remote.qpn, rt->host.remote.ip, FE_ROCEV2_UDP_PORT, now_ns, err,
+                    sizeof err) != 0) {
+            fprintf(stderr, "feroce: %s\n", err);
+            fl->qp_error = true;
+            fe_sc_host_close(&rt->host, now_ns);
+        }
+    }
+}
+
+static void sc_input(struct fe_daq *d, uint64_t now_ns, const uint8_t *buf, size_t len, uint32_t ip,
+                     uint16_t port)
+{
+    struct fe_sc_msg m;
+    enum fe_sc_reason why;
+    if (fe_sc_decode(buf, len, &m, &why) != 0) {
+        if (d->n_flows && d->rt[0].has_host) d->rt[0].host.stats.rejected[why]++;
+        return;
+    }
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        struct daq_rt *rt = &d->rt[i];
+        if (rt->has_host && rt->host.cfg.local.qpn == m.rem.qpn && rt->host.cfg.fe_ip == ip) {
+            if (fe_sc_host_input_msg(&rt->host, now_ns, &m, ip, port, &why) == 0)
+                sc_track(d, i, now_ns);
+            return;
+        }
+    }
+}
+
+static void raw_udp_hook(void *arg, uint64_t now_ns, uint32_t src_ip, uint16_t src_port,
+                         uint16_t dst_port, const uint8_t *payload, size_t len)
+{
+    struct fe_daq *d = arg;
+    if (dst_port == d->cfg.sc_reply_port) sc_input(d, now_ns, payload, len, src_ip, src_port);
+}
+
+struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, int *err,
+                             char *errbuf, size_t errcap)
+{
+    int e = FE_EINVAL;
+    struct fe_daq *d = calloc(1, sizeof *d);
+    if (!d) {
+        if (err) *err = FE_ENOMEM;
+        return NULL;
+    }
+    d->cfg = *cfg;
+    unsigned want = cfg->n_manual;
+    for (unsigned k = 0; k < cfg->n_fe; k++) want += cfg->fe[k].qps;
+    if (!want || want > FE_DAQ_MAX_FLOWS || (cfg->n_fe && cfg->n_manual)) {
+        snprintf(errbuf, errcap, "1..%d QPs, from front-ends or manual, not both",
+                 FE_DAQ_MAX_FLOWS);
+        goto fail;
+    }
+    if (!cfg->slots || cfg->slots < 2 || !cfg->msg_bytes || ring_bytes(d) > (1ull << 34)) {
+        snprintf(errbuf, errcap, "the ring needs >= 2 slots and at most 16 GiB");
+        goto fail;
+    }
+    d->ep = fe_ep_create(&cfg->ep, &e);
+    if (!d->ep) {
+        snprintf(errbuf, errcap, "cannot open the data %s: %s",
+                 cfg->ep.backend == FE_BACKEND_RAW ? "interface" : "socket", fe_strerror(e));
+        goto fail;
+    }
+    uint32_t my_ip = cfg->local_ip;
+    if (!my_ip) fe_ep_local(d->ep, &my_ip, NULL);
+    e = FE_ENOMEM;
+    for (unsigned i = 0; i < want; i++) {
+        struct fe_daq_flow *fl = &d->flow[i];
+        struct daq_rt *rt = &d->rt[i];
+        fl->used = true;
+        fl->qpn = (cfg->local_qpn + i) & 0xFFFFFF;
+        rt->ring = calloc(1, ring_bytes(d));
+        rt->imm_q = calloc(cfg->slots, sizeof *rt->imm_q);
+        if (!rt->ring || !rt->imm_q) {
+            snprintf(errbuf, errcap, "out of memory for %u rings", want);
+            goto fail;
+        }
+        d->n_flows++;
+    }
+    if (cfg->n_fe) {
+        if (cfg->ep.backend == FE_BACKEND_UDP) {
+            struct fe_udpsock_config uc;
+            fe_udpsock_config_default(&uc);
+            uc.bind_ip = cfg->sc_bind_ip ? cfg->sc_bind_ip : my_ip;
+            uc.bind_port = cfg->sc_reply_port;
+            uc.rcvbuf_bytes = uc.sndbuf_bytes = 256u << 10;
+            d->sc_sock = fe_udpsock_open(&uc, &e);
+            if (!d->sc_sock) {
+                char a[32];
+                snprintf(errbuf, errcap, "cannot bind the side-channel reply port %s: %s",
+                         fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_strerror(e));
+                goto fail;
+            }
+        } else {
+            fe_ep_set_udp_hook(d->ep, raw_udp_hook, d);
+        }
+        unsigned i = 0;
+        for (unsigned k = 0; k < cfg->n_fe; k++) {
+            for (unsigned q = 0; q < cfg->fe[k].qps; q++, i++) {
+                struct fe_sc_host_config hc;
+                fe_sc_host_config_default(&hc);
+                hc.fe_ip = cfg->fe[k].ip;
+                hc.fe_port = cfg->fe[k].port ? cfg->fe[k].port : FE_SC_PORT;
+                hc.reply_port = cfg->sc_reply_port;
+                hc.retry_timeout_ns = cfg->sc_timeout_ns;
+                hc.max_tries = cfg->sc_tries;
+                hc.local.qpn = d->flow[i].qpn;
+                hc.local.psn = cfg->psn;
+                hc.local.rkey = cfg->rkey + i;
+                hc.local.va = cfg->va + (uint64_t)i * ring_bytes(d);
+                hc.local.ip = my_ip;
+                if (cfg->send_start) {
+                    hc.start.valid = hc.start.start = hc.start.write = true;
+                    hc.start.immediate = cfg->imm;
+                    hc.start.msg_len_bytes = cfg->msg_bytes;
+                    hc.start.msg_count = cfg->count > UINT32_MAX ? 0 : (uint32_t)cfg->count;
+                    hc.start.gap = cfg->gap_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)cfg->gap_ns;
+                }
+                e = fe_sc_host_init(&d->rt[i].host, &hc);
+                if (e) {
+                    snprintf(errbuf, errcap, "bad side-channel configuration");
+                    goto fail;
+                }
+                d->rt[i].has_host = true;
+                d->flow[i].fe_index = k;
+                fe_sc_host_open(&d->rt[i].host, now_ns);
+                sc_track(d, i, now_ns);
+            }
+        }
+    } else {
+        for (unsigned i = 0; i < d->n_flows; i++) {
+            e = flow_qp(d, i, (cfg->manual_peer_qpn + i) & 0xFFFFFF, cfg->manual_peer_ip,
+                        cfg->manual_peer_port ? cfg->manual_peer_port : FE_ROCEV2_UDP_PORT, now_ns,
+                        errbuf, errcap);
+            if (e) goto fail;
+            d->flow[i].sc_state = FE_SC_H_RTS;
+        }
+    }
+    d->tokens_ns = now_ns;
+    if (err) *err = 0;
+    return d;
+fail:
+    fe_daq_destroy(d);
+    if (err) *err = e ? e : FE_EINVAL;
+    return NULL;
+}
+
+void fe_daq_destroy(struct fe_daq *d)
+{
+    if (!d) return;
+    for (unsigned i = 0; i < FE_DAQ_MAX_FLOWS; i++) {
+        if (d->flow[i].qp) {
+            fe_ep_remove_qp(d->ep, d->flow[i].qp);
+            fe_qp_destroy(d->flow[i].qp);
+        }
+        free(d->rt[i].ring);
+        free(d->rt[i].imm_q);
+    }
+    fe_udpsock_close(d->sc_sock);
+    fe_ep_destroy(d->ep);
+    free(d);
+}
+
+int fe_daq_fds(const struct fe_daq *d, int *fds, int max)
+{
+    int n = 0;
+    if (n < max) fds[n++] = fe_ep_fd(d->ep);
+    if (d->sc_sock && n < max) fds[n++] = fe_udpsock_fd(d->sc_sock);
+    return n;
+}
+
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+/* Completions: queue each message for the consumer, in order. */
+static void flow_completions(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    struct daq_rt *rt = &d->rt[i];
+    struct fe_cqe cqe[64];
+    int n;
+    while ((n = fe_qp_poll_cq(fl->qp, cqe, 64)) > 0) {
+        for (int k = 0; k < n; k++) {
+            if (cqe[k].status != FE_WC_SUCCESS) {
+                if (cqe[k].status != FE_WC_WR_FLUSH_ERR) fl->qp_error = true;
+                continue;
+            }
+            if (cqe[k].opcode != FE_WC_RECV_RDMA_WITH_IMM || !cqe[k].has_imm) continue;
+            if (cqe[k].imm != (uint32_t)rt->cq_seq) {
+                fl->seq_errors++; /* a lost or repeated message: resynchronise on it */
+                rt->cq_seq = (rt->cq_seq & ~0xFFFFFFFFull) | cqe[k].imm;
+            }
+            if (fl->queued >= d->cfg.slots) { /* cannot happen with slots - 1 credits */
+                fl->seq_errors++;
+                continue;
+            }
+            rt->imm_q[(rt->q_head + fl->queued) % d->cfg.slots] = cqe[k].imm;
+            fl->queued++;
+            rt->cq_seq++;
+            if (!fl->first_ns) fl->first_ns = now_ns;
+        }
+    }
+    if (fe_qp_state(fl->qp) == FE_QPS_ERROR) fl->qp_error = true;
+}
+
+static bool consume_one(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    struct daq_rt *rt = &d->rt[i];
+    if (!fl->queued) return false;
+    uint32_t imm = rt->imm_q[rt->q_head];
+    uint64_t seq = (fl->next_seq & ~0xFFFFFFFFull) | imm;
+    uint32_t slot = (uint32_t)(seq % d->cfg.slots);
+    const uint8_t *buf = rt->ring + (size_t)slot * d->cfg.msg_bytes;
+    if (d->cfg.verify && fe_data_check(buf, d->cfg.msg_bytes, fl->peer_qpn, seq) != d->cfg.msg_bytes)
+        fl->verify_errors++;
+    if (d->cfg.record_fd >= 0) write_all(d->cfg.record_fd, buf, d->cfg.msg_bytes);
+    rt->q_head = (rt->q_head + 1) % d->cfg.slots;
+    fl->queued--;
+    fl->next_seq = seq + 1;
+    fl->msgs++;
+    fl->bytes += d->cfg.msg_bytes;
+    fl->last_ns = now_ns;
+    /* the slot is free again: give the sender its credit back */
+    if (fl->qp && fe_qp_state(fl->qp) == FE_QPS_RTS) (void)fe_qp_post_recv(fl->qp, seq, NULL, 0);
+    return true;
+}
+
+/* The consumer: round-robin over flows, at most consume_Bps. */
+static void consume(struct fe_daq *d, uint64_t now_ns)
+{
+    uint64_t rate = d->cfg.consume_Bps;
+    int64_t msg = d->cfg.msg_bytes;
+    if (rate) {
+        uint64_t dt = now_ns - d->tokens_ns;
+        d->tokens_ns = now_ns;
+        /* the credit is capped at two messages anyway: cap dt so dt x rate cannot overflow */
+        if (dt > 100000000ull) dt = 100000000ull;
+        d->tokens += (int64_t)(dt * rate / 1000000000u);
+        if (d->tokens > 2 * msg) d->tokens = 2 * msg;
+    }
+    for (;;) {
+        if (rate && d->tokens < msg) return;
+        bool any = false;
+        for (unsigned k = 0; k < d->n_flows; k++) {
+            unsigned i = (d->consume_rr + k) % d->n_flows;
+            if (consume_one(d, i, now_ns)) {
+                d->consume_rr = i + 1;
+                any = true;
+                if (rate) d->tokens -= msg;
+                break;
+            }
+        }
+        if (!any) return;
+    }
+}
+
+void fe_daq_step(struct fe_daq *d, uint64_t now_ns)
+{
+    if (d->sc_sock) {
+        uint8_t b[8][128];
+        struct fe_dgram g[8];
+        for (int k = 0; k < 8; k++) g[k] = (struct fe_dgram){.buf = b[k], .cap = sizeof b[k]};
+        int n = fe_udpsock_recv(d->sc_sock, g, 8);
+        for (int k = 0; k < n; k++)
+            sc_input(d, now_ns, g[k].buf, g[k].trunc ? 129 : g[k].len, g[k].ip, g[k].port);
+    }
+    fe_ep_poll_rx(d->ep, now_ns, 512);
+    fe_ep_handle_expiry(d->ep, now_ns);
+    for (unsigned i = 0; i < d->n_flows; i++)
+        if (d->flow[i].qp) flow_completions(d, i, now_ns);
+    consume(d, now_ns);
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        struct daq_rt *rt = &d->rt[i];
+        if (!rt->has_host) continue;
+        uint8_t msg[FE_SC_MSG_LEN];
+        while (fe_sc_host_poll_tx(&rt->host, now_ns, msg)) sc_send(d, i, msg, now_ns);
+        sc_track(d, i, now_ns);
+    }
+    fe_ep_poll_tx(d->ep, now_ns, 512);
+}
+
+uint64_t fe_daq_next_deadline(const struct fe_daq *d)
+{
+    uint64_t t = fe_ep_next_deadline(d->ep);
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        if (d->rt[i].has_host) {
+            uint64_t h = fe_sc_host_next_deadline(&d->rt[i].host);
+            if (h < t) t = h;
+        }
+        if (d->flow[i].queued) {
+            uint64_t c = d->tokens_ns;
+            if (d->cfg.consume_Bps && d->tokens < (int64_t)d->cfg.msg_bytes)
+                c += (uint64_t)((d->cfg.msg_bytes - (uint64_t)d->tokens) * 1000000000ull /
+                                d->cfg.consume_Bps) +
+                     1;
+            if (c < t) t = c;
+        }
+    }
+    return t;
+}
+
+void fe_daq_stop(struct fe_daq *d, uint64_t now_ns)
+{
+    (void)now_ns;
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        struct daq_rt *rt = &d->rt[i];
+        if (!rt->has_host || rt->stop_sent || rt->host.state != FE_SC_H_RTS) continue;
+        struct fe_sc_tx_meta tx = rt->host.cfg.start;
+        tx.start = false;
+        if (fe_sc_host_send_tx_meta(&rt->host, &tx) == 0) rt->stop_sent = true;
+    }
+}
+
+void fe_daq_close(struct fe_daq *d, uint64_t now_ns)
+{
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        struct daq_rt *rt = &d->rt[i];
+        if (rt->has_host && rt->host.state != FE_SC_H_CLOSED && rt->host.state != FE_SC_H_CLOSING)
+            (void)fe_sc_host_close(&rt->host, now_ns);
+    }
+}
+
+bool fe_daq_sc_idle(const struct fe_daq *d)
+{
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        const struct daq_rt *rt = &d->rt[i];
+        if (rt->has_host && fe_sc_host_next_deadline(&rt->host) != UINT64_MAX) return false;
+    }
+    return true;
+}
+
+bool fe_daq_done(const struct fe_daq *d)
+{
+    if (!d->cfg.count) return false;
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        const struct fe_daq_flow *fl = &d->flow[i];
+        if (fl->qp_error || fl->sc_state == FE_SC_H_FAILED) continue;
+        if (d->cfg.imm) {
+            if (fl->msgs < d->cfg.count) return false;
+        } else {
+            if (!fl->qp || fe_qp_counters(fl->qp)->rx_msgs < d->cfg.count) return false;
+        }
+    }
+    return true;
+}
+
+uint64_t fe_daq_verify_rings(struct fe_daq *d)
+{
+    uint64_t bad = 0;
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        struct fe_daq_flow *fl = &d->flow[i];
+        if (!fl->qp) continue;
+        uint64_t written = fe_qp_counters(fl->qp)->rx_msgs;
+        uint64_t nslots = written < d->cfg.slots ? written : d->cfg.slots;
+        for (uint32_t s = 0; s < nslots; s++) {
+            /* the last message that went to slot s */
+            uint64_t last = written - 1 - ((written - 1 - s) % d->cfg.slots);
+            const uint8_t *buf = d->rt[i].ring + (size_t)s * d->cfg.msg_bytes;
+            if (d->cfg.verify &&
+                fe_data_check(buf, d->cfg.msg_bytes, fl->peer_qpn, last) != d->cfg.msg_bytes) {
+                fl->verify_errors++;
+                bad++;
+            }
+        }
+        fl->msgs = written;
+        fl->bytes = written * d->cfg.msg_bytes;
+    }
+    return bad;
+}

@@ -1,0 +1,463 @@
+/* Endpoint: moves packets between queue pairs and one backend (UDP socket or raw Ethernet).
+ * No protocol logic here: the QPs decide what to send and when; this frames, batches, sends,
+ * receives, decodes and dispatches by destination QPN. */
+#include "feroce/endpoint.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define RX_BUF_LEN      9216  /* a jumbo frame: anything longer is truncated and counted */
+#define ROCE_SPORT_BASE 40128 /* raw: UDP source port = 40128 + local QPN, as the firmware */
+
+struct ep_qp {
+    struct fe_qp *qp;
+    uint32_t qpn;
+    uint32_t ip;
+    uint16_t port;
+    unsigned flags;
+    struct fe_path path; /* raw */
+    bool mac_ok;
+};
+
+struct fe_ep {
+    struct fe_ep_config cfg;
+    struct fe_udpsock *udp;
+    struct fe_raw *raw;
+    uint32_t ip;
+    uint16_t port;
+    uint8_t mac[6];
+    struct ep_qp *qps;
+    unsigned n_qps, rr, last_hit;
+    uint16_t ip_id;
+    fe_ep_drop_fn drop;
+    void *drop_arg;
+    fe_ep_udp_fn udp_hook;
+    void *udp_arg;
+    struct fe_ep_stats st;
+    /* pending transmit batch: txd[tx_head .. tx_n) are encoded and not yet sent */
+    int tx_head, tx_n;
+    uint8_t *txmem, *rxmem;
+    struct fe_dgram txd[FE_IO_MAX_BATCH], rxd[FE_IO_MAX_BATCH];
+};
+
+int fe_backend_parse(const char *s, enum fe_backend *out)
+{
+    if (!strcmp(s, "udp"))
+        *out = FE_BACKEND_UDP;
+    else if (!strcmp(s, "raw"))
+        *out = FE_BACKEND_RAW;
+    else
+        return FE_EINVAL;
+    return 0;
+}
+
+void fe_ep_config_default(struct fe_ep_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->backend = FE_BACKEND_UDP;
+    fe_udpsock_config_default(&cfg->udp);
+    cfg->udp.bind_port = FE_ROCEV2_UDP_PORT;
+    fe_raw_config_default(&cfg->raw);
+    cfg->verify_icrc = true;
+    cfg->batch = 32;
+    cfg->max_qps = 64;
+}
+
+struct fe_ep *fe_ep_create(const struct fe_ep_config *cfg, int *err)
+{
+    int e = FE_EINVAL;
+    struct fe_ep *ep = NULL;
+    if (!cfg->batch || cfg->batch > FE_IO_MAX_BATCH || !cfg->max_qps) goto fail;
+    ep = calloc(1, sizeof *ep);
+    e = FE_ENOMEM;
+    if (!ep) goto fail;
+    ep->cfg = *cfg;
+    ep->qps = calloc(cfg->max_qps, sizeof *ep->qps);
+    ep->txmem = malloc((size_t)FE_IO_MAX_BATCH * FE_MAX_FRAME_LEN);
+    ep->rxmem = malloc((size_t)FE_IO_MAX_BATCH * RX_BUF_LEN);
+    if (!ep->qps || !ep->txmem || !ep->rxmem) goto fail;
+    for (int i = 0; i < FE_IO_MAX_BATCH; i++) {
+        ep->txd[i].buf = ep->txmem + (size_t)i * FE_MAX_FRAME_LEN;
+        ep->txd[i].cap = FE_MAX_FRAME_LEN;
+    }
+    if (cfg->backend == FE_BACKEND_UDP) {
+        ep->udp = fe_udpsock_open(&cfg->udp, &e);
+        if (!ep->udp) goto fail;
+        fe_udpsock_local(ep->udp, &ep->ip, &ep->port);
+    } else if (cfg->backend == FE_BACKEND_RAW) {
+        ep->raw = fe_raw_open(&cfg->raw, &e);
+        if (!ep->raw) goto fail;
+        fe_raw_mac(ep->raw, ep->mac);
+        ep->ip = cfg->raw.ip;
+        ep->port = FE_ROCEV2_UDP_PORT;
+    } else {
+        e = FE_EINVAL;
+        goto fail;
+    }
+    if (err) *err = 0;
+    return ep;
+fail:
+    fe_ep_destroy(ep);
+    if (err) *err = e;
+    return NULL;
+}
+
+void fe_ep_destroy(struct fe_ep *ep)
+{
+    if (!ep) return;
+    fe_udpsock_close(ep->udp);
+    fe_raw_close(ep->raw);
+    free(ep->qps);
+    free(ep->txmem);
+    free(ep->rxmem);
+    free(ep);
+}
+
+int fe_ep_fd(const struct fe_ep *ep)
+{
+    return ep->udp ? fe_udpsock_fd(ep->udp) : fe_raw_fd(ep->raw);
+}
+const struct fe_ep_config *fe_ep_config(const struct fe_ep *ep)
+{
+    return &ep->cfg;
+}
+const struct fe_ep_stats *fe_ep_stats(const struct fe_ep *ep)
+{
+    return &ep->st;
+}
+const struct fe_udpsock_stats *fe_ep_udp_stats(const struct fe_ep *ep)
+{
+    return ep->udp ? fe_udpsock_stats(ep->udp) : NULL;
+}
+const struct fe_raw_stats *fe_ep_raw_stats(const struct fe_ep *ep)
+{
+    return ep->raw ? fe_raw_stats(ep->raw) : NULL;
+}
+
+void fe_ep_local(const struct fe_ep *ep, uint32_t *ip, uint16_t *port)
+{
+    if (ip) *ip = ep->ip;
+    if (port) *port = ep->port;
+}
+
+void fe_ep_set_drop_hook(struct fe_ep *ep, fe_ep_drop_fn fn, void *arg)
+{
+    ep->drop = fn;
+    ep->drop_arg = arg;
+}
+
+void fe_ep_set_udp_hook(struct fe_ep *ep, fe_ep_udp_fn fn, void *arg)
+{
+    ep->udp_hook = fn;
+    ep->udp_arg = arg;
+}
+
+static struct ep_qp *find_qpn(struct fe_ep *ep, uint32_t qpn)
+{
+    if (ep->last_hit < ep->n_qps && ep->qps[ep->last_hit].qpn == qpn) return &ep->qps[ep->last_hit];
+    for (unsigned i = 0; i < ep->n_qps; i++) {
+        if (ep->qps[i].qpn == qpn) {
+            ep->last_hit = i;
+            return &ep->qps[i];
+        }
+    }
+    return NULL;
+}
+
+int fe_ep_add_qp(struct fe_ep *ep, struct fe_qp *qp, uint32_t peer_ip, uint16_t peer_port,
+                 unsigned flags)
+{
+    uint32_t qpn = fe_qp_config(qp)->local_qpn;
+    if (find_qpn(ep, qpn)) return FE_EINVAL;
+    if (ep->n_qps >= ep->cfg.max_qps) return FE_ENOSPC;
+    struct ep_qp *q = &ep->qps[ep->n_qps++];
+    memset(q, 0, sizeof *q);
+    q->qp = qp;
+    q->qpn = qpn;
+    q->ip = peer_ip;
+    q->port = peer_port ? peer_port : FE_ROCEV2_UDP_PORT;
+    q->flags = flags;
+    if (ep->raw) {
+        q->path = fe_qp_config(qp)->path;
+        memcpy(q->path.src_mac, ep->mac, 6);
+        q->path.ipver = 4;
+        q->path.src_ip4 = ep->ip;
+        q->path.dst_ip4 = peer_ip;
+        q->path.udp_sport = (uint16_t)(ROCE_SPORT_BASE + (qpn & 0xffff));
+        q->path.udp_dport = FE_ROCEV2_UDP_PORT;
+        q->mac_ok = fe_raw_resolve(ep->raw, peer_ip, q->path.dst_mac, 0) == 1;
+    }
+    return 0;
+}
+
+int fe_ep_remove_qp(struct fe_ep *ep, struct fe_qp *qp)
+{
+    for (unsigned i = 0; i < ep->n_qps; i++) {
+        if (ep->qps[i].qp == qp) {
+            ep->qps[i] = ep->qps[--ep->n_qps];
+            ep->rr = 0;
+            ep->last_hit = 0;
+            return 0;
+        }
+    }
+    return FE_ENOENT;
+}
+
+int fe_ep_peer(const struct fe_ep *ep, const struct fe_qp *qp, uint32_t *ip, uint16_t *port)
+{
+    for (unsigned i = 0; i < ep->n_qps; i++) {
+        if (ep->qps[i].qp == qp) {
+            if (ip) *ip = ep->qps[i].ip;
+            if (port) *port = ep->qps[i].port;
+            return 0;
+        }
+    }
+    return FE_ENOENT;
+}
+
+/* ---- receive ---- */
+
+static void udp_for_hook(struct fe_ep *ep, uint64_t now_ns, const uint8_t *f, size_t len)
+{
+    struct fe_eth eth;
+    struct fe_ipv4 ip;
+    struct fe_udp udp;
+    enum fe_parse_reason why;
+    size_t off = fe_eth_parse(f, len, &eth, &why);
+    if (!off || eth.ethertype != FE_ETHERTYPE_IPV4) goto other;
+    size_t ihl = fe_ipv4_parse(f + off, len - off, &ip, &why);
+    if (!ihl || ip.protocol != FE_IPPROTO_UDP || ip.dst != ep->ip || (ip.frag & 0x3fff)) goto other;
+    size_t end = off + ip.total_len;
+    off += ihl;
+    size_t ul = fe_udp_parse(f + off, end - off, &udp, &why);
+    if (!ul || udp.len < FE_UDP_HDR_LEN || off + udp.len > end) goto other;
+    ep->udp_hook(ep->udp_arg, now_ns, ip.src, udp.sport, udp.dport, f + off + ul,
+                 (size_t)udp.len - FE_UDP_HDR_LEN);
+    return;
+other:
+    ep->st.rx_other++;
+}
+
+static void rx_one(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d)
+{
+    struct fe_frame fr;
+    enum fe_parse_reason why = FE_PR_OK;
+    if (d->trunc) {
+        ep->st.rx_trunc++;
+        return;
+    }
+    if (ep->udp) {
+        if (fe_frame_decode(d->buf, d->len, FE_FRAME_BTH, ep->cfg.verify_icrc, &fr, &why,
+                            &ep->st.parse) != 0) {
+            ep->st.rx_parse++;
+            return;
+        }
+        fr.pkt.ecn = d->tos & 3; /* the kernel owns the IP header: ECN comes from IP_RECVTOS */
+    } else {
+        if (fe_frame_decode(d->buf, d->len, FE_FRAME_ETH, ep->cfg.verify_icrc, &fr, &why,
+                            &ep->st.parse) != 0) {
+            if (why == FE_PR_UDP_PORT && ep->udp_hook)
+                udp_for_hook(ep, now_ns, d->buf, d->len);
+            else if (why == FE_PR_ETH_TYPE)
+                ep->st.rx_other++;
+            else
+                ep->st.rx_parse++;
+            return;
+        }
+        if (fr.ipver != 4 || fr.ip4.dst != ep->ip) {
+            ep->st.rx_other++;
+            return;
+        }
+    }
+    struct ep_qp *q = find_qpn(ep, fr.pkt.bth.dqpn);
+    if (!q) {
+        ep->st.rx_no_qp++;
+        return;
+    }
+    if (fr.pkt.icrc == FE_ICRC_BAD) ep->st.rx_bad_icrc++;
+    ep->st.rx_pkts++;
+    int rc = fe_qp_rx(q->qp, now_ns, &fr.pkt);
+    if (rc == 0 && (q->flags & FE_EP_LEARN_PEER) && fr.pkt.icrc != FE_ICRC_BAD) {
+        if (ep->udp) {
+            q->ip = d->ip;
+            q->port = d->port;
+        } else if (fr.ip4.src == q->ip) {
+            memcpy(q->path.dst_mac, fr.eth.src, 6);
+            q->mac_ok = true;
+        }
+    }
+}
+
+int fe_ep_poll_rx(struct fe_ep *ep, uint64_t now_ns, int budget)
+{
+    int total = 0;
+    while (total < budget) {
+        int want = budget - total;
+        if (want > (int)ep->cfg.batch) want = (int)ep->cfg.batch;
+        for (int i = 0; i < want; i++) {
+            ep->rxd[i].buf = ep->rxmem + (size_t)i * RX_BUF_LEN;
+            ep->rxd[i].cap = RX_BUF_LEN;
+        }
+        int n =
+            ep->udp ? fe_udpsock_recv(ep->udp, ep->rxd, want) : fe_raw_recv(ep->raw, ep->rxd, want);
+        if (n <= 0) break;
+        ep->st.rx_dgrams += (uint64_t)n;
+        for (int i = 0; i < n; i++) rx_one(ep, now_ns, &ep->rxd[i]);
+        total += n;
+        if (n < want) break;
+    }
+    return total;
+}
+
+/* ---- transmit ---- */
+
+static int backend_send(struct fe_ep *ep, const struct fe_dgram *d, int n)
+{
+    return ep->udp ? fe_udpsock_send(ep->udp, d, n) : fe_raw_send(ep->raw, d, n);
+}
+
+/* Sends the pending batch; true when it all went. */
+static bool flush(struct fe_ep *ep)
+{
+    while (ep->tx_head < ep->tx_n) {
+        int k = backend_send(ep, ep->txd + ep->tx_head, ep->tx_n - ep->tx_head);
+        if (k <= 0) {
+            ep->st.tx_socket_full++;
+            return false;
+        }
+        ep->tx_head += k;
+    }
+    ep->tx_head = ep->tx_n = 0;
+    return true;
+}
+
+/* Frames one packet of q into txd[slot]; false when it is not to be sent. */
+static bool encode(struct fe_ep *ep, struct ep_qp *q, const struct fe_pkt *pkt, int slot,
+                   uint64_t now_ns)
+{
+    if (ep->drop && ep->drop(ep->drop_arg, q->qpn, pkt)) {
+        ep->st.tx_dropped_hook++;
+        return false;
+    }
+    struct fe_dgram *d = &ep->txd[slot];
+    int len;
+    if (ep->udp) {
+        len = fe_frame_encode(d->buf, FE_MAX_FRAME_LEN, FE_FRAME_BTH, NULL, 0, pkt);
+        d->ip = q->ip;
+        d->port = q->port;
+        d->tos = (uint8_t)((pkt->dscp << 2) | (pkt->ecn & 3));
+    } else {
+        if (!q->mac_ok) {
+            q->mac_ok = fe_raw_resolve(ep->raw, q->ip, q->path.dst_mac, now_ns) == 1;
+            if (!q->mac_ok) {
+                ep->st.tx_no_route++; /* lost like on a wire: the QP's timers recover */
+                return false;
+            }
+        }
+        len = fe_frame_encode(d->buf, FE_MAX_FRAME_LEN, FE_FRAME_ETH, &q->path, ep->ip_id++, pkt);
+    }
+    if (len <= 0) {
+        ep->st.tx_encode_err++;
+        return false;
+    }
+    d->len = (uint32_t)len;
+    ep->st.tx_pkts++;
+    ep->st.tx_bytes += (uint64_t)len;
+    return true;
+}
+
+int fe_ep_poll_tx(struct fe_ep *ep, uint64_t now_ns, int budget)
+{
+    int sent = 0;
+    if (!flush(ep)) return 0;
+    while (sent < budget && ep->n_qps) {
+        int fill = 0, misses = 0;
+        int cap = (int)ep->cfg.batch;
+        if (cap > budget - sent) cap = budget - sent;
+        while (fill < cap && misses < (int)ep->n_qps) {
+            if (ep->rr >= ep->n_qps) ep->rr = 0;
+            struct ep_qp *q = &ep->qps[ep->rr++];
+            struct fe_pkt pkt;
+            if (fe_qp_tx(q->qp, now_ns, &pkt) != 1) {
+                misses++;
+                continue;
+            }
+            misses = 0;
+            if (encode(ep, q, &pkt, fill, now_ns)) fill++;
+        }
+        if (fill == 0) break;
+        ep->tx_head = 0;
+        ep->tx_n = fill;
+        sent += fill;
+        if (!flush(ep)) break;
+        if (fill < cap) break; /* the QPs have nothing more right now */
+    }
+    return sent;
+}
+
+bool fe_ep_tx_blocked(const struct fe_ep *ep)
+{
+    return ep->tx_head < ep->tx_n;
+}
+
+uint64_t fe_ep_next_deadline(const struct fe_ep *ep)
+{
+    if (ep->tx_head < ep->tx_n) return 0;
+    uint64_t d = FE_NO_DEADLINE;
+    for (unsigned i = 0; i < ep->n_qps; i++) {
+        uint64_t q = fe_qp_next_deadline(ep->qps[i].qp);
+        if (q < d) d = q;
+    }
+    return d;
+}
+
+void fe_ep_handle_expiry(struct fe_ep *ep, uint64_t now_ns)
+{
+    for (unsigned i = 0; i < ep->n_qps; i++)
+        if (fe_qp_next_deadline(ep->qps[i].qp) <= now_ns)
+            fe_qp_handle_expiry(ep->qps[i].qp, now_ns);
+}
+
+int fe_ep_send_udp(struct fe_ep *ep, uint64_t now_ns, uint32_t dst_ip, uint16_t src_port,
+                   uint16_t dst_port, const uint8_t *payload, size_t len)
+{
+    if (!ep->raw) return FE_ENOTSUP;
+    if (len > 1400) return FE_EINVAL;
+    uint8_t mac[6];
+    if (fe_raw_resolve(ep->raw, dst_ip, mac, now_ns) != 1) return FE_EAGAIN;
+    uint8_t f[1500];
+    struct fe_eth eth;
+    memset(&eth, 0, sizeof eth);
+    memcpy(eth.dst, mac, 6);
+    memcpy(eth.src, ep->mac, 6);
+    eth.ethertype = FE_ETHERTYPE_IPV4;
+    size_t off = fe_eth_write(f, sizeof f, &eth);
+    struct fe_ipv4 ip;
+    memset(&ip, 0, sizeof ip);
+    ip.ihl = 5;
+    ip.ttl = 64;
+    ip.protocol = FE_IPPROTO_UDP;
+    ip.total_len = (uint16_t)(FE_IPV4_HDR_LEN + FE_UDP_HDR_LEN + len);
+    ip.id = ep->ip_id++;
+    ip.frag = 0x4000;
+    ip.src = ep->ip;
+    ip.dst = dst_ip;
+    size_t n = off ? fe_ipv4_write(f + off, sizeof f - off, &ip) : 0;
+    if (!n) return FE_EINVAL;
+    off += n;
+    struct fe_udp udp = {.sport = src_port,
+                         .dport = dst_port,
+                         .len = (uint16_t)(FE_UDP_HDR_LEN + len),
+                         .checksum = 0};
+    n = fe_udp_write(f + off, sizeof f - off, &udp);
+    if (!n) return FE_EINVAL;
+    off += n;
+    memcpy(f + off, payload, len);
+    off += len;
+    if (off < 60) {
+        memset(f + off, 0, 60 - off);
+        off = 60;
+    }
+    struct fe_dgram d = {.buf = f, .len = (uint32_t)off};
+    return fe_raw_send(ep->raw, &d, 1) == 1 ? 0 : FE_EAGAIN;
+}

@@ -1,0 +1,486 @@
+/* A software front-end board (see include/feroce/frontend.h): side channel in the FPGA role,
+ * one QP per connection, a data-pattern stream per QP. Protocol work is the core's. */
+#include "feroce/frontend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_MSG_BYTES (64u << 20)
+#define MAX_WINDOW    1024u
+
+struct flow_rt {
+    uint8_t *mem; /* window x msg_bytes: messages posted and not yet completed */
+    size_t mem_len;
+    uint32_t window;
+    uint64_t next_post_ns;
+    uint64_t data_pkts;   /* data packets seen by the drop hook */
+    uint32_t psn_dropped; /* bit j: drop_psn[j] already dropped once */
+};
+
+struct fe_frontend {
+    struct fe_frontend_config cfg;
+    struct fe_ep *ep;
+    struct fe_udpsock *sc_sock; /* UDP backend: the side channel's socket */
+    struct fe_sc_fe sc;
+    struct fe_fe_flow flow[FE_FRONTEND_MAX_QPS];
+    struct flow_rt rt[FE_FRONTEND_MAX_QPS];
+    bool any_started, stopped;
+    uint64_t first_start_ns;
+    uint64_t now_ns; /* of the current step (for the raw side-channel hook) */
+};
+
+void fe_frontend_config_default(struct fe_frontend_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    fe_ep_config_default(&cfg->ep);
+    cfg->sc_enable = true;
+    cfg->sc_port = FE_SC_PORT;
+    fe_sc_fe_config_default(&cfg->sc);
+    cfg->n_qps = 1;
+    cfg->local_qpn = FE_SC_FIRST_QPN;
+    cfg->stream.op = FE_WR_WRITE_IMM;
+    cfg->stream.msg_bytes = 65536;
+    cfg->stream.slots = 64;
+    cfg->stream.pattern = FE_PAT_COUNTER;
+    cfg->stream.imm_every = 1;
+    fe_qp_config_default(&cfg->qp);
+}
+
+const struct fe_fe_flow *fe_frontend_flow(const struct fe_frontend *f, unsigned i)
+{
+    return i < FE_FRONTEND_MAX_QPS ? &f->flow[i] : NULL;
+}
+struct fe_ep *fe_frontend_ep(struct fe_frontend *f)
+{
+    return f->ep;
+}
+const struct fe_sc_fe *fe_frontend_sc(const struct fe_frontend *f)
+{
+    return &f->sc;
+}
+
+/* ---- flows ---- */
+
+static void flow_close(struct fe_frontend *f, unsigned i)
+{
+    struct fe_fe_flow *fl = &f->flow[i];
+    if (fl->qp) {
+        fe_ep_remove_qp(f->ep, fl->qp);
+        fe_qp_destroy(fl->qp);
+        fl->qp = NULL;
+    }
+    fl->streaming = false;
+}
+
+static int flow_open(struct fe_frontend *f, unsigned i, uint32_t local_qpn,
+                     const struct fe_sc_qp_info *peer, uint16_t peer_port, uint64_t now_ns,
+                     char *errbuf, size_t errcap)
+{
+    flow_close(f, i);
+    struct fe_fe_flow *fl = &f->flow[i];
+    struct flow_rt *rt = &f->rt[i];
+    free(rt->mem);
+    memset(fl, 0, sizeof *fl);
+    memset(rt, 0, sizeof *rt);
+    struct fe_qp_config qc = f->cfg.qp;
+    qc.local_qpn = local_qpn;
+    qc.remote_qpn = peer->qpn;
+    qc.sq_psn = peer->psn; /* the front-end's first send PSN is the host's PSN */
+    qc.rq_psn = 0;
+    qc.remote_va = peer->va;
+    qc.remote_rkey = peer->rkey;
+    int err = 0;
+    const char *why = NULL;
+    struct fe_qp *qp = fe_qp_create(&qc, now_ns, &err, &why);
+    if (!qp) {
+        if (errbuf)
+            snprintf(errbuf, errcap, "cannot create QP %u: %s%s%s", local_qpn, fe_strerror(err),
+                     why ? " in " : "", why ? why : "");
+        return err ? err : FE_EINVAL;
+    }
+    uint32_t ip = f->cfg.to_ip ? f->cfg.to_ip : peer->ip;
+    uint16_t port = f->cfg.to_ip ? f->cfg.to_port : peer_port;
+    err = fe_ep_add_qp(f->ep, qp, ip, port, 0);
+    if (err) {
+        fe_qp_destroy(qp);
+        if (errbuf)
+            snprintf(errbuf, errcap, "cannot attach QP %u: %s", local_qpn, fe_strerror(err));
+        return err;
+    }
+    fl->used = true;
+    fl->qp = qp;
+    fl->qpn = local_qpn;
+    fl->peer_qpn = peer->qpn;
+    return 0;
+}
+
+static void flow_start(struct fe_frontend *f, unsigned i, const struct fe_sc_tx_meta *tx,
+                       uint64_t now_ns)
+{
+    struct fe_fe_flow *fl = &f->flow[i];
+    struct flow_rt *rt = &f->rt[i];
+    if (!fl->qp || fl->error || fl->streaming) return;
+    struct fe_stream_config s = f->cfg.stream;
+    if (tx) {
+        s.op = tx->write ? (tx->immediate ? FE_WR_WRITE_IMM : FE_WR_WRITE)
+                         : (tx->immediate ? FE_WR_SEND_IMM : FE_WR_SEND);
+        if (tx->msg_len_bytes) s.msg_bytes = tx->msg_len_bytes;
+        if (tx->msg_count) s.count = tx->msg_count;
+        if (tx->gap) s.gap_ns = tx->gap;
+    }
+    if (!s.msg_bytes || s.msg_bytes > MAX_MSG_BYTES || !s.slots) {
+        fl->error = true;
+        return;
+    }
+    uint64_t w = f->cfg.qp.replay_bytes / s.msg_bytes + 2;
+    if (w > f->cfg.qp.sq_depth) w = f->cfg.qp.sq_depth;
+    if (w > MAX_WINDOW) w = MAX_WINDOW;
+    if (w < 1) w = 1;
+    size_t need = (size_t)w * s.msg_bytes;
+    if (rt->mem_len < need) {
+        uint8_t *m = realloc(rt->mem, need);
+        if (!m) {
+            fl->error = true;
+            return;
+        }
+        rt->mem = m;
+        rt->mem_len = need;
+    }
+    /* A new stream continues the sequence numbers: the receiver's ring and immediates go on. */
+    rt->window = (uint32_t)w;
+    rt->next_post_ns = now_ns;
+    fl->stream = s;
+    fl->streaming = true;
+    fl->finished = false;
+    fl->started_ns = now_ns;
+    if (!f->any_started) {
+        f->any_started = true;
+        f->first_start_ns = now_ns;
+    }
+}
+
+static void flow_post(struct fe_frontend *f, unsigned i, uint64_t now_ns)
+{
+    struct fe_fe_flow *fl = &f->flow[i];
+    struct flow_rt *rt = &f->rt[i];
+    const struct fe_stream_config *s = &fl->stream;
+    while (fl->streaming && fl->posted - fl->completed < rt->window &&
+           (!s->count || fl->posted < s->count) && now_ns >= rt->next_post_ns) {
+        uint8_t *buf = rt->mem + (size_t)(fl->posted % rt->window) * s->msg_bytes;
+        fe_data_fill(s->pattern, buf, s->msg_bytes, fl->qpn, fl->posted);
+        enum fe_wr_op op = s->op;
+        if (op == FE_WR_WRITE_IMM && !fe_stream_has_imm(fl->posted, s->count, s->imm_every))
+            op = FE_WR_WRITE; /* doorbells on every imm_every-th message only */
+        struct fe_wr wr = {
+            .op = op,
+            .cookie = fl->posted,
+            .data = buf,
+            .len = s->msg_bytes,
+            .remote_offset = fe_stream_offset(fl->posted, s->msg_bytes, s->slots),
+            .imm = (uint32_t)fl->posted,
+        };
+        int rc = fe_qp_post_send(fl->qp, &wr);
+        if (rc == FE_ENOSPC) break;
+        if (rc) {
+            fl->error = true;
+            fl->streaming = false;
+            break;
+        }
+        fl->posted++;
+        if (s->gap_ns) { /* a late post catches up by at most one gap */
+            uint64_t base = rt->next_post_ns + s->gap_ns < now_ns ? now_ns : rt->next_post_ns;
+            rt->next_post_ns = base + s->gap_ns;
+        }
+    }
+    if (fl->streaming && s->count && fl->posted >= s->count) fl->streaming = false;
+}
+
+static void flow_complete(struct fe_frontend *f, unsigned i, uint64_t now_ns)
+{
+    struct fe_fe_flow *fl = &f->flow[i];
+    struct fe_cqe cqe[64];
+    int n;
+    while ((n = fe_qp_poll_cq(fl->qp, cqe, 64)) > 0) {
+        for (int k = 0; k < n; k++) {
+            if (cqe[k].status == FE_WC_SUCCESS) {
+                fl->completed++;
+                fl->bytes_completed += cqe[k].byte_len ? cqe[k].byte_len : fl->stream.msg_bytes;
+            } else if (!fl->error) {
+                fl->error = true;
+                fl->fail_status = cqe[k].status;
+            }
+        }
+    }
+    if (fe_qp_state(fl->qp) == FE_QPS_ERROR && !fl->error) {
+        fl->error = true;
+        fl->fail_status = FE_WC_WR_FLUSH_ERR;
+    }
+    if (fl->error) fl->streaming = false;
+    if (!fl->streaming && !fl->finished && fl->completed == fl->posted &&
+        (fl->posted > 0 || f->stopped)) {
+        fl->finished = true;
+        fl->finished_ns = now_ns;
+    }
+}
+
+/* ---- side channel ---- */
+
+static void sc_event(struct fe_frontend *f, const struct fe_sc_event *ev, uint64_t now_ns)
+{
+    unsigned i = ev->slot;
+    if (i >= FE_FRONTEND_MAX_QPS) return;
+    switch (ev->type) {
+    case FE_SC_EV_OPENED: {
+        struct fe_sc_qp_info peer = ev->peer;
+        peer.psn = ev->sq_psn;
+        char err[160];
+        if (flow_open(f, i, ev->qpn, &peer, FE_ROCEV2_UDP_PORT, now_ns, err, sizeof err) != 0) {
+            fprintf(stderr, "feroce: side channel: %s\n", err);
+            fe_sc_fe_release(&f->sc, ev->qpn);
+        }
+        break;
+    }
+    case FE_SC_EV_UPDATED: /* new host parameters: a fresh QP (nothing was sent on the old one) */
+    {
+        struct fe_sc_qp_info peer = ev->peer;
+        peer.psn = ev->sq_psn;
+        if (!f->flow[i].streaming)
+            flow_open(f, i, ev->qpn, &peer, FE_ROCEV2_UDP_PORT, now_ns, NULL, 0);
+        break;
+    }
+    case FE_SC_EV_RTS:
+        if (f->cfg.autostart) flow_start(f, i, NULL, now_ns);
+        break;
+    case FE_SC_EV_START:
+        flow_start(f, i, &ev->tx, now_ns);
+        break;
+    case FE_SC_EV_STOP:
+        f->flow[i].streaming = false;
+        break;
+    case FE_SC_EV_CLOSED:
+        flow_close(f, i);
+        break;
+    default:
+        break;
+    }
+}
+
+static void sc_reply(struct fe_frontend *f, const struct fe_sc_fe_result *res, uint64_t now_ns)
+{
+    if (!res->reply) return;
+    if (f->sc_sock) {
+        struct fe_dgram d = {.buf = (uint8_t *)res->reply_msg,
+                             .len = FE_SC_MSG_LEN,
+                             .ip = res->reply_ip,
+                             .port = res->reply_port};
+        (void)fe_udpsock_send(f->sc_sock, &d, 1);
+    } else {
+        /* raw: the host's MAC may still be resolving; the host retries on its timeout */
+        (void)fe_ep_send_udp(f->ep, now_ns, res->reply_ip, f->cfg.sc_port, res->reply_port,
+                             res->reply_msg, FE_SC_MSG_LEN);
+    }
+}
+
+static void sc_input(struct fe_frontend *f, uint64_t now_ns, const uint8_t *buf, size_t len,
+                     uint32_t ip, uint16_t port)
+{
+    struct fe_sc_fe_result res;
+    if (fe_sc_fe_input(&f->sc, now_ns, buf, len, ip, port, &res) != 0) return;
+    for (int e = 0; e < res.n_events; e++) sc_event(f, &res.ev[e], now_ns);
+    sc_reply(f, &res, now_ns);
+}
+
+static void raw_udp_hook(void *arg, uint64_t now_ns, uint32_t src_ip, uint16_t src_port,
+                         uint16_t dst_port, const uint8_t *payload, size_t len)
+{
+    struct fe_frontend *f = arg;
+    if (dst_port == f->cfg.sc_port) sc_input(f, now_ns, payload, len, src_ip, src_port);
+}
+
+static bool drop_hook(void *arg, uint32_t qpn, const struct fe_pkt *pkt)
+{
+    struct fe_frontend *f = arg;
+    if (!(fe_opcode_flags(pkt->bth.opcode) & FE_OPF_REQUEST)) return false;
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        struct fe_fe_flow *fl = &f->flow[i];
+        if (!fl->used || fl->qpn != qpn) continue;
+        struct flow_rt *rt = &f->rt[i];
+        rt->data_pkts++;
+        bool drop = f->cfg.drop_every && rt->data_pkts % f->cfg.drop_every == 0;
+        for (unsigned j = 0; j < f->cfg.n_drop_psn && j < 32; j++) {
+            if (f->cfg.drop_psn[j] == pkt->bth.psn && !(rt->psn_dropped & (1u << j))) {
+                rt->psn_dropped |= 1u << j;
+                drop = true;
+            }
+        }
+        if (drop) fl->dropped_on_purpose++;
+        return drop;
+    }
+    return false;
+}
+
+/* ---- lifecycle ---- */
+
+struct fe_frontend *fe_frontend_create(const struct fe_frontend_config *cfg, uint64_t now_ns,
+                                       int *err, char *errbuf, size_t errcap)
+{
+    int e = FE_EINVAL;
+    struct fe_frontend *f = calloc(1, sizeof *f);
+    if (!f) {
+        if (err) *err = FE_ENOMEM;
+        return NULL;
+    }
+    f->cfg = *cfg;
+    if (errbuf && errcap) errbuf[0] = 0;
+    if (cfg->stream.op != FE_WR_WRITE && cfg->stream.op != FE_WR_WRITE_IMM &&
+        cfg->stream.op != FE_WR_SEND && cfg->stream.op != FE_WR_SEND_IMM) {
+        snprintf(errbuf, errcap, "unknown operation");
+        goto fail;
+    }
+    if (!cfg->stream.slots || !cfg->stream.msg_bytes || cfg->stream.msg_bytes > MAX_MSG_BYTES) {
+        snprintf(errbuf, errcap, "message size must be 1..%u bytes and slots >= 1", MAX_MSG_BYTES);
+        goto fail;
+    }
+    if (cfg->stream.pattern == FE_PAT_FRAMES && cfg->stream.msg_bytes < FE_DETFRAME_HDR) {
+        snprintf(errbuf, errcap, "frames need messages of at least %d bytes", FE_DETFRAME_HDR);
+        goto fail;
+    }
+    if (!cfg->sc_enable && (cfg->n_qps < 1 || cfg->n_qps > FE_FRONTEND_MAX_QPS)) {
+        snprintf(errbuf, errcap, "1..%d QPs", FE_FRONTEND_MAX_QPS);
+        goto fail;
+    }
+    f->ep = fe_ep_create(&cfg->ep, &e);
+    if (!f->ep) {
+        snprintf(errbuf, errcap, "cannot open the data %s: %s",
+                 cfg->ep.backend == FE_BACKEND_RAW ? "interface" : "socket", fe_strerror(e));
+        goto fail;
+    }
+    fe_ep_set_drop_hook(f->ep, drop_hook, f);
+    if (cfg->sc_enable) {
+        struct fe_sc_fe_config sc = cfg->sc;
+        if (!sc.local_ip) fe_ep_local(f->ep, &sc.local_ip, NULL);
+        if (!sc.local_ip) sc.local_ip = cfg->sc_bind_ip;
+        e = fe_sc_fe_init(&f->sc, &sc);
+        if (e) {
+            snprintf(errbuf, errcap, "bad side-channel configuration");
+            goto fail;
+        }
+        if (cfg->ep.backend == FE_BACKEND_UDP) {
+            struct fe_udpsock_config uc;
+            fe_udpsock_config_default(&uc);
+            uc.bind_ip = cfg->sc_bind_ip;
+            uc.bind_port = cfg->sc_port;
+            uc.rcvbuf_bytes = uc.sndbuf_bytes = 256u << 10;
+            f->sc_sock = fe_udpsock_open(&uc, &e);
+            if (!f->sc_sock) {
+                char a[32];
+                snprintf(errbuf, errcap, "cannot listen on %s for the side channel: %s",
+                         fe_io_addr_str(cfg->sc_bind_ip, cfg->sc_port, a, sizeof a),
+                         fe_strerror(e));
+                goto fail;
+            }
+        } else {
+            fe_ep_set_udp_hook(f->ep, raw_udp_hook, f);
+        }
+    } else {
+        for (unsigned i = 0; i < cfg->n_qps; i++) {
+            struct fe_sc_qp_info peer = {
+                .qpn = (cfg->peer_qpn + i) & 0xFFFFFF,
+                .psn = cfg->peer_psn,
+                .rkey = cfg->peer_rkey + i,
+                .va = cfg->peer_va + (uint64_t)i * cfg->stream.slots * cfg->stream.msg_bytes,
+                .ip = cfg->peer_ip,
+            };
+            e = flow_open(f, i, (cfg->local_qpn + i) & 0xFFFFFF, &peer,
+                          cfg->peer_port ? cfg->peer_port : FE_ROCEV2_UDP_PORT, now_ns, errbuf,
+                          errcap);
+            if (e) goto fail;
+            flow_start(f, i, NULL, now_ns);
+        }
+    }
+    if (err) *err = 0;
+    return f;
+fail:
+    fe_frontend_destroy(f);
+    if (err) *err = e ? e : FE_EINVAL;
+    return NULL;
+}
+
+void fe_frontend_destroy(struct fe_frontend *f)
+{
+    if (!f) return;
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        flow_close(f, i);
+        free(f->rt[i].mem);
+    }
+    fe_udpsock_close(f->sc_sock);
+    fe_ep_destroy(f->ep);
+    free(f);
+}
+
+int fe_frontend_fds(const struct fe_frontend *f, int *fds, int max)
+{
+    int n = 0;
+    if (n < max) fds[n++] = fe_ep_fd(f->ep);
+    if (f->sc_sock && n < max) fds[n++] = fe_udpsock_fd(f->sc_sock);
+    return n;
+}
+
+void fe_frontend_stop(struct fe_frontend *f, uint64_t now_ns)
+{
+    (void)now_ns;
+    f->stopped = true;
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) f->flow[i].streaming = false;
+}
+
+void fe_frontend_step(struct fe_frontend *f, uint64_t now_ns)
+{
+    f->now_ns = now_ns;
+    if (f->sc_sock) {
+        uint8_t b[8][128];
+        struct fe_dgram d[8];
+        for (int i = 0; i < 8; i++) d[i] = (struct fe_dgram){.buf = b[i], .cap = sizeof b[i]};
+        int n = fe_udpsock_recv(f->sc_sock, d, 8);
+        for (int i = 0; i < n; i++)
+            sc_input(f, now_ns, d[i].buf, d[i].trunc ? 129 : d[i].len, d[i].ip, d[i].port);
+    }
+    fe_ep_poll_rx(f->ep, now_ns, 512);
+    fe_ep_handle_expiry(f->ep, now_ns);
+    if (f->cfg.duration_ns && f->any_started && !f->stopped &&
+        now_ns >= f->first_start_ns + f->cfg.duration_ns)
+        fe_frontend_stop(f, now_ns);
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        if (!f->flow[i].qp) continue;
+        flow_complete(f, i, now_ns);
+        flow_post(f, i, now_ns);
+    }
+    fe_ep_poll_tx(f->ep, now_ns, 512);
+}
+
+uint64_t fe_frontend_next_deadline(const struct fe_frontend *f)
+{
+    uint64_t d = fe_ep_next_deadline(f->ep);
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        const struct fe_fe_flow *fl = &f->flow[i];
+        if (fl->qp && fl->streaming && fl->stream.gap_ns &&
+            fl->posted - fl->completed < f->rt[i].window && f->rt[i].next_post_ns < d)
+            d = f->rt[i].next_post_ns;
+    }
+    if (f->cfg.duration_ns && f->any_started && !f->stopped) {
+        uint64_t end = f->first_start_ns + f->cfg.duration_ns;
+        if (end < d) d = end;
+    }
+    return d;
+}
+
+bool fe_frontend_done(const struct fe_frontend *f)
+{
+    if (!f->any_started) return false;
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        const struct fe_fe_flow *fl = &f->flow[i];
+        if (!fl->used || !fl->qp || fl->error) continue;
+        if (!fl->finished) return false; /* streaming, in flight, or not started yet */
+    }
+    return true;
+}

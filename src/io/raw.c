@@ -1,0 +1,403 @@
+/* Raw Ethernet (AF_PACKET) for whole RoCEv2 frames built by feroce, batched with
+ * sendmmsg/recvmmsg. Like a front-end board, an endpoint answers ARP requests and ICMP echo
+ * requests for its own IPv4 address itself (the interface carries no kernel address), and learns
+ * its peers' MACs from ARP. */
+#include "feroce/io.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "feroce/wire.h"
+
+#define ARP_CACHE       64
+#define ARP_RETRY_NS    100000000ull /* one request per address per 100 ms at most */
+#define RX_SCRATCH      9216
+#define IPPROTO_ICMP_NO 1
+
+struct arp_entry {
+    uint32_t ip;
+    uint8_t mac[6];
+    bool valid;
+    uint64_t asked_ns; /* last request sent (for unresolved entries) */
+};
+
+struct fe_raw {
+    int fd;
+    int ifindex;
+    struct fe_raw_config cfg;
+    uint8_t mac[6];
+    struct fe_raw_stats st;
+    struct arp_entry arp[ARP_CACHE];
+    unsigned arp_next;
+    struct mmsghdr msg[FE_IO_MAX_BATCH];
+    struct iovec iov[FE_IO_MAX_BATCH];
+    struct sockaddr_ll sll[FE_IO_MAX_BATCH];
+    uint8_t reply[128]; /* ARP / small ICMP answers */
+    uint8_t icmp_buf[RX_SCRATCH];
+};
+
+void fe_raw_config_default(struct fe_raw_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->answer_arp_icmp = true;
+    cfg->rcvbuf_bytes = 8u << 20;
+    cfg->sndbuf_bytes = 4u << 20;
+}
+
+static void size_buffer(int fd, int force_opt, int opt, uint64_t bytes)
+{
+    if (!bytes) return;
+    int v = bytes > (uint64_t)(INT32_MAX / 2) ? INT32_MAX / 2 : (int)bytes;
+    if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0)
+        (void)setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+}
+
+struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
+{
+    int e = FE_EIO;
+    struct fe_raw *r = calloc(1, sizeof *r);
+    if (!r) {
+        if (err) *err = FE_ENOMEM;
+        return NULL;
+    }
+    r->fd = -1;
+    r->cfg = *cfg;
+    r->cfg.ifname[sizeof r->cfg.ifname - 1] = 0;
+    r->ifindex = (int)if_nametoindex(r->cfg.ifname);
+    if (!r->ifindex) {
+        e = FE_ENOENT;
+        goto fail;
+    }
+    r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+    if (r->fd < 0) {
+        e = (errno == EPERM || errno == EACCES) ? FE_EACCESS : FE_EIO;
+        goto fail;
+    }
+    struct sockaddr_ll sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sll_family = AF_PACKET;
+    sa.sll_protocol = htons(ETH_P_ALL);
+    sa.sll_ifindex = r->ifindex;
+    if (bind(r->fd, (struct sockaddr *)&sa, sizeof sa) != 0) goto fail;
+#ifdef PACKET_IGNORE_OUTGOING
+    int one = 1;
+    (void)setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+#endif
+    static const uint8_t zero[6];
+    if (!memcmp(cfg->mac, zero, 6)) {
+        struct ifreq ifr;
+        memset(&ifr, 0, sizeof ifr);
+        memcpy(ifr.ifr_name, r->cfg.ifname, strlen(r->cfg.ifname));
+        if (ioctl(r->fd, SIOCGIFHWADDR, &ifr) != 0) goto fail;
+        memcpy(r->mac, ifr.ifr_hwaddr.sa_data, 6);
+    } else {
+        memcpy(r->mac, cfg->mac, 6);
+    }
+    /* A MAC of our own (not the interface's), or a switch port: see every frame. */
+    if (cfg->promisc || memcmp(cfg->mac, zero, 6)) {
+        struct packet_mreq mr;
+        memset(&mr, 0, sizeof mr);
+        mr.mr_ifindex = r->ifindex;
+        mr.mr_type = PACKET_MR_PROMISC;
+        if (setsockopt(r->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0) goto fail;
+    }
+    size_buffer(r->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf_bytes);
+    size_buffer(r->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf_bytes);
+    if (err) *err = 0;
+    return r;
+fail:
+    if (err) *err = e;
+    fe_raw_close(r);
+    return NULL;
+}
+
+void fe_raw_close(struct fe_raw *r)
+{
+    if (!r) return;
+    if (r->fd >= 0) close(r->fd);
+    free(r);
+}
+
+int fe_raw_fd(const struct fe_raw *r)
+{
+    return r->fd;
+}
+void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6])
+{
+    memcpy(mac, r->mac, 6);
+}
+int fe_raw_ifindex(const struct fe_raw *r)
+{
+    return r->ifindex;
+}
+const struct fe_raw_stats *fe_raw_stats(const struct fe_raw *r)
+{
+    return &r->st;
+}
+
+static int send_one(struct fe_raw *r, const uint8_t *buf, size_t len)
+{
+    struct fe_dgram d = {.buf = (uint8_t *)buf, .len = (uint32_t)len};
+    return fe_raw_send(r, &d, 1);
+}
+
+int fe_raw_send(struct fe_raw *r, const struct fe_dgram *d, int n)
+{
+    if (n <= 0) return 0;
+    if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
+    for (int i = 0; i < n; i++) {
+        r->iov[i].iov_base = d[i].buf;
+        r->iov[i].iov_len = d[i].len;
+        struct msghdr *h = &r->msg[i].msg_hdr;
+        memset(h, 0, sizeof *h);
+        h->msg_iov = &r->iov[i];
+        h->msg_iovlen = 1; /* the socket is bound to the interface: no address needed */
+    }
+    int done = 0;
+    while (done < n) {
+        int k = sendmmsg(r->fd, r->msg + done, (unsigned)(n - done), MSG_DONTWAIT);
+        if (k > 0) {
+            for (int i = done; i < done + k; i++) r->st.tx_bytes += d[i].len;
+            r->st.tx_frames += (uint64_t)k;
+            done += k;
+            continue;
+        }
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)) {
+            r->st.tx_again++;
+            break;
+        }
+        r->st.tx_errors++;
+        done++;
+    }
+    return done;
+}
+
+/* ---- ARP ---- */
+
+static struct arp_entry *arp_find(struct fe_raw *r, uint32_t ip)
+{
+    for (unsigned i = 0; i < ARP_CACHE; i++)
+        if (r->arp[i].ip == ip && (r->arp[i].valid || r->arp[i].asked_ns)) return &r->arp[i];
+    return NULL;
+}
+
+static struct arp_entry *arp_slot(struct fe_raw *r, uint32_t ip)
+{
+    struct arp_entry *e = arp_find(r, ip);
+    if (e) return e;
+    e = &r->arp[r->arp_next++ % ARP_CACHE]; /* round-robin replacement: small, bounded */
+    memset(e, 0, sizeof *e);
+    e->ip = ip;
+    return e;
+}
+
+static void arp_learn(struct fe_raw *r, uint32_t ip, const uint8_t *mac)
+{
+    if (!ip || (mac[0] & 1)) return; /* no multicast/broadcast MACs */
+    struct arp_entry *e = arp_slot(r, ip);
+    memcpy(e->mac, mac, 6);
+    e->valid = true;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static void put32(uint8_t *p, uint32_t v)
+{
+    put16(p, (uint16_t)(v >> 16));
+    put16(p + 2, (uint16_t)v);
+}
+static uint16_t get16(const uint8_t *p)
+{
+    return (uint16_t)((p[0] << 8) | p[1]);
+}
+static uint32_t get32(const uint8_t *p)
+{
+    return ((uint32_t)get16(p) << 16) | get16(p + 2);
+}
+
+/* Ethernet + ARP (IPv4 over Ethernet): 14 + 28 bytes, padded to the 60-byte minimum. */
+static size_t arp_build(uint8_t *b, const uint8_t *dst_mac, const uint8_t *src_mac, uint16_t op,
+                        uint32_t sip, const uint8_t *tha, uint32_t tip)
+{
+    memset(b, 0, 60);
+    memcpy(b, dst_mac, 6);
+    memcpy(b + 6, src_mac, 6);
+    put16(b + 12, FE_ETHERTYPE_ARP);
+    put16(b + 14, 1);      /* Ethernet */
+    put16(b + 16, 0x0800); /* IPv4 */
+    b[18] = 6;
+    b[19] = 4;
+    put16(b + 20, op);
+    memcpy(b + 22, src_mac, 6);
+    put32(b + 28, sip);
+    memcpy(b + 32, tha, 6);
+    put32(b + 38, tip);
+    return 60;
+}
+
+int fe_raw_resolve(struct fe_raw *r, uint32_t ip, uint8_t mac[6], uint64_t now_ns)
+{
+    struct arp_entry *e = arp_find(r, ip);
+    if (e && e->valid) {
+        memcpy(mac, e->mac, 6);
+        return 1;
+    }
+    if (!e) e = arp_slot(r, ip);
+    if (!e->asked_ns || now_ns >= e->asked_ns + ARP_RETRY_NS) {
+        static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, zero[6];
+        size_t n = arp_build(r->reply, bcast, r->mac, 1, r->cfg.ip, zero, ip);
+        if (send_one(r, r->reply, n) == 1) r->st.arp_requests_sent++;
+        e->asked_ns = now_ns ? now_ns : 1;
+    }
+    return 0;
+}
+
+/* Handles ARP: learns the sender, answers requests for our address. */
+static void arp_input(struct fe_raw *r, const uint8_t *f, size_t len)
+{
+    if (len < 14 + 28) return;
+    const uint8_t *a = f + 14;
+    if (get16(a) != 1 || get16(a + 2) != 0x0800 || a[4] != 6 || a[5] != 4) return;
+    uint16_t op = get16(a + 6);
+    uint32_t sip = get32(a + 14), tip = get32(a + 24);
+    if (r->cfg.ip && tip == r->cfg.ip)
+        arp_learn(r, sip, a + 8);
+    else if (arp_find(r, sip))
+        arp_learn(r, sip, a + 8); /* refresh what we asked about */
+    if (op == 1 && r->cfg.ip && tip == r->cfg.ip && r->cfg.answer_arp_icmp) {
+        size_t n = arp_build(r->reply, a + 8, r->mac, 2, r->cfg.ip, a + 8, sip);
+        if (send_one(r, r->reply, n) == 1) r->st.arp_replies++;
+    }
+}
+
+static uint16_t inet_csum(const uint8_t *p, size_t len)
+{
+    uint32_t s = 0;
+    for (size_t i = 0; i + 1 < len; i += 2) s += get16(p + i);
+    if (len & 1) s += (uint32_t)p[len - 1] << 8;
+    while (s >> 16) s = (s & 0xffff) + (s >> 16);
+    return (uint16_t)~s;
+}
+
+/* ICMP echo request to our address -> echo reply (same identifier, sequence and data). Returns
+ * true when the frame was an echo request for us. */
+static bool icmp_input(struct fe_raw *r, const uint8_t *f, size_t len, size_t l3)
+{
+    struct fe_ipv4 ip;
+    enum fe_parse_reason why;
+    size_t ihl = fe_ipv4_parse(f + l3, len - l3, &ip, &why);
+    if (!ihl || ip.protocol != IPPROTO_ICMP_NO || ip.dst != r->cfg.ip) return false;
+    size_t icmp_off = l3 + ihl, icmp_len = (size_t)ip.total_len - ihl;
+    if (ip.total_len < ihl + 8 || l3 + ip.total_len > len || (ip.frag & 0x3fff)) return false;
+    const uint8_t *ic = f + icmp_off;
+    if (ic[0] != 8 || ic[1] != 0) return false;    /* echo request only */
+    if (inet_csum(ic, icmp_len) != 0) return true; /* corrupt: swallowed, not answered */
+    if (!r->cfg.answer_arp_icmp || icmp_off + icmp_len > sizeof r->icmp_buf) return true;
+    uint8_t *o = r->icmp_buf;
+    memcpy(o, f + 6, 6); /* back to the sender's MAC */
+    memcpy(o + 6, r->mac, 6);
+    put16(o + 12, FE_ETHERTYPE_IPV4);
+    struct fe_ipv4 rip = ip;
+    rip.ihl = 5;
+    rip.src = r->cfg.ip;
+    rip.dst = ip.src;
+    rip.ttl = 64;
+    rip.total_len = (uint16_t)(20 + icmp_len);
+    rip.frag = 0x4000; /* DF */
+    rip.ecn = 0;
+    if (!fe_ipv4_write(o + 14, sizeof r->icmp_buf - 14, &rip)) return true;
+    memcpy(o + 34, ic, icmp_len);
+    o[34] = 0; /* echo reply */
+    o[36] = o[37] = 0;
+    put16(o + 36, inet_csum(o + 34, icmp_len));
+    if (send_one(r, o, 34 + icmp_len) == 1) r->st.icmp_replies++;
+    return true;
+}
+
+int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n)
+{
+    if (n <= 0) return 0;
+    if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
+    static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    int out = 0;
+    /* ARP/ICMP frames are consumed here, so read again until frames for the caller arrive or
+     * the socket is empty. */
+    for (int round = 0; round < 4 && out == 0; round++) {
+        for (int i = 0; i < n; i++) {
+            r->iov[i].iov_base = d[i].buf;
+            r->iov[i].iov_len = d[i].cap;
+            struct msghdr *h = &r->msg[i].msg_hdr;
+            memset(h, 0, sizeof *h);
+            h->msg_name = &r->sll[i];
+            h->msg_namelen = sizeof r->sll[i];
+            h->msg_iov = &r->iov[i];
+            h->msg_iovlen = 1;
+        }
+        int k;
+        do {
+            k = recvmmsg(r->fd, r->msg, (unsigned)n, MSG_DONTWAIT | MSG_TRUNC, NULL);
+        } while (k < 0 && errno == EINTR);
+        if (k < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : FE_EIO;
+        if (k == 0) return 0;
+        for (int i = 0; i < k; i++) {
+            if (r->sll[i].sll_pkttype == PACKET_OUTGOING) continue; /* our own transmissions */
+            uint32_t len = r->msg[i].msg_len;
+            bool trunc = len > d[i].cap || (r->msg[i].msg_hdr.msg_flags & MSG_TRUNC);
+            const uint8_t *f = d[i].buf;
+            if (trunc) {
+                r->st.rx_trunc++;
+                len = d[i].cap;
+            }
+            r->st.rx_frames++;
+            r->st.rx_bytes += len;
+            if (len < 14) continue;
+            bool for_us = !memcmp(f, r->mac, 6) || !memcmp(f, bcast, 6);
+            if (!for_us && !r->cfg.promisc) {
+                r->st.rx_not_ours++;
+                continue;
+            }
+            if (!r->cfg.promisc && r->cfg.ip) {
+                uint16_t et = get16(f + 12);
+                size_t l3 = 14;
+                if (et == FE_ETHERTYPE_VLAN && len >= 18) {
+                    et = get16(f + 16);
+                    l3 = 18;
+                }
+                if (et == FE_ETHERTYPE_ARP && !trunc) {
+                    arp_input(r, f, len);
+                    continue;
+                }
+                if (et == FE_ETHERTYPE_IPV4 && !trunc && icmp_input(r, f, len, l3)) continue;
+            }
+            /* compact: frame i becomes output `out` */
+            if (out != i) {
+                uint8_t *tmp = d[out].buf;
+                uint32_t tcap = d[out].cap;
+                d[out].buf = d[i].buf;
+                d[out].cap = d[i].cap;
+                d[i].buf = tmp;
+                d[i].cap = tcap;
+            }
+            d[out].len = len;
+            d[out].trunc = trunc;
+            d[out].ip = 0;
+            d[out].port = 0;
+            d[out].tos = 0;
+            out++;
+        }
+        if (k < n) break; /* the socket is empty */
+    }
+    return out;
+}
