@@ -12,14 +12,14 @@
 
 #define LO 0x7F000001u
 
-static struct fe_udp *open_lo(uint16_t port)
+static struct fe_udpsock *open_lo(uint16_t port)
 {
-    struct fe_udp_config c;
-    fe_udp_config_default(&c);
+    struct fe_udpsock_config c;
+    fe_udpsock_config_default(&c);
     c.bind_ip = LO;
     c.bind_port = port;
     int err = 1;
-    struct fe_udp *u = fe_udp_open(&c, &err);
+    struct fe_udpsock *u = fe_udpsock_open(&c, &err);
     assert_non_null(u);
     assert_int_equal(err, 0);
     return u;
@@ -28,11 +28,11 @@ static struct fe_udp *open_lo(uint16_t port)
 static void test_batch_tos(void **state)
 {
     (void)state;
-    struct fe_udp *a = open_lo(0), *b = open_lo(0);
+    struct fe_udpsock *a = open_lo(0), *b = open_lo(0);
     uint32_t aip, bip;
     uint16_t aport, bport;
-    fe_udp_local(a, &aip, &aport);
-    fe_udp_local(b, &bip, &bport);
+    fe_udpsock_local(a, &aip, &aport);
+    fe_udpsock_local(b, &bip, &bport);
     assert_int_equal(aip, LO);
     assert_true(aport != 0 && bport != 0 && aport != bport);
 
@@ -48,12 +48,12 @@ static void test_batch_tos(void **state)
                                  .port = bport,
                                  .tos = (uint8_t)((26 << 2) | (i % 4))}; /* every ECN codepoint */
     }
-    assert_int_equal(fe_udp_send(a, d, N), N);
+    assert_int_equal(fe_udpsock_send(a, d, N), N);
     int got = 0;
     uint64_t until = fe_io_now_ns() + 2000000000ull;
     while (got < N && fe_io_now_ns() < until) {
         for (int i = got; i < N; i++) r[i] = (struct fe_dgram){.buf = rx[i], .cap = sizeof rx[i]};
-        int n = fe_udp_recv(b, r + got, N - got);
+        int n = fe_udpsock_recv(b, r + got, N - got);
         assert_true(n >= 0);
         got += n;
     }
@@ -66,29 +66,29 @@ static void test_batch_tos(void **state)
         assert_int_equal(r[i].port, aport);
         assert_false(r[i].trunc);
     }
-    const struct fe_udp_stats *st = fe_udp_stats(a);
+    const struct fe_udpsock_stats *st = fe_udpsock_stats(a);
     assert_int_equal(st->tx_dgrams, N);
     assert_true(st->tx_calls >= 1 && st->tx_calls < N); /* batched */
 
     /* nothing more: 0, not an error */
     r[0] = (struct fe_dgram){.buf = rx[0], .cap = sizeof rx[0]};
-    assert_int_equal(fe_udp_recv(b, r, 1), 0);
+    assert_int_equal(fe_udpsock_recv(b, r, 1), 0);
 
     /* truncation is reported */
     d[0].len = 3000;
-    assert_int_equal(fe_udp_send(a, d, 1), 1);
+    assert_int_equal(fe_udpsock_send(a, d, 1), 1);
     r[0] = (struct fe_dgram){.buf = rx[0], .cap = 1000};
     int n = 0;
-    for (int k = 0; k < 1000 && n == 0; k++) n = fe_udp_recv(b, r, 1);
+    for (int k = 0; k < 1000 && n == 0; k++) n = fe_udpsock_recv(b, r, 1);
     assert_int_equal(n, 1);
     assert_true(r[0].trunc);
-    assert_int_equal(fe_udp_stats(b)->rx_trunc, 1);
+    assert_int_equal(fe_udpsock_stats(b)->rx_trunc, 1);
 
     uint64_t rcv, snd;
-    fe_udp_bufsizes(b, &rcv, &snd);
+    fe_udpsock_bufsizes(b, &rcv, &snd);
     assert_true(rcv > 0 && snd > 0);
-    fe_udp_close(a);
-    fe_udp_close(b);
+    fe_udpsock_close(a);
+    fe_udpsock_close(b);
 }
 
 static void test_loop(void **state)
@@ -99,10 +99,10 @@ static void test_loop(void **state)
     int err;
     struct fe_loop *l = fe_loop_create(&lc, &err);
     assert_non_null(l);
-    struct fe_udp *a = open_lo(0), *b = open_lo(0);
+    struct fe_udpsock *a = open_lo(0), *b = open_lo(0);
     uint16_t bport;
-    fe_udp_local(b, NULL, &bport);
-    assert_int_equal(fe_loop_add(l, fe_udp_fd(b), 7), 0);
+    fe_udpsock_local(b, NULL, &bport);
+    assert_int_equal(fe_loop_add(l, fe_udpsock_fd(b), 7), 0);
 
     /* deadline: returns 0 at or after it */
     int tags[4];
@@ -113,7 +113,7 @@ static void test_loop(void **state)
     /* readable: returns the tag well before a far deadline */
     uint8_t x[8] = {1};
     struct fe_dgram d = {.buf = x, .len = 8, .ip = LO, .port = bport};
-    assert_int_equal(fe_udp_send(a, &d, 1), 1);
+    assert_int_equal(fe_udpsock_send(a, &d, 1), 1);
     t0 = fe_io_now_ns();
     int n = fe_loop_wait(l, t0 + 5000000000ull, tags, 4);
     assert_int_equal(n, 1);
@@ -129,8 +129,8 @@ static void test_loop(void **state)
     assert_int_equal(fe_loop_wait(l, t0 + 1000000, tags, 4), 0);
     assert_true(fe_io_now_ns() >= t0 + 1000000);
     fe_loop_destroy(l);
-    fe_udp_close(a);
-    fe_udp_close(b);
+    fe_udpsock_close(a);
+    fe_udpsock_close(b);
 }
 
 static void test_addr(void **state)
