@@ -66,6 +66,8 @@ static void flow_close(struct fe_frontend *f, unsigned i)
 {
     struct fe_fe_flow *fl = &f->flow[i];
     if (fl->qp) {
+        fl->final = *fe_qp_counters(fl->qp);
+        fl->closed = true;
         fe_ep_remove_qp(f->ep, fl->qp);
         fe_qp_destroy(fl->qp);
         fl->qp = NULL;
@@ -259,6 +261,11 @@ static void sc_event(struct fe_frontend *f, const struct fe_sc_event *ev, uint64
         f->flow[i].streaming = false;
         break;
     case FE_SC_EV_CLOSED:
+        if (f->flow[i].qp) { /* take the last completions into the final counts */
+            /* UDP: the ACKs come on another socket; raw: they were read before (same queue) */
+            if (f->sc_sock) fe_ep_poll_rx(f->ep, now_ns, 512);
+            flow_complete(f, i, now_ns);
+        }
         flow_close(f, i);
         break;
     default:

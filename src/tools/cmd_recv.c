@@ -1,0 +1,445 @@
+/* feroce recv: a software DAQ receiver. Opens QPs on front-ends through the side channel (host
+ * role), registers a ring per QP, consumes, verifies and optionally records every message, and
+ * lets a slow consumer push back on the senders through RNR NAKs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "feroce/daq.h"
+#include "feroce/io.h"
+#include "tools/cli.h"
+
+static volatile sig_atomic_t g_signals;
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_signals++;
+}
+
+static const char usage[] =
+    "usage: feroce recv [OPTIONS] --fe ADDR[:PORT][,qps=N] ...\n"
+    "A software DAQ receiver: opens QPs on one or more front-ends over the side channel (feroce\n"
+    "send, or Lite-RoCEv2 firmware), registers a ring of slots per QP and asks for a stream\n"
+    "(tx-meta). Each WRITE with immediate lands in slot (seq mod slots); its receive buffer is\n"
+    "given back only when the consumer has taken it, so a slow consumer makes senders back off\n"
+    "through RNR NAKs without loss. Every message is verified byte for byte (counter or frames\n"
+    "pattern); CE-marked packets are answered with CNPs.\n"
+    "\n"
+    "  --fe ADDR[:PORT][,qps=N]  a front-end's side channel (port 17185), N QPs on it (1);\n"
+    "                          repeatable\n"
+    "  --manual N --peer ADDR[:PORT] --peer-qpn Q   no side channel: N QPs for a sender started\n"
+    "                          with --peer-qpn (our QPNs), its QPNs Q, Q+1, ...\n"
+    "data path:\n"
+    "  --backend udp|raw       (udp)\n"
+    "  --bind ADDR[:PORT]      UDP: data socket (127.0.0.1:4791); raw: our IPv4 address\n"
+    "  --if IFNAME  --mac MAC  raw backend\n"
+    "  --sc-port PORT          our side-channel reply port (17186)\n"
+    "our QPs: --qpn N (17)  --psn N (0)  --rkey K (0x1000)  --va V (0x100000000)\n"
+    "stream asked for: --slots N (64)  --msg-size SIZE (64K)  --count N (0 = until --duration)\n"
+    "                  --op write|write-imm (write-imm)  --gap TIME\n"
+    "consumer: --consume-rate RATE (e.g. 500Mbps; default unlimited)  --no-verify  --record FILE\n"
+    "transport: --mtu N (4096)  --no-cnp  --cnp-interval TIME (4us)  --ack-every N (32)\n"
+    "run: --duration TIME  --timeout TIME (give up; 60s)  --cpu N  --busy-poll\n"
+    "     --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
+    "\n"
+    "Exit status 0 when every expected message arrived exactly once and verified.\n";
+
+struct opts {
+    struct fe_daq_config dc;
+    uint64_t duration_ns, timeout_ns, interval_ns;
+    int cpu;
+    bool busy_poll, quiet, json;
+    const char *record;
+};
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+    unsigned v[6];
+    if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return -1;
+    for (int i = 0; i < 6; i++) {
+        if (v[i] > 255) return -1;
+        mac[i] = (uint8_t)v[i];
+    }
+    return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *out, const char *what, uint64_t max)
+{
+    uint64_t v;
+    if (fe_parse_u64(s, &v, what)) return -1;
+    if (v > max) {
+        fprintf(stderr, "feroce recv: %s must be at most %" PRIu64 "\n", what, max);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    struct fe_daq_config *c = &o->dc;
+    fe_daq_config_default(c);
+    c->ep.udp.bind_ip = 0x7F000001;
+    o->cpu = -1;
+    o->interval_ns = 1000000000ull;
+    o->timeout_ns = 60000000000ull;
+    uint64_t v;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED()                                                                                     \
+    do {                                                                                           \
+        if (!val) {                                                                                \
+            fprintf(stderr, "feroce recv: %s needs a value\n", a);                                 \
+            return -1;                                                                             \
+        }                                                                                          \
+        i++;                                                                                       \
+    } while (0)
+        if (!strcmp(a, "--fe")) {
+            NEED();
+            if (c->n_fe >= 16) {
+                fprintf(stderr, "feroce recv: at most 16 front-ends\n");
+                return -1;
+            }
+            char buf[128];
+            snprintf(buf, sizeof buf, "%s", val);
+            struct fe_daq_frontend *fe = &c->fe[c->n_fe];
+            fe->qps = 1;
+            fe->port = 17185;
+            char *comma = strchr(buf, ',');
+            if (comma) {
+                *comma = 0;
+                if (strncmp(comma + 1, "qps=", 4) || parse_u32(comma + 5, &fe->qps, "qps", 16) ||
+                    !fe->qps)
+                    goto bad;
+            }
+            if (fe_io_parse_addr(buf, &fe->ip, &fe->port)) goto bad;
+            c->n_fe++;
+        } else if (!strcmp(a, "--manual")) {
+            NEED();
+            if (parse_u32(val, &c->n_manual, a, FE_DAQ_MAX_FLOWS)) return -1;
+        } else if (!strcmp(a, "--peer")) {
+            NEED();
+            c->manual_peer_port = 4791;
+            if (fe_io_parse_addr(val, &c->manual_peer_ip, &c->manual_peer_port)) goto bad;
+        } else if (!strcmp(a, "--peer-qpn")) {
+            NEED();
+            if (parse_u32(val, &c->manual_peer_qpn, a, 0xFFFFFF)) return -1;
+        } else if (!strcmp(a, "--backend")) {
+            NEED();
+            if (fe_backend_parse(val, &c->ep.backend)) goto bad;
+        } else if (!strcmp(a, "--bind")) {
+            NEED();
+            uint32_t ip;
+            uint16_t port = 4791;
+            if (fe_io_parse_addr(val, &ip, &port)) goto bad;
+            c->ep.udp.bind_ip = ip;
+            c->ep.udp.bind_port = port;
+            c->ep.raw.ip = ip;
+        } else if (!strcmp(a, "--if")) {
+            NEED();
+            snprintf(c->ep.raw.ifname, sizeof c->ep.raw.ifname, "%s", val);
+        } else if (!strcmp(a, "--mac")) {
+            NEED();
+            if (parse_mac(val, c->ep.raw.mac)) goto bad;
+        } else if (!strcmp(a, "--sc-port")) {
+            NEED();
+            uint32_t p;
+            if (parse_u32(val, &p, a, 65535) || !p) goto bad;
+            c->sc_reply_port = (uint16_t)p;
+        } else if (!strcmp(a, "--qpn")) {
+            NEED();
+            if (parse_u32(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
+        } else if (!strcmp(a, "--psn")) {
+            NEED();
+            if (parse_u32(val, &c->psn, a, 0xFFFFFF)) return -1;
+        } else if (!strcmp(a, "--rkey")) {
+            NEED();
+            if (parse_u32(val, &c->rkey, a, UINT32_MAX)) return -1;
+        } else if (!strcmp(a, "--va")) {
+            NEED();
+            char *end;
+            errno = 0;
+            c->va = strtoull(val, &end, 0);
+            if (errno || *end) goto bad;
+        } else if (!strcmp(a, "--slots")) {
+            NEED();
+            if (parse_u32(val, &c->slots, a, 1u << 20) || c->slots < 2) goto bad;
+        } else if (!strcmp(a, "--msg-size")) {
+            NEED();
+            if (fe_parse_size_bytes(val, &v, a) || !v || v > (64u << 20)) goto bad;
+            c->msg_bytes = (uint32_t)v;
+        } else if (!strcmp(a, "--count")) {
+            NEED();
+            if (fe_parse_u64(val, &c->count, a)) return -1;
+        } else if (!strcmp(a, "--op")) {
+            NEED();
+            if (!strcmp(val, "write")) c->imm = false;
+            else if (!strcmp(val, "write-imm")) c->imm = true;
+            else goto bad;
+        } else if (!strcmp(a, "--gap")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &c->gap_ns, a)) return -1;
+        } else if (!strcmp(a, "--consume-rate")) {
+            NEED();
+            if (fe_parse_rate_bps(val, &v, a)) return -1;
+            c->consume_Bps = v / 8;
+            if (v && !c->consume_Bps) c->consume_Bps = 1;
+        } else if (!strcmp(a, "--no-verify")) {
+            c->verify = false;
+        } else if (!strcmp(a, "--record")) {
+            NEED();
+            o->record = val;
+        } else if (!strcmp(a, "--mtu")) {
+            NEED();
+            if (parse_u32(val, &c->qp.mtu_bytes, a, 4096)) return -1;
+        } else if (!strcmp(a, "--no-cnp")) {
+            c->qp.np_enable = false;
+        } else if (!strcmp(a, "--cnp-interval")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &c->qp.cnp_interval_ns, a)) return -1;
+        } else if (!strcmp(a, "--ack-every")) {
+            NEED();
+            uint32_t r;
+            if (parse_u32(val, &r, a, 65535) || !r) goto bad;
+            c->qp.ack_every = (uint16_t)r;
+        } else if (!strcmp(a, "--duration")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &o->duration_ns, a)) return -1;
+        } else if (!strcmp(a, "--timeout")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &o->timeout_ns, a)) return -1;
+        } else if (!strcmp(a, "--cpu")) {
+            NEED();
+            uint32_t cpu;
+            if (parse_u32(val, &cpu, a, 4095)) return -1;
+            o->cpu = (int)cpu;
+        } else if (!strcmp(a, "--busy-poll")) {
+            o->busy_poll = true;
+        } else if (!strcmp(a, "--interval")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &o->interval_ns, a)) return -1;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else {
+            fprintf(stderr, "feroce recv: unknown option '%s' (feroce recv --help)\n", a);
+            return -1;
+        }
+        continue;
+    bad:
+        fprintf(stderr, "feroce recv: invalid value for %s: '%s'\n", a, val ? val : "");
+        return -1;
+#undef NEED
+    }
+    if (!c->n_fe && !c->n_manual) {
+        fprintf(stderr, "feroce recv: name a front-end with --fe ADDR (or use --manual N)\n");
+        return -1;
+    }
+    if (c->n_manual && (!c->manual_peer_ip || c->n_fe)) {
+        fprintf(stderr, "feroce recv: --manual needs --peer ADDR and no --fe\n");
+        return -1;
+    }
+    if (c->ep.backend == FE_BACKEND_RAW && (!c->ep.raw.ifname[0] || !c->ep.raw.ip)) {
+        fprintf(stderr, "feroce recv: the raw backend needs --if IFNAME and --bind ADDR\n");
+        return -1;
+    }
+    if (!c->count && !o->duration_ns && !c->n_manual) {
+        /* an endless stream is fine (stop with Ctrl-C) */
+    }
+    c->local_ip = c->ep.backend == FE_BACKEND_UDP ? c->ep.udp.bind_ip : c->ep.raw.ip;
+    return 0;
+}
+
+static void live(const struct fe_daq *d, const uint64_t *prev_bytes, double dt, double t)
+{
+    for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
+        const struct fe_daq_flow *fl = fe_daq_flow(d, i);
+        uint64_t bytes = fl->bytes;
+        uint64_t cnp = fl->qp ? fe_qp_counters(fl->qp)->tx_cnps : 0;
+        uint64_t rnr = fl->qp ? fe_qp_counters(fl->qp)->tx_rnr_naks : 0;
+        uint64_t wire = fl->qp ? fe_qp_counters(fl->qp)->rx_bytes : 0;
+        printf("%7.1fs qp %-4u <- %-5u %7.3f Gb/s  msgs %" PRIu64 "  queued %" PRIu64
+               "  placed %.3f GB  CNPs %" PRIu64 "  RNR NAKs %" PRIu64 "  errors %" PRIu64 "%s\n",
+               t, fl->qpn, fl->peer_qpn, (double)(bytes - prev_bytes[i]) * 8 / dt / 1e9, fl->msgs,
+               fl->queued, (double)wire / 1e9, cnp, rnr, fl->verify_errors + fl->seq_errors,
+               fl->qp_error ? "  QP ERROR" : "");
+    }
+}
+
+static int run(int argc, char **argv)
+{
+    struct opts o;
+    memset(&o, 0, sizeof o);
+    if (parse_opts(argc, argv, &o)) return 2;
+    if (o.record) {
+        o.dc.record_fd = open(o.record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (o.dc.record_fd < 0) {
+            fprintf(stderr, "feroce recv: cannot create %s: %s\n", o.record, strerror(errno));
+            return 1;
+        }
+    }
+    struct fe_loop_config lc;
+    fe_loop_config_default(&lc);
+    lc.busy_poll = o.busy_poll;
+    lc.cpu = o.cpu;
+    int err;
+    struct fe_loop *loop = fe_loop_create(&lc, &err);
+    if (!loop) {
+        fprintf(stderr, "feroce recv: event loop: %s\n", fe_strerror(err));
+        return 1;
+    }
+    char msg[256] = "";
+    uint64_t t0 = fe_io_now_ns();
+    struct fe_daq *d = fe_daq_create(&o.dc, t0, &err, msg, sizeof msg);
+    if (!d) {
+        fprintf(stderr, "feroce recv: %s\n", msg[0] ? msg : fe_strerror(err));
+        fe_loop_destroy(loop);
+        return 1;
+    }
+    int fds[4], nfd = fe_daq_fds(d, fds, 4);
+    for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+
+    enum { RUN, DRAIN, LINGER, CLOSING, END } phase = RUN;
+    uint64_t phase_ns = t0, last_progress = t0, last_msgs = 0;
+    uint64_t prev_bytes[FE_DAQ_MAX_FLOWS] = {0};
+    uint64_t next_tick = t0 + (o.interval_ns ? o.interval_ns : UINT64_MAX / 2), last_tick = t0;
+    bool timed_out = false, blocked = false;
+    while (phase != END) {
+        uint64_t now = fe_io_now_ns();
+        fe_daq_step(d, now);
+        uint64_t msgs = 0;
+        for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
+            const struct fe_daq_flow *fl = fe_daq_flow(d, i);
+            msgs += fl->msgs + (fl->qp ? fe_qp_counters(fl->qp)->rx_pkts : 0);
+        }
+        if (msgs != last_msgs) {
+            last_msgs = msgs;
+            last_progress = now;
+        }
+        if (o.interval_ns && now >= next_tick && !o.quiet && !o.json && phase == RUN) {
+            live(d, prev_bytes, (double)(now - last_tick) / 1e9, (double)(now - t0) / 1e9);
+            for (unsigned i = 0; i < fe_daq_n_flows(d); i++) prev_bytes[i] = fe_daq_flow(d, i)->bytes;
+            fflush(stdout);
+            last_tick = now;
+            while (next_tick <= now) next_tick += o.interval_ns;
+        }
+        bool all_failed = true;
+        for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
+            const struct fe_daq_flow *fl = fe_daq_flow(d, i);
+            if (!fl->qp_error && fl->sc_state != FE_SC_H_FAILED) all_failed = false;
+        }
+        switch (phase) {
+        case RUN:
+            if (fe_daq_done(d) || all_failed) {
+                phase = LINGER;
+                phase_ns = now;
+            } else if (g_signals || (o.duration_ns && now >= t0 + o.duration_ns) ||
+                       now >= t0 + o.timeout_ns) {
+                timed_out = !g_signals && !o.duration_ns;
+                fe_daq_stop(d, now);
+                phase = DRAIN;
+                phase_ns = now;
+            }
+            break;
+        case DRAIN: /* the senders stop; take what is in flight until quiet */
+            if (g_signals > 1 || now >= phase_ns + 10000000000ull ||
+                (now >= last_progress + 300000000ull && now >= phase_ns + 300000000ull)) {
+                phase = LINGER;
+                phase_ns = now;
+            }
+            break;
+        case LINGER: /* our last ACKs reach the senders before CLOSE_QP does */
+            if (now >= phase_ns + 50000000ull || g_signals > 1) {
+                fe_daq_close(d, now);
+                phase = CLOSING;
+                phase_ns = now;
+            }
+            break;
+        case CLOSING:
+            if (fe_daq_sc_idle(d) || now >= phase_ns + 2000000000ull || g_signals > 1) phase = END;
+            break;
+        default: break;
+        }
+        if (phase == END) break;
+        uint64_t dl = fe_daq_next_deadline(d);
+        if (o.interval_ns && next_tick < dl) dl = next_tick;
+        uint64_t cap = now + 50000000ull; /* re-check the phase at least every 50 ms */
+        if (cap < dl) dl = cap;
+        bool b = fe_ep_tx_blocked(fe_daq_ep(d));
+        if (b != blocked) {
+            fe_loop_want_write(loop, fds[0], 0, b);
+            blocked = b;
+        }
+        int tags[4];
+        fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
+    }
+    uint64_t t1 = fe_io_now_ns();
+    if (!o.dc.imm) fe_daq_verify_rings(d);
+
+    int rc = timed_out ? 1 : 0;
+    uint64_t tot_msgs = 0, tot_bytes = 0, tot_err = 0;
+    if (o.json) printf("{\"tool\":\"recv\",\"flows\":[");
+    for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
+        const struct fe_daq_flow *fl = fe_daq_flow(d, i);
+        const struct fe_sc_host *h = fe_daq_sc(d, i);
+        struct fe_qp_counters z;
+        memset(&z, 0, sizeof z);
+        const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &z;
+        double secs = fl->last_ns > fl->first_ns ? (double)(fl->last_ns - fl->first_ns) / 1e9 : 0;
+        double gbps = secs > 0 ? (double)fl->bytes * 8 / secs / 1e9 : 0;
+        bool lost = o.dc.count && fl->msgs != o.dc.count;
+        bool bad = fl->qp_error || fl->verify_errors || fl->seq_errors || lost ||
+                   fl->sc_state == FE_SC_H_FAILED;
+        if (bad) rc = 1;
+        tot_msgs += fl->msgs;
+        tot_bytes += fl->bytes;
+        tot_err += fl->verify_errors + fl->seq_errors;
+        if (o.json) {
+            printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
+                   ",\"seconds\":%.6f,\"gbps\":%.6f,\"verify_errors\":%" PRIu64
+                   ",\"seq_errors\":%" PRIu64 ",\"rx_pkts\":%" PRIu64 ",\"dup_pkts\":%" PRIu64
+                   ",\"ooo_pkts\":%" PRIu64 ",\"ce_pkts\":%" PRIu64 ",\"cnps\":%" PRIu64
+                   ",\"rnr_naks\":%" PRIu64 ",\"seq_naks\":%" PRIu64 ",\"bad_icrc\":%" PRIu64
+                   ",\"qp_error\":%s,\"side_channel\":\"%s\"}",
+                   i ? "," : "", fl->qpn, fl->peer_qpn, fl->msgs, fl->bytes, secs, gbps,
+                   fl->verify_errors, fl->seq_errors, c->rx_pkts, c->rx_dup_pkts, c->rx_ooo_pkts,
+                   c->rx_ce_pkts, c->tx_cnps, c->tx_rnr_naks, c->tx_naks[FE_NAK_PSN_SEQ],
+                   c->rx_bad_icrc, fl->qp_error ? "true" : "false",
+                   h ? fe_sc_host_state_name(h->state) : "manual");
+        } else {
+            printf("qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64
+                   " verify errors, %" PRIu64 " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64
+                   " RNR NAKs, %" PRIu64 " duplicates%s%s%s\n",
+                   fl->qpn, fl->peer_qpn, fl->msgs, (double)fl->bytes / 1e9, gbps,
+                   fl->verify_errors, fl->seq_errors, c->tx_cnps, c->tx_rnr_naks, c->rx_dup_pkts,
+                   fl->qp_error ? ", QP ERROR" : "", lost ? ", MESSAGES MISSING" : "",
+                   h && h->state == FE_SC_H_FAILED
+                       ? (h->timed_out ? ", side channel: no answer" : ", side channel refused")
+                       : "");
+        }
+    }
+    if (o.json) {
+        printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
+               ",\"seconds\":%.6f},\"ok\":%s}\n",
+               tot_msgs, tot_bytes, tot_err, (double)(t1 - t0) / 1e9, rc ? "false" : "true");
+    } else {
+        printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors%s\n", tot_bytes, tot_err,
+               o.dc.verify ? "" : " (verification off)");
+        if (timed_out) printf("feroce recv: gave up after --timeout\n");
+    }
+    fe_daq_destroy(d);
+    fe_loop_destroy(loop);
+    if (o.dc.record_fd >= 0) close(o.dc.record_fd);
+    return rc;
+}
+
+const struct fe_cmd fe_cmd_recv = {"recv", "software DAQ receiver: open QPs, verify, record, back-pressure",
+                                   usage, run};

@@ -1,0 +1,464 @@
+/* feroce send: a software front-end board. Serves the side channel as the FPGA does (or takes
+ * its peer from the command line) and streams a data pattern as RDMA WRITE (with immediate)
+ * through the feroce transport and congestion control, printing a live line per interval. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feroce/cc.h"
+#include "feroce/frontend.h"
+#include "feroce/io.h"
+#include "feroce/report.h"
+#include "tools/cli.h"
+
+static volatile sig_atomic_t g_signals;
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_signals++;
+}
+
+static const char usage[] =
+    "usage: feroce send [OPTIONS]\n"
+    "A software front-end: answers the side channel (UDP 17185) like the Lite-RoCEv2 firmware and\n"
+    "streams a data pattern as RDMA WRITE / WRITE with immediate (immediate = message number) on\n"
+    "1..16 QPs, with any congestion control. Without --peer-qpn it waits for a host (feroce recv)\n"
+    "to open QPs and send a tx-meta start; with --peer-qpn it connects by itself.\n"
+    "\n"
+    "data path:\n"
+    "  --backend udp|raw       UDP socket (RoCEv2 from the BTH as payload) or raw Ethernet (udp)\n"
+    "  --bind ADDR[:PORT]      UDP: data socket (0.0.0.0:4791); raw: our IPv4 address\n"
+    "  --if IFNAME             raw: the interface; --mac MAC: our MAC (the interface's)\n"
+    "  --to ADDR[:PORT]        UDP: send data here (e.g. a feroce switch port), not to the peer\n"
+    "side channel (front-end role):\n"
+    "  --sc ADDR[:PORT]        listen here (0.0.0.0:17185; raw: our address, port 17185)\n"
+    "  --autostart             stream when a QP is RTS, without waiting for a tx-meta start\n"
+    "  --once                  exit when every opened QP has finished its stream or was closed\n"
+    "manual peer (no side channel):\n"
+    "  --peer ADDR[:PORT] --peer-qpn N [--peer-psn N] --rkey K --va V [--qpn N] [--qps N]\n"
+    "                          QP i talks to peer QPN N+i, rkey K+i, VA V + i*slots*msg-size\n"
+    "stream:\n"
+    "  --op write|write-imm|send|send-imm   (write-imm)      --imm-every M  (1)\n"
+    "  --msg-size SIZE (64K)  --count N (0 = until stopped)  --duration TIME  --gap TIME\n"
+    "  --slots N (64): receiver ring slots    --pattern counter|frames (counter)\n"
+    "transport and congestion control:\n"
+    "  --mtu N (4096)  --cc NAME (none)  --param NAME=VALUE[,...] (repeatable)\n"
+    "  --line-rate RATE (100Gbps)  --replay SIZE (2M)  --ack-timeout TIME (1ms)\n"
+    "  --retry N (7)  --rnr-retry N (7 = infinite)  --ackreq-every N (32)\n"
+    "test hooks (interop): --drop-every N   --drop-psn P[,P...]   (data packets, on purpose)\n"
+    "process: --cpu N  --busy-poll  --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
+    "\n"
+    "Live line per QP: Gb/s (acknowledged payload), Rc Rt alpha (from the CC), retransmitted\n"
+    "packets, PSN-to-ACK latency mean and p99. Exit status 0 when no QP failed.\n";
+
+struct opts {
+    struct fe_frontend_config fc;
+    struct fe_cc_params ccp;
+    bool have_ccp;
+    int cpu;
+    bool busy_poll, quiet, json, once;
+    uint64_t interval_ns;
+};
+
+static int parse_mac(const char *s, uint8_t mac[6])
+{
+    unsigned v[6];
+    if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return -1;
+    for (int i = 0; i < 6; i++) {
+        if (v[i] > 255) return -1;
+        mac[i] = (uint8_t)v[i];
+    }
+    return 0;
+}
+
+static int parse_u32(const char *s, uint32_t *out, const char *what, uint64_t max)
+{
+    uint64_t v;
+    if (fe_parse_u64(s, &v, what)) return -1;
+    if (v > max) {
+        fprintf(stderr, "feroce send: %s must be at most %" PRIu64 "\n", what, max);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    struct fe_frontend_config *c = &o->fc;
+    fe_frontend_config_default(c);
+    c->ep.udp.bind_ip = 0;
+    o->cpu = -1;
+    o->interval_ns = 1000000000ull;
+    const struct fe_cc_algo *algo = NULL;
+    const char *params[16];
+    int n_params = 0;
+    bool manual = false;
+    uint64_t v;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED()                                                                                     \
+    do {                                                                                           \
+        if (!val) {                                                                                \
+            fprintf(stderr, "feroce send: %s needs a value\n", a);                                 \
+            return -1;                                                                             \
+        }                                                                                          \
+        i++;                                                                                       \
+    } while (0)
+        if (!strcmp(a, "--backend")) {
+            NEED();
+            if (fe_backend_parse(val, &c->ep.backend)) goto bad;
+        } else if (!strcmp(a, "--bind")) {
+            NEED();
+            uint32_t ip;
+            uint16_t port = FE_ROCEV2_UDP_PORT;
+            if (fe_io_parse_addr(val, &ip, &port)) goto bad;
+            c->ep.udp.bind_ip = ip;
+            c->ep.udp.bind_port = port;
+            c->ep.raw.ip = ip;
+            if (!c->sc_bind_ip) c->sc_bind_ip = ip;
+        } else if (!strcmp(a, "--if")) {
+            NEED();
+            snprintf(c->ep.raw.ifname, sizeof c->ep.raw.ifname, "%s", val);
+        } else if (!strcmp(a, "--mac")) {
+            NEED();
+            if (parse_mac(val, c->ep.raw.mac)) goto bad;
+        } else if (!strcmp(a, "--to")) {
+            NEED();
+            c->to_port = FE_ROCEV2_UDP_PORT;
+            if (fe_io_parse_addr(val, &c->to_ip, &c->to_port)) goto bad;
+        } else if (!strcmp(a, "--sc")) {
+            NEED();
+            if (fe_io_parse_addr(val, &c->sc_bind_ip, &c->sc_port)) goto bad;
+        } else if (!strcmp(a, "--autostart")) {
+            c->autostart = true;
+        } else if (!strcmp(a, "--once")) {
+            o->once = true;
+        } else if (!strcmp(a, "--peer")) {
+            NEED();
+            c->peer_port = FE_ROCEV2_UDP_PORT;
+            if (fe_io_parse_addr(val, &c->peer_ip, &c->peer_port)) goto bad;
+        } else if (!strcmp(a, "--peer-qpn")) {
+            NEED();
+            if (parse_u32(val, &c->peer_qpn, a, 0xFFFFFF)) return -1;
+            manual = true;
+        } else if (!strcmp(a, "--peer-psn")) {
+            NEED();
+            if (parse_u32(val, &c->peer_psn, a, 0xFFFFFF)) return -1;
+        } else if (!strcmp(a, "--rkey")) {
+            NEED();
+            if (parse_u32(val, &c->peer_rkey, a, UINT32_MAX)) return -1;
+        } else if (!strcmp(a, "--va")) {
+            NEED();
+            char *end;
+            errno = 0;
+            c->peer_va = strtoull(val, &end, 0);
+            if (errno || *end) goto bad;
+        } else if (!strcmp(a, "--qpn")) {
+            NEED();
+            if (parse_u32(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
+        } else if (!strcmp(a, "--qps")) {
+            NEED();
+            if (parse_u32(val, &c->n_qps, a, FE_FRONTEND_MAX_QPS)) return -1;
+        } else if (!strcmp(a, "--op")) {
+            NEED();
+            if (!strcmp(val, "write")) c->stream.op = FE_WR_WRITE;
+            else if (!strcmp(val, "write-imm")) c->stream.op = FE_WR_WRITE_IMM;
+            else if (!strcmp(val, "send")) c->stream.op = FE_WR_SEND;
+            else if (!strcmp(val, "send-imm")) c->stream.op = FE_WR_SEND_IMM;
+            else goto bad;
+        } else if (!strcmp(a, "--imm-every")) {
+            NEED();
+            if (parse_u32(val, &c->stream.imm_every, a, UINT32_MAX)) return -1;
+        } else if (!strcmp(a, "--msg-size")) {
+            NEED();
+            if (fe_parse_size_bytes(val, &v, a) || !v || v > (64u << 20)) goto bad;
+            c->stream.msg_bytes = (uint32_t)v;
+        } else if (!strcmp(a, "--count")) {
+            NEED();
+            if (fe_parse_u64(val, &c->stream.count, a)) return -1;
+        } else if (!strcmp(a, "--duration")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &c->duration_ns, a)) return -1;
+        } else if (!strcmp(a, "--gap")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &c->stream.gap_ns, a)) return -1;
+        } else if (!strcmp(a, "--slots")) {
+            NEED();
+            if (parse_u32(val, &c->stream.slots, a, 1u << 24) || !c->stream.slots) goto bad;
+        } else if (!strcmp(a, "--pattern")) {
+            NEED();
+            if (fe_data_pattern_parse(val, &c->stream.pattern)) goto bad;
+        } else if (!strcmp(a, "--mtu")) {
+            NEED();
+            if (parse_u32(val, &c->qp.mtu_bytes, a, 4096)) return -1;
+        } else if (!strcmp(a, "--cc")) {
+            NEED();
+            algo = fe_cc_find(val);
+            if (!algo) {
+                fprintf(stderr, "feroce send: unknown congestion control '%s' (feroce cc lists them)\n", val);
+                return -1;
+            }
+        } else if (!strcmp(a, "--param")) {
+            NEED();
+            if (n_params < 16) params[n_params++] = val;
+        } else if (!strcmp(a, "--line-rate")) {
+            NEED();
+            if (fe_parse_rate_bps(val, &c->qp.line_rate_bps, a)) return -1;
+        } else if (!strcmp(a, "--replay")) {
+            NEED();
+            if (fe_parse_size_bytes(val, &c->qp.replay_bytes, a)) return -1;
+        } else if (!strcmp(a, "--ack-timeout")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &c->qp.ack_timeout_ns, a)) return -1;
+        } else if (!strcmp(a, "--retry")) {
+            NEED();
+            uint32_t r;
+            if (parse_u32(val, &r, a, 7)) return -1;
+            c->qp.retry_cnt = (uint8_t)r;
+        } else if (!strcmp(a, "--rnr-retry")) {
+            NEED();
+            uint32_t r;
+            if (parse_u32(val, &r, a, 7)) return -1;
+            c->qp.rnr_retry = (uint8_t)r;
+        } else if (!strcmp(a, "--ackreq-every")) {
+            NEED();
+            uint32_t r;
+            if (parse_u32(val, &r, a, 65535)) return -1;
+            c->qp.ackreq_every = (uint16_t)r;
+        } else if (!strcmp(a, "--drop-every")) {
+            NEED();
+            if (fe_parse_u64(val, &c->drop_every, a)) return -1;
+        } else if (!strcmp(a, "--drop-psn")) {
+            NEED();
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", val);
+            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+                if (c->n_drop_psn >= 32) {
+                    fprintf(stderr, "feroce send: at most 32 PSNs to drop\n");
+                    return -1;
+                }
+                if (parse_u32(t, &c->drop_psn[c->n_drop_psn++], a, 0xFFFFFF)) return -1;
+            }
+        } else if (!strcmp(a, "--cpu")) {
+            NEED();
+            uint32_t cpu;
+            if (parse_u32(val, &cpu, a, 4095)) return -1;
+            o->cpu = (int)cpu;
+        } else if (!strcmp(a, "--busy-poll")) {
+            o->busy_poll = true;
+        } else if (!strcmp(a, "--interval")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &o->interval_ns, a)) return -1;
+        } else if (!strcmp(a, "--quiet")) {
+            o->quiet = true;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else {
+            fprintf(stderr, "feroce send: unknown option '%s' (feroce send --help)\n", a);
+            return -1;
+        }
+        continue;
+    bad:
+        fprintf(stderr, "feroce send: invalid value for %s: '%s'\n", a, val ? val : "");
+        return -1;
+#undef NEED
+    }
+    c->sc_enable = !manual;
+    if (manual && !c->peer_ip) {
+        fprintf(stderr, "feroce send: --peer-qpn needs --peer ADDR\n");
+        return -1;
+    }
+    if (c->ep.backend == FE_BACKEND_RAW && (!c->ep.raw.ifname[0] || !c->ep.raw.ip)) {
+        fprintf(stderr, "feroce send: the raw backend needs --if IFNAME and --bind ADDR\n");
+        return -1;
+    }
+    if (algo) {
+        fe_cc_params_default(&o->ccp, algo);
+        for (int k = 0; k < n_params; k++) {
+            char err[256];
+            if (fe_cc_params_parse(&o->ccp, params[k], err, sizeof err)) {
+                fprintf(stderr, "feroce send: %s\n", err);
+                return -1;
+            }
+        }
+        o->have_ccp = true;
+        c->qp.cc_algo = algo;
+    } else if (n_params) {
+        fprintf(stderr, "feroce send: --param needs --cc\n");
+        return -1;
+    }
+    return 0;
+}
+
+struct snap {
+    uint64_t bytes, retx, samples, sum_ns, hist[32];
+};
+
+static void take(const struct fe_fe_flow *fl, struct snap *s)
+{
+    const struct fe_qp_counters *c = fe_qp_counters(fl->qp);
+    s->bytes = fl->bytes_completed;
+    s->retx = c->retx_pkts;
+    s->samples = c->rtt_samples;
+    s->sum_ns = c->rtt_sum_ns;
+    memcpy(s->hist, c->rtt_hist, sizeof s->hist);
+}
+
+static void live_line(const struct fe_fe_flow *fl, const struct snap *prev, double dt_s,
+                      double t_s)
+{
+    struct snap now;
+    take(fl, &now);
+    struct fe_cc_view v;
+    fe_cc_view_of(fe_qp_cc(fl->qp), &v);
+    double gbps = (double)(now.bytes - prev->bytes) * 8 / dt_s / 1e9;
+    uint64_t ns = now.samples - prev->samples;
+    double mean_us = ns ? (double)(now.sum_ns - prev->sum_ns) / (double)ns / 1e3 : 0;
+    double p99_us = (double)fe_hist_quantile_ns(now.hist, prev->hist, 32, 0.99) / 1e3;
+    printf("%7.1fs qp %-5u %7.3f Gb/s", t_s, fl->qpn, gbps);
+    if (v.has_rc) printf("  Rc %7.3f Rt %7.3f Gb/s", v.rc_bps / 1e9, v.rt_bps / 1e9);
+    if (v.has_alpha) printf("  alpha %.3f", v.alpha);
+    printf("  retx %" PRIu64 "  lat %.1f/%.1f us (mean/p99)  msgs %" PRIu64 "%s\n",
+           now.retx - prev->retx, mean_us, p99_us, fl->completed,
+           fl->error ? "  ERROR" : fl->finished ? "  done" : "");
+}
+
+static int run(int argc, char **argv)
+{
+    struct opts o;
+    memset(&o, 0, sizeof o);
+    if (parse_opts(argc, argv, &o)) return 2;
+    if (o.have_ccp) o.fc.qp.cc_params = &o.ccp;
+    struct fe_loop_config lc;
+    fe_loop_config_default(&lc);
+    lc.busy_poll = o.busy_poll;
+    lc.cpu = o.cpu;
+    int err;
+    struct fe_loop *loop = fe_loop_create(&lc, &err);
+    if (!loop) {
+        fprintf(stderr, "feroce send: event loop: %s\n", fe_strerror(err));
+        return 1;
+    }
+    char msg[256];
+    uint64_t t0 = fe_io_now_ns();
+    struct fe_frontend *f = fe_frontend_create(&o.fc, t0, &err, msg, sizeof msg);
+    if (!f) {
+        fprintf(stderr, "feroce send: %s\n", msg[0] ? msg : fe_strerror(err));
+        fe_loop_destroy(loop);
+        return 1;
+    }
+    int fds[4], nfd = fe_frontend_fds(f, fds, 4);
+    for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (!o.quiet && !o.json) {
+        char a[32];
+        uint32_t ip;
+        uint16_t port;
+        fe_ep_local(fe_frontend_ep(f), &ip, &port);
+        if (o.fc.sc_enable)
+            printf("feroce send: data %s, side channel %s, waiting for a host\n",
+                   fe_io_addr_str(ip, port, a, sizeof a),
+                   o.fc.ep.backend == FE_BACKEND_UDP ? "udp" : "raw");
+        fflush(stdout);
+    }
+    struct snap prev[FE_FRONTEND_MAX_QPS];
+    memset(prev, 0, sizeof prev);
+    uint64_t next_tick = t0 + (o.interval_ns ? o.interval_ns : UINT64_MAX / 2), last_tick = t0;
+    bool blocked = false, stopping = false;
+    uint64_t stop_deadline = 0;
+    for (;;) {
+        uint64_t now = fe_io_now_ns();
+        fe_frontend_step(f, now);
+        if (g_signals && !stopping) { /* first signal: finish in-flight messages, then exit */
+            fe_frontend_stop(f, now);
+            stopping = true;
+            stop_deadline = now + 2000000000ull;
+        }
+        if (g_signals > 1 || (stopping && now > stop_deadline)) break;
+        if (o.interval_ns && now >= next_tick && !o.quiet && !o.json) {
+            double dt = (double)(now - last_tick) / 1e9;
+            for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+                const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
+                if (!fl->used || !fl->qp) continue;
+                live_line(fl, &prev[i], dt, (double)(now - t0) / 1e9);
+                take(fl, &prev[i]);
+            }
+            fflush(stdout);
+            last_tick = now;
+            while (next_tick <= now) next_tick += o.interval_ns;
+        }
+        bool done = fe_frontend_done(f);
+        if (done && (!o.fc.sc_enable || o.once || stopping)) break;
+        uint64_t dl = fe_frontend_next_deadline(f);
+        if (o.interval_ns && next_tick < dl) dl = next_tick;
+        if (stopping && stop_deadline < dl) dl = stop_deadline;
+        bool b = fe_ep_tx_blocked(fe_frontend_ep(f));
+        if (b != blocked) {
+            fe_loop_want_write(loop, fds[0], 0, b);
+            blocked = b;
+        }
+        int tags[4];
+        fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
+    }
+    uint64_t t1 = fe_io_now_ns();
+
+    /* summary */
+    int rc = 0;
+    uint64_t tot_msgs = 0, tot_bytes = 0, tot_retx = 0;
+    if (o.json) printf("{\"tool\":\"send\",\"flows\":[");
+    int k = 0;
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
+        if (!fl->used) continue;
+        const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &fl->final;
+        uint64_t end = fl->finished_ns ? fl->finished_ns : t1;
+        double secs = fl->started_ns && end > fl->started_ns ? (double)(end - fl->started_ns) / 1e9 : 0;
+        double gbps = secs > 0 ? (double)fl->bytes_completed * 8 / secs / 1e9 : 0;
+        double mean_us = c->rtt_samples ? (double)c->rtt_sum_ns / (double)c->rtt_samples / 1e3 : 0;
+        double p99_us = (double)fe_hist_quantile_ns(c->rtt_hist, NULL, 32, 0.99) / 1e3;
+        if (fl->error) rc = 1;
+        tot_msgs += fl->completed;
+        tot_bytes += fl->bytes_completed;
+        tot_retx += c->retx_pkts;
+        if (o.json) {
+            printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"posted\":%" PRIu64
+                   ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbps\":%.6f,\"tx_pkts\":%" PRIu64
+                   ",\"retx_pkts\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
+                   ",\"seq_naks\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"dropped_on_purpose\":%" PRIu64
+                   ",\"rtt_mean_us\":%.3f,\"rtt_p99_us\":%.3f,\"error\":%s,\"status\":\"%s\"}",
+                   k++ ? "," : "", fl->qpn, fl->peer_qpn, fl->completed, fl->posted,
+                   fl->bytes_completed, secs, gbps, c->tx_pkts, c->retx_pkts, c->timeouts,
+                   c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ], c->rx_cnps, fl->dropped_on_purpose,
+                   mean_us, p99_us, fl->error ? "true" : "false",
+                   fl->error ? fe_wc_status_name(fl->fail_status) : "ok");
+        } else if (!o.quiet || fl->error) {
+            printf("qp %u -> %u: %" PRIu64 " messages, %.3f GB in %.3f s = %.3f Gb/s, %" PRIu64
+                   " retransmitted packets (%" PRIu64 " timeouts, %" PRIu64 " RNR NAKs, %" PRIu64
+                   " sequence NAKs), %" PRIu64 " CNPs, latency %.1f/%.1f us%s%s\n",
+                   fl->qpn, fl->peer_qpn, fl->completed, (double)fl->bytes_completed / 1e9, secs,
+                   gbps, c->retx_pkts, c->timeouts, c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ],
+                   c->rx_cnps, mean_us, p99_us, fl->error ? ", FAILED: " : "",
+                   fl->error ? fe_wc_status_name(fl->fail_status) : "");
+        }
+    }
+    double secs = (double)(t1 - t0) / 1e9;
+    if (o.json) {
+        printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
+               ",\"seconds\":%.6f},\"ok\":%s}\n",
+               tot_msgs, tot_bytes, tot_retx, secs, rc ? "false" : "true");
+    } else if (!o.quiet) {
+        printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n", tot_msgs,
+               (double)tot_bytes / 1e9, tot_retx);
+    }
+    fe_frontend_destroy(f);
+    fe_loop_destroy(loop);
+    return rc;
+}
+
+const struct fe_cmd fe_cmd_send = {"send", "software front-end: stream RDMA WRITEs (side channel, any CCA)",
+                                   usage, run};
