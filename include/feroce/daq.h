@@ -82,7 +82,8 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
                              char *errbuf, size_t errcap);
 void fe_daq_destroy(struct fe_daq *d);
 int fe_daq_fds(const struct fe_daq *d, int *fds, int max);
-void fe_daq_step(struct fe_daq *d, uint64_t now_ns);
+/* ready: bit i set when fds[i] is readable (FE_READY_ALL: read them all) */
+void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready);
 uint64_t fe_daq_next_deadline(const struct fe_daq *d);
 /* Asks the front-ends to stop streaming (tx-meta stop). */
 void fe_daq_stop(struct fe_daq *d, uint64_t now_ns);

@@ -88,8 +88,9 @@ struct fe_frontend *fe_frontend_create(const struct fe_frontend_config *cfg, uin
 void fe_frontend_destroy(struct fe_frontend *f);
 /* fds to wait on for readability (data endpoint, side channel): returns how many. */
 int fe_frontend_fds(const struct fe_frontend *f, int *fds, int max);
-/* Does everything due at now_ns: side channel, receive, timers, completions, posting, transmit. */
-void fe_frontend_step(struct fe_frontend *f, uint64_t now_ns);
+/* Does everything due at now_ns: side channel, receive, timers, completions, posting, transmit.
+ * `ready`: bit i set when fds[i] is readable (FE_READY_ALL: read them all). */
+void fe_frontend_step(struct fe_frontend *f, uint64_t now_ns, unsigned ready);
 uint64_t fe_frontend_next_deadline(const struct fe_frontend *f);
 /* Stops posting new messages (in-flight ones complete). */
 void fe_frontend_stop(struct fe_frontend *f, uint64_t now_ns);

@@ -127,6 +127,8 @@ int fe_loop_want_write(struct fe_loop *l, int fd, int tag, bool on);
 /* Waits until a registered fd is ready or deadline_ns (absolute, fe_io_now_ns) passes. Fills
  * tags[] with the ready fds' tags (up to max) and returns how many (0 on deadline). */
 int fe_loop_wait(struct fe_loop *l, uint64_t deadline_ns, int *tags, int max);
+/* For step functions taking a readiness mask (bit i: fd i readable): read every fd. */
+#define FE_READY_ALL (~0u)
 
 #ifdef __cplusplus
 }

@@ -403,9 +403,9 @@ static void consume(struct fe_daq *d, uint64_t now_ns)
     }
 }
 
-void fe_daq_step(struct fe_daq *d, uint64_t now_ns)
+void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
 {
-    if (d->sc_sock) {
+    if (d->sc_sock && (ready & 2u)) {
         uint8_t b[8][128];
         struct fe_dgram g[8];
         for (int k = 0; k < 8; k++) g[k] = (struct fe_dgram){.buf = b[k], .cap = sizeof b[k]};
@@ -413,7 +413,7 @@ void fe_daq_step(struct fe_daq *d, uint64_t now_ns)
         for (int k = 0; k < n; k++)
             sc_input(d, now_ns, g[k].buf, g[k].trunc ? 129 : g[k].len, g[k].ip, g[k].port);
     }
-    fe_ep_poll_rx(d->ep, now_ns, 512);
+    if (ready & 1u) fe_ep_poll_rx(d->ep, now_ns, 512);
     fe_ep_handle_expiry(d->ep, now_ns);
     for (unsigned i = 0; i < d->n_flows; i++)
         if (d->flow[i].qp) flow_completions(d, i, now_ns);

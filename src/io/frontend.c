@@ -441,10 +441,10 @@ void fe_frontend_stop(struct fe_frontend *f, uint64_t now_ns)
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) f->flow[i].streaming = false;
 }
 
-void fe_frontend_step(struct fe_frontend *f, uint64_t now_ns)
+void fe_frontend_step(struct fe_frontend *f, uint64_t now_ns, unsigned ready)
 {
     f->now_ns = now_ns;
-    if (f->sc_sock) {
+    if (f->sc_sock && (ready & 2u)) {
         uint8_t b[8][128];
         struct fe_dgram d[8];
         for (int i = 0; i < 8; i++) d[i] = (struct fe_dgram){.buf = b[i], .cap = sizeof b[i]};
@@ -452,7 +452,7 @@ void fe_frontend_step(struct fe_frontend *f, uint64_t now_ns)
         for (int i = 0; i < n; i++)
             sc_input(f, now_ns, d[i].buf, d[i].trunc ? 129 : d[i].len, d[i].ip, d[i].port);
     }
-    fe_ep_poll_rx(f->ep, now_ns, 512);
+    if (ready & 1u) fe_ep_poll_rx(f->ep, now_ns, 512);
     fe_ep_handle_expiry(f->ep, now_ns);
     if (f->cfg.duration_ns && f->any_started && !f->stopped &&
         now_ns >= f->first_start_ns + f->cfg.duration_ns)

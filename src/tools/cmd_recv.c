@@ -312,9 +312,11 @@ static int run(int argc, char **argv)
     uint64_t prev_bytes[FE_DAQ_MAX_FLOWS] = {0};
     uint64_t next_tick = t0 + (o.interval_ns ? o.interval_ns : UINT64_MAX / 2), last_tick = t0;
     bool timed_out = false, blocked = false;
+    unsigned ready = FE_READY_ALL;
     while (phase != END) {
         uint64_t now = fe_io_now_ns();
-        fe_daq_step(d, now);
+        fe_daq_step(d, now, ready);
+        ready = 0;
         uint64_t msgs = 0;
         for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
             const struct fe_daq_flow *fl = fe_daq_flow(d, i);
@@ -379,7 +381,8 @@ static int run(int argc, char **argv)
             blocked = b;
         }
         int tags[4];
-        fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
+        int nt = fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
+        for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
     }
     uint64_t t1 = fe_io_now_ns();
     if (!o.dc.imm) fe_daq_verify_rings(d);

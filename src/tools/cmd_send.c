@@ -45,7 +45,8 @@ static const char usage[] =
     "  --slots N (64): receiver ring slots    --pattern counter|frames (counter)\n"
     "transport and congestion control:\n"
     "  --mtu N (4096)  --cc NAME (none)  --param NAME=VALUE[,...] (repeatable)\n"
-    "  --line-rate RATE (100Gbps)  --replay SIZE (2M)  --ack-timeout TIME (1ms)\n"
+    "  --line-rate RATE (100Gbps)  --burst SIZE: pacer burst (64K)  --replay SIZE (2M)\n"
+    "  --ack-timeout TIME (10ms: software peers on shared cores; the firmware uses less)\n"
     "  --retry N (7)  --rnr-retry N (7 = infinite)  --ackreq-every N (32)\n"
     "test hooks (interop): --drop-every N   --drop-psn P[,P...]   (data packets, on purpose)\n"
     "process: --cpu N  --busy-poll  --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
@@ -92,6 +93,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     c->ep.udp.bind_ip = 0;
     o->cpu = -1;
     o->interval_ns = 1000000000ull;
+    /* Software on shared cores: timer wake-ups are coarse, so the pacer releases bursts, and
+     * scheduling hiccups of milliseconds must not look like losses. */
+    c->qp.pacer_burst_bytes = 65536;
+    c->qp.ack_timeout_ns = 10000000ull;
     const struct fe_cc_algo *algo = NULL;
     const char *params[16];
     int n_params = 0;
@@ -211,6 +216,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--replay")) {
             NEED();
             if (fe_parse_size_bytes(val, &c->qp.replay_bytes, a)) return -1;
+        } else if (!strcmp(a, "--burst")) {
+            NEED();
+            if (fe_parse_size_bytes(val, &c->qp.pacer_burst_bytes, a)) return -1;
         } else if (!strcmp(a, "--ack-timeout")) {
             NEED();
             if (fe_parse_duration_ns(val, &c->qp.ack_timeout_ns, a)) return -1;
@@ -370,10 +378,13 @@ static int run(int argc, char **argv)
     memset(prev, 0, sizeof prev);
     uint64_t next_tick = t0 + (o.interval_ns ? o.interval_ns : UINT64_MAX / 2), last_tick = t0;
     bool blocked = false, stopping = false;
+    unsigned ready = FE_READY_ALL;
+    uint64_t done_ns = 0;
     uint64_t stop_deadline = 0;
     for (;;) {
         uint64_t now = fe_io_now_ns();
-        fe_frontend_step(f, now);
+        fe_frontend_step(f, now, ready);
+        ready = 0;
         if (g_signals && !stopping) { /* first signal: finish in-flight messages, then exit */
             fe_frontend_stop(f, now);
             stopping = true;
@@ -393,7 +404,13 @@ static int run(int argc, char **argv)
             while (next_tick <= now) next_tick += o.interval_ns;
         }
         bool done = fe_frontend_done(f);
-        if (done && (!o.fc.sc_enable || o.once || stopping)) break;
+        if (done && !done_ns) done_ns = now;
+        if (!done) done_ns = 0;
+        /* --once: wait for the host's CLOSE_QP (it answers it), 2 s at most */
+        if (done && (!o.fc.sc_enable || stopping ||
+                     (o.once && (fe_sc_fe_open_count(fe_frontend_sc(f)) == 0 ||
+                                 now > done_ns + 2000000000ull))))
+            break;
         uint64_t dl = fe_frontend_next_deadline(f);
         if (o.interval_ns && next_tick < dl) dl = next_tick;
         if (stopping && stop_deadline < dl) dl = stop_deadline;
@@ -403,7 +420,8 @@ static int run(int argc, char **argv)
             blocked = b;
         }
         int tags[4];
-        fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
+        int nt = fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
+        for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
     }
     uint64_t t1 = fe_io_now_ns();
 
