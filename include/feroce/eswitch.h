@@ -59,17 +59,17 @@ void fe_eswitch_config_default(struct fe_eswitch_config *cfg);
 struct fe_esw_port_stats {
     uint64_t rx_pkts, rx_bytes;
     uint64_t tx_pkts, tx_bytes;
-    uint64_t drops_full;   /* tail drops: queue over its byte limit */
-    uint64_t drops_loss;   /* injected losses */
-    uint64_t marked;       /* CE marks set */
+    uint64_t drops_full; /* tail drops: queue over its byte limit */
+    uint64_t drops_loss; /* injected losses */
+    uint64_t marked;     /* CE marks set */
     uint64_t reordered;
-    uint64_t cnps_forged;  /* threshold mode */
+    uint64_t cnps_forged; /* threshold mode */
     uint64_t qlen_bytes, qlen_max_bytes;
 };
 
 struct fe_eswitch;
-struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64_t now_ns,
-                                     int *err, char *errbuf, size_t errcap);
+struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64_t now_ns, int *err,
+                                     char *errbuf, size_t errcap);
 void fe_eswitch_destroy(struct fe_eswitch *s);
 /* fds to wait on; tags are their indices. */
 int fe_eswitch_fds(const struct fe_eswitch *s, int *fds, int max);

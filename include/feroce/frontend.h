@@ -76,7 +76,7 @@ struct fe_fe_flow {
     uint64_t bytes_completed;
     uint64_t started_ns, finished_ns;
     uint64_t dropped_on_purpose;
-    bool closed;                  /* the host closed it: qp is gone, `final` holds its counters */
+    bool closed; /* the host closed it: qp is gone, `final` holds its counters */
     struct fe_qp_counters final;
     struct fe_qp *qp;
 };

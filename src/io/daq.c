@@ -360,7 +360,8 @@ static bool consume_one(struct fe_daq *d, unsigned i, uint64_t now_ns)
     uint64_t seq = (fl->next_seq & ~0xFFFFFFFFull) | imm;
     uint32_t slot = (uint32_t)(seq % d->cfg.slots);
     const uint8_t *buf = rt->ring + (size_t)slot * d->cfg.msg_bytes;
-    if (d->cfg.verify && fe_data_check(buf, d->cfg.msg_bytes, fl->peer_qpn, seq) != d->cfg.msg_bytes)
+    if (d->cfg.verify &&
+        fe_data_check(buf, d->cfg.msg_bytes, fl->peer_qpn, seq) != d->cfg.msg_bytes)
         fl->verify_errors++;
     if (d->cfg.record_fd >= 0) write_all(d->cfg.record_fd, buf, d->cfg.msg_bytes);
     rt->q_head = (rt->q_head + 1) % d->cfg.slots;

@@ -7,13 +7,13 @@
 
 #include "feroce/wire.h"
 
-#define PKT_MAX      9216
-#define HDR_ALIGN    8
-#define SKIP         UINT32_MAX
-#define MAX_SENDERS  32
-#define MAX_QPNS     8
-#define WIRE_EXTRA   46 /* UDP form: Ethernet 14 + IPv4 20 + UDP 8 + FCS 4 around a datagram */
-#define CNP_SPORT    0xC0DE
+#define PKT_MAX     9216
+#define HDR_ALIGN   8
+#define SKIP        UINT32_MAX
+#define MAX_SENDERS 32
+#define MAX_QPNS    8
+#define WIRE_EXTRA  46 /* UDP form: Ethernet 14 + IPv4 20 + UDP 8 + FCS 4 around a datagram */
+#define CNP_SPORT   0xC0DE
 
 /* ---- a byte-ring FIFO of packets ---- */
 struct qhdr {
@@ -181,18 +181,25 @@ static bool chance_ppm(struct fe_eswitch *s, uint32_t ppm)
     return ppm && (uint64_t)rnd32(s) * 1000000u < (uint64_t)ppm << 32;
 }
 
-unsigned fe_eswitch_n_ports(const struct fe_eswitch *s) { return s->n_ports; }
+unsigned fe_eswitch_n_ports(const struct fe_eswitch *s)
+{
+    return s->n_ports;
+}
 const struct fe_esw_port_stats *fe_eswitch_port_stats(const struct fe_eswitch *s, unsigned i)
 {
     return i < s->n_ports ? &s->port[i].st : NULL;
 }
 void fe_eswitch_port_addr(const struct fe_eswitch *s, unsigned i, uint32_t *ip, uint16_t *port)
 {
-    if (s->cfg.backend == FE_BACKEND_UDP && i < s->cfg.n_ports) fe_udpsock_local(s->acc[i], ip, port);
+    if (s->cfg.backend == FE_BACKEND_UDP && i < s->cfg.n_ports)
+        fe_udpsock_local(s->acc[i], ip, port);
 }
 
 /* The bottleneck queue (UDP form), or interface i's queue (raw form). */
-static unsigned bottleneck(const struct fe_eswitch *s) { return s->cfg.n_ports; }
+static unsigned bottleneck(const struct fe_eswitch *s)
+{
+    return s->cfg.n_ports;
+}
 
 void fe_eswitch_destroy(struct fe_eswitch *s)
 {
@@ -206,8 +213,8 @@ void fe_eswitch_destroy(struct fe_eswitch *s)
     free(s);
 }
 
-struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64_t now_ns,
-                                     int *err, char *errbuf, size_t errcap)
+struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64_t now_ns, int *err,
+                                     char *errbuf, size_t errcap)
 {
     int e = FE_EINVAL;
     struct fe_eswitch *s = calloc(1, sizeof *s);
@@ -254,8 +261,7 @@ struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64
             }
         }
     } else {
-        if (!cfg->n_ifs || cfg->n_ifs > FE_ESW_MAX_PORTS ||
-            cfg->bottleneck_if >= (int)cfg->n_ifs) {
+        if (!cfg->n_ifs || cfg->n_ifs > FE_ESW_MAX_PORTS || cfg->bottleneck_if >= (int)cfg->n_ifs) {
             snprintf(errbuf, errcap, "1..%d interfaces (--if) and a valid bottleneck",
                      FE_ESW_MAX_PORTS);
             goto fail;
@@ -298,8 +304,10 @@ int fe_eswitch_fds(const struct fe_eswitch *s, int *fds, int max)
 {
     int n = 0;
     if (s->cfg.backend == FE_BACKEND_UDP) {
-        for (unsigned i = 0; i < s->cfg.n_ports && n < max; i++) fds[n++] = fe_udpsock_fd(s->acc[i]);
-        for (unsigned i = 0; i < s->cfg.n_ports && n < max; i++) fds[n++] = fe_udpsock_fd(s->back[i]);
+        for (unsigned i = 0; i < s->cfg.n_ports && n < max; i++)
+            fds[n++] = fe_udpsock_fd(s->acc[i]);
+        for (unsigned i = 0; i < s->cfg.n_ports && n < max; i++)
+            fds[n++] = fe_udpsock_fd(s->back[i]);
     } else {
         for (unsigned i = 0; i < s->cfg.n_ifs && n < max; i++) fds[n++] = fe_raw_fd(s->raw[i]);
     }
@@ -333,8 +341,10 @@ static void sender_learn_qpn(struct sender *x, uint32_t qpn)
 {
     for (unsigned i = 0; i < x->n_qpn; i++)
         if (x->qpn[i] == qpn) return;
-    if (x->n_qpn < MAX_QPNS) x->qpn[x->n_qpn++] = qpn;
-    else x->qpn[qpn % MAX_QPNS] = qpn;
+    if (x->n_qpn < MAX_QPNS)
+        x->qpn[x->n_qpn++] = qpn;
+    else
+        x->qpn[qpn % MAX_QPNS] = qpn;
 }
 
 static void forge_cnps(struct fe_eswitch *s, struct sender *x, uint64_t now_ns)
@@ -620,8 +630,7 @@ static void raw_learn_roce(struct fe_eswitch *s, unsigned port, const uint8_t *f
 {
     struct fe_frame fr;
     enum fe_parse_reason why;
-    if (fe_frame_decode(f, len, FE_FRAME_ETH, false, &fr, &why, NULL) != 0 || fr.ipver != 4)
-        return;
+    if (fe_frame_decode(f, len, FE_FRAME_ETH, false, &fr, &why, NULL) != 0 || fr.ipver != 4) return;
     unsigned fl = fe_opcode_flags(fr.pkt.bth.opcode);
     if (fl & FE_OPF_REQUEST) { /* data from a sender: count it */
         struct sender *x = sender_find(s, port, fr.ip4.src, true);
@@ -695,6 +704,7 @@ uint64_t fe_eswitch_next_deadline(const struct fe_eswitch *s)
             d = p->held_ns + 1000000u;
         }
     }
-    if (s->cfg.thresh_bps && s->win_start + s->cfg.window_ns < d) d = s->win_start + s->cfg.window_ns;
+    if (s->cfg.thresh_bps && s->win_start + s->cfg.window_ns < d)
+        d = s->win_start + s->cfg.window_ns;
     return d;
 }

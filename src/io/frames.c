@@ -30,8 +30,7 @@ static uint64_t seed_of(uint32_t stream, uint64_t k)
 }
 
 /* Writes the payload (out) or compares it (check); returns the first mismatch or len. */
-static size_t payload(uint8_t *out, const uint8_t *check, size_t len, uint64_t seed,
-                      uint64_t *sum)
+static size_t payload(uint8_t *out, const uint8_t *check, size_t len, uint64_t seed, uint64_t *sum)
 {
     uint64_t s = seed, h = 0xcbf29ce484222325ull;
     uint8_t w[8];
@@ -89,9 +88,12 @@ size_t fe_detframe_check(const uint8_t *buf, size_t len, uint32_t stream, uint64
 
 int fe_data_pattern_parse(const char *s, enum fe_data_pattern *out)
 {
-    if (!strcmp(s, "counter")) *out = FE_PAT_COUNTER;
-    else if (!strcmp(s, "frames")) *out = FE_PAT_FRAMES;
-    else return FE_EINVAL;
+    if (!strcmp(s, "counter"))
+        *out = FE_PAT_COUNTER;
+    else if (!strcmp(s, "frames"))
+        *out = FE_PAT_FRAMES;
+    else
+        return FE_EINVAL;
     return 0;
 }
 
@@ -102,8 +104,10 @@ const char *fe_data_pattern_name(enum fe_data_pattern p)
 
 void fe_data_fill(enum fe_data_pattern p, uint8_t *dst, size_t len, uint32_t stream, uint64_t k)
 {
-    if (p == FE_PAT_FRAMES && len >= FE_DETFRAME_HDR) fe_detframe_fill(dst, len, stream, k);
-    else fe_pattern_fill(dst, len, stream, k, 0);
+    if (p == FE_PAT_FRAMES && len >= FE_DETFRAME_HDR)
+        fe_detframe_fill(dst, len, stream, k);
+    else
+        fe_pattern_fill(dst, len, stream, k, 0);
 }
 
 size_t fe_data_check(const uint8_t *buf, size_t len, uint32_t stream, uint64_t k)

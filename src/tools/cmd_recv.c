@@ -178,9 +178,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (fe_parse_u64(val, &c->count, a)) return -1;
         } else if (!strcmp(a, "--op")) {
             NEED();
-            if (!strcmp(val, "write")) c->imm = false;
-            else if (!strcmp(val, "write-imm")) c->imm = true;
-            else goto bad;
+            if (!strcmp(val, "write"))
+                c->imm = false;
+            else if (!strcmp(val, "write-imm"))
+                c->imm = true;
+            else
+                goto bad;
         } else if (!strcmp(a, "--gap")) {
             NEED();
             if (fe_parse_duration_ns(val, &c->gap_ns, a)) return -1;
@@ -328,7 +331,8 @@ static int run(int argc, char **argv)
         }
         if (o.interval_ns && now >= next_tick && !o.quiet && !o.json && phase == RUN) {
             live(d, prev_bytes, (double)(now - last_tick) / 1e9, (double)(now - t0) / 1e9);
-            for (unsigned i = 0; i < fe_daq_n_flows(d); i++) prev_bytes[i] = fe_daq_flow(d, i)->bytes;
+            for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
+                prev_bytes[i] = fe_daq_flow(d, i)->bytes;
             fflush(stdout);
             last_tick = now;
             while (next_tick <= now) next_tick += o.interval_ns;
@@ -368,7 +372,8 @@ static int run(int argc, char **argv)
         case CLOSING:
             if (fe_daq_sc_idle(d) || now >= phase_ns + 2000000000ull || g_signals > 1) phase = END;
             break;
-        default: break;
+        default:
+            break;
         }
         if (phase == END) break;
         uint64_t dl = fe_daq_next_deadline(d);
@@ -444,5 +449,5 @@ static int run(int argc, char **argv)
     return rc;
 }
 
-const struct fe_cmd fe_cmd_recv = {"recv", "software DAQ receiver: open QPs, verify, record, back-pressure",
-                                   usage, run};
+const struct fe_cmd fe_cmd_recv = {
+    "recv", "software DAQ receiver: open QPs, verify, record, back-pressure", usage, run};

@@ -170,11 +170,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (parse_u32(val, &c->n_qps, a, FE_FRONTEND_MAX_QPS)) return -1;
         } else if (!strcmp(a, "--op")) {
             NEED();
-            if (!strcmp(val, "write")) c->stream.op = FE_WR_WRITE;
-            else if (!strcmp(val, "write-imm")) c->stream.op = FE_WR_WRITE_IMM;
-            else if (!strcmp(val, "send")) c->stream.op = FE_WR_SEND;
-            else if (!strcmp(val, "send-imm")) c->stream.op = FE_WR_SEND_IMM;
-            else goto bad;
+            if (!strcmp(val, "write"))
+                c->stream.op = FE_WR_WRITE;
+            else if (!strcmp(val, "write-imm"))
+                c->stream.op = FE_WR_WRITE_IMM;
+            else if (!strcmp(val, "send"))
+                c->stream.op = FE_WR_SEND;
+            else if (!strcmp(val, "send-imm"))
+                c->stream.op = FE_WR_SEND_IMM;
+            else
+                goto bad;
         } else if (!strcmp(a, "--imm-every")) {
             NEED();
             if (parse_u32(val, &c->stream.imm_every, a, UINT32_MAX)) return -1;
@@ -204,7 +209,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             NEED();
             algo = fe_cc_find(val);
             if (!algo) {
-                fprintf(stderr, "feroce send: unknown congestion control '%s' (feroce cc lists them)\n", val);
+                fprintf(stderr,
+                        "feroce send: unknown congestion control '%s' (feroce cc lists them)\n",
+                        val);
                 return -1;
             }
         } else if (!strcmp(a, "--param")) {
@@ -316,8 +323,7 @@ static void take(const struct fe_fe_flow *fl, struct snap *s)
     memcpy(s->hist, c->rtt_hist, sizeof s->hist);
 }
 
-static void live_line(const struct fe_fe_flow *fl, const struct snap *prev, double dt_s,
-                      double t_s)
+static void live_line(const struct fe_fe_flow *fl, const struct snap *prev, double dt_s, double t_s)
 {
     struct snap now;
     take(fl, &now);
@@ -332,7 +338,9 @@ static void live_line(const struct fe_fe_flow *fl, const struct snap *prev, doub
     if (v.has_alpha) printf("  alpha %.3f", v.alpha);
     printf("  retx %" PRIu64 "  lat %.1f/%.1f us (mean/p99)  msgs %" PRIu64 "%s\n",
            now.retx - prev->retx, mean_us, p99_us, fl->completed,
-           fl->error ? "  ERROR" : fl->finished ? "  done" : "");
+           fl->error      ? "  ERROR"
+           : fl->finished ? "  done"
+                          : "");
 }
 
 static int run(int argc, char **argv)
@@ -428,6 +436,17 @@ static int run(int argc, char **argv)
     /* summary */
     int rc = 0;
     uint64_t tot_msgs = 0, tot_bytes = 0, tot_retx = 0;
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
+        if (fl->used && fl->error && fl->fail_status == FE_WC_REM_ACCESS_ERR) {
+            fprintf(stderr,
+                    "feroce send: the receiver refused a WRITE outside its region: the\n"
+                    "  ring must hold --slots x --msg-size; use the same --slots on both "
+                    "sides (%u here)\n",
+                    fl->stream.slots);
+            break;
+        }
+    }
     if (o.json) printf("{\"tool\":\"send\",\"flows\":[");
     int k = 0;
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
@@ -435,7 +454,8 @@ static int run(int argc, char **argv)
         if (!fl->used) continue;
         const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &fl->final;
         uint64_t end = fl->finished_ns ? fl->finished_ns : t1;
-        double secs = fl->started_ns && end > fl->started_ns ? (double)(end - fl->started_ns) / 1e9 : 0;
+        double secs =
+            fl->started_ns && end > fl->started_ns ? (double)(end - fl->started_ns) / 1e9 : 0;
         double gbps = secs > 0 ? (double)fl->bytes_completed * 8 / secs / 1e9 : 0;
         double mean_us = c->rtt_samples ? (double)c->rtt_sum_ns / (double)c->rtt_samples / 1e3 : 0;
         double p99_us = (double)fe_hist_quantile_ns(c->rtt_hist, NULL, 32, 0.99) / 1e3;
@@ -470,13 +490,13 @@ static int run(int argc, char **argv)
                ",\"seconds\":%.6f},\"ok\":%s}\n",
                tot_msgs, tot_bytes, tot_retx, secs, rc ? "false" : "true");
     } else if (!o.quiet) {
-        printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n", tot_msgs,
-               (double)tot_bytes / 1e9, tot_retx);
+        printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n",
+               tot_msgs, (double)tot_bytes / 1e9, tot_retx);
     }
     fe_frontend_destroy(f);
     fe_loop_destroy(loop);
     return rc;
 }
 
-const struct fe_cmd fe_cmd_send = {"send", "software front-end: stream RDMA WRITEs (side channel, any CCA)",
-                                   usage, run};
+const struct fe_cmd fe_cmd_send = {
+    "send", "software front-end: stream RDMA WRITEs (side channel, any CCA)", usage, run};

@@ -91,15 +91,19 @@ static int run(int argc, char **argv)
         if (!strcmp(a, "--backend")) {
             bad = fe_backend_parse(val, &c.backend);
         } else if (!strcmp(a, "--port")) {
-            if (c.n_ports >= FE_ESW_MAX_PORTS) bad = 1;
-            else bad = fe_io_parse_addr(val, &c.port_ip[c.n_ports], &c.port_port[c.n_ports]) ||
-                       !c.port_port[c.n_ports];
+            if (c.n_ports >= FE_ESW_MAX_PORTS)
+                bad = 1;
+            else
+                bad = fe_io_parse_addr(val, &c.port_ip[c.n_ports], &c.port_port[c.n_ports]) ||
+                      !c.port_port[c.n_ports];
             if (!bad) c.n_ports++;
         } else if (!strcmp(a, "--to")) {
             bad = fe_io_parse_addr(val, &c.to_ip, &c.to_port);
         } else if (!strcmp(a, "--if")) {
-            if (c.n_ifs >= FE_ESW_MAX_PORTS) bad = 1;
-            else snprintf(c.ifname[c.n_ifs++], sizeof c.ifname[0], "%s", val);
+            if (c.n_ifs >= FE_ESW_MAX_PORTS)
+                bad = 1;
+            else
+                snprintf(c.ifname[c.n_ifs++], sizeof c.ifname[0], "%s", val);
         } else if (!strcmp(a, "--bottleneck")) {
             bottleneck = val;
         } else if (!strcmp(a, "--rate")) {
@@ -153,7 +157,8 @@ static int run(int argc, char **argv)
         for (unsigned i = 0; i < c.n_ifs; i++)
             if (!strcmp(c.ifname[i], bottleneck)) c.bottleneck_if = (int)i;
         if (c.bottleneck_if < 0) {
-            fprintf(stderr, "feroce switch: --bottleneck %s is not one of the --if ports\n", bottleneck);
+            fprintf(stderr, "feroce switch: --bottleneck %s is not one of the --if ports\n",
+                    bottleneck);
             return 2;
         }
     }
@@ -191,7 +196,8 @@ static int run(int argc, char **argv)
                 print_ports(s, prev, (double)(now - last) / 1e9, (double)(now - t0) / 1e9, udp);
                 fflush(stdout);
             }
-            for (unsigned i = 0; i < fe_eswitch_n_ports(s); i++) prev[i] = *fe_eswitch_port_stats(s, i);
+            for (unsigned i = 0; i < fe_eswitch_n_ports(s); i++)
+                prev[i] = *fe_eswitch_port_stats(s, i);
             last = now;
             while (next_tick <= now) next_tick += interval;
         }
@@ -206,7 +212,8 @@ static int run(int argc, char **argv)
     if (json) printf("{\"tool\":\"switch\",\"seconds\":%.6f,\"ports\":[", secs);
     for (unsigned i = 0; i < fe_eswitch_n_ports(s); i++) {
         const struct fe_esw_port_stats *p = fe_eswitch_port_stats(s, i);
-        const char *name = udp ? (i + 1 == fe_eswitch_n_ports(s) ? "bottleneck" : "access") : c.ifname[i];
+        const char *name =
+            udp ? (i + 1 == fe_eswitch_n_ports(s) ? "bottleneck" : "access") : c.ifname[i];
         if (json)
             printf("%s{\"port\":%u,\"name\":\"%s\",\"rx_pkts\":%" PRIu64 ",\"rx_bytes\":%" PRIu64
                    ",\"tx_pkts\":%" PRIu64 ",\"tx_bytes\":%" PRIu64 ",\"drops_full\":%" PRIu64
@@ -220,8 +227,8 @@ static int run(int argc, char **argv)
                    "drops %" PRIu64 " full + %" PRIu64 " injected, %" PRIu64 " CE marks, %" PRIu64
                    " reordered, %" PRIu64 " CNPs forged, max queue %" PRIu64 " KiB\n",
                    i, name, p->rx_pkts, (double)p->rx_bytes / 1e9, p->tx_pkts,
-                   (double)p->tx_bytes / 1e9, p->drops_full, p->drops_loss, p->marked,
-                   p->reordered, p->cnps_forged, p->qlen_max_bytes / 1024);
+                   (double)p->tx_bytes / 1e9, p->drops_full, p->drops_loss, p->marked, p->reordered,
+                   p->cnps_forged, p->qlen_max_bytes / 1024);
     }
     if (json) printf("]}\n");
     fe_eswitch_destroy(s);
@@ -229,5 +236,5 @@ static int run(int argc, char **argv)
     return 0;
 }
 
-const struct fe_cmd fe_cmd_switch = {"switch", "emulated switch: bottleneck, queue, RED/ECN, loss, threshold CNPs",
-                                     usage, run};
+const struct fe_cmd fe_cmd_switch = {
+    "switch", "emulated switch: bottleneck, queue, RED/ECN, loss, threshold CNPs", usage, run};

@@ -1,0 +1,66 @@
+#!/bin/sh
+# feroce send (front-end role) and feroce recv (host role) over loopback: the side channel in
+# both roles over real sockets (a CLOSE_QP for an unknown QP is answered NO_QP, junk is ignored),
+# then a stream: every message arrives once, verified, and the sender saw every completion.
+set -eu
+BIN=$1
+PY=/usr/bin/python3
+D=$(mktemp -d)
+FE=127.66.1.2
+HOST=127.66.1.1
+cleanup() { [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null; rm -rf "$D"; }
+trap cleanup EXIT INT TERM
+
+"$BIN" send --bind $FE --once --line-rate 2Gbps --json >"$D/send.json" 2>"$D/send.err" &
+SPID=$!
+sleep 0.3
+
+# side channel by hand: junk, a truncated message, a CLOSE_QP of a QP that does not exist
+$PY - "$FE" "$HOST" <<'PYEOF'
+import socket, struct, sys
+fe, host = sys.argv[1], sys.argv[2]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind((host, 17186))
+s.settimeout(2.0)
+def qi(qpn, psn, rkey, va, ip):
+    return struct.pack('>LLLQL', qpn, psn, rkey, va, ip)
+ipn = lambda a: struct.unpack('>L', socket.inet_aton(a))[0]
+close = struct.pack('>B', 1 | (4 << 1)) + qi(0x33, 0, 0, 0, ipn(host)) + qi(999, 0, 0, 0, ipn(fe)) \
+    + struct.pack('>HBLLL', 17186, 0, 0, 0, 0)
+assert len(close) == 64
+s.sendto(b'\x00' * 10, (fe, 17185))            # junk: refused, no answer
+s.sendto(close[:63], (fe, 17185))              # truncated: refused, no answer
+s.sendto(close + b'\x00', (fe, 17185))         # oversized: refused, no answer
+s.sendto(close, (fe, 17185))                   # the real one
+data, addr = s.recvfrom(256)
+assert len(data) == 64, len(data)
+flags = data[0]
+assert flags & 1 and (flags >> 1) & 7 == 4, hex(flags)       # answers CLOSE_QP
+assert (flags >> 4) & 1 and (flags >> 5) & 7 == 2, hex(flags)  # ack valid, NO_QP
+loc_qpn, = struct.unpack('>L', data[1:5])
+rem_qpn, = struct.unpack('>L', data[25:29])
+assert loc_qpn == 999 and rem_qpn == 0x33, (loc_qpn, rem_qpn)
+try:
+    extra = s.recvfrom(256)
+    raise SystemExit('unexpected second reply %r' % (extra,))
+except socket.timeout:
+    pass
+print('side channel: CLOSE_QP of an unknown QP answered NO_QP; junk ignored')
+PYEOF
+
+"$BIN" recv --bind $HOST --fe $FE --count 3000 --msg-size 16K --timeout 60s --json \
+    >"$D/recv.json" 2>"$D/recv.err" || { cat "$D/recv.err" "$D/recv.json"; exit 1; }
+wait "$SPID" || { echo "feroce send failed"; cat "$D/send.err" "$D/send.json"; exit 1; }
+SPID=
+$PY - "$D/send.json" "$D/recv.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+assert r['ok'] and s['ok'], (s, r)
+rf, sf = r['flows'], s['flows']
+assert len(rf) == 1 and len(sf) == 1, (rf, sf)
+assert rf[0]['msgs'] == 3000 and rf[0]['verify_errors'] == 0 and rf[0]['seq_errors'] == 0, rf
+assert rf[0]['side_channel'] == 'closed', rf
+assert sf[0]['msgs'] == 3000 and not sf[0]['error'], sf
+assert sf[0]['qpn'] == rf[0]['peer_qpn'] == 256 and sf[0]['peer_qpn'] == rf[0]['qpn'], (sf, rf)
+print('stream: 3000 messages of 16 KiB verified; sender completed all 3000')
+PYEOF
