@@ -106,12 +106,13 @@ static const char usage[] =
     "  --reply-port N       local UDP port for side channel replies (default 17186)\n"
     "  --size LIST          message bytes, e.g. 1,4097,1M (default 64K); flow i takes entry\n"
     "                       i mod the list length (so do --count and --imm-every)\n"
-    "  --count LIST         messages per flow (default 1000; 0 = until stopped, needs --slots)\n"
+    "  --count LIST         messages per flow (default 1000; 0 = until stopped)\n"
     "  --imm-every LIST     doorbell period M: message k is a WRITE with immediate k when\n"
     "                       (k+1) mod M == 0 or it is the last; default 1 (every message);\n"
     "                       0 = plain WRITEs only, verified once the ring has settled\n"
     "  --slots N            ring slots per flow: message k lands in slot k mod N (the sender\n"
-    "                       must use the same N); default 0 = one slot per message\n"
+    "                       must use the same N; default 64, as feroce send); 0 = one slot per\n"
+    "                       message (no wrap, needs a finite --count)\n"
     "  --psn N              first PSN of every flow (default random; 0xfffff0 wraps at once)\n"
     "  --mtu BYTES          path MTU, 256..4096 (default: the port's active MTU)\n"
     "  --gap DURATION       gap between messages asked of the front-end (default 0)\n"
@@ -187,6 +188,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->n_counts = 1;
     o->imm_every[0] = 1;
     o->n_imm = 1;
+    o->slots = 64;
     o->psn = -1;
     o->verify = true;
     o->min_rnr_timer = 1;
