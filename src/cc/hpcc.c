@@ -100,8 +100,8 @@ static void hpcc_ack(void *ctx, uint64_t now_ns, const struct fe_cc_ack *ack, st
     if (!measure_inflight(s, ack->int_md)) return;
     /* the reference window moves once per RTT: when this ACK is for a packet sent after the
      * last move (without an RTT sample, after one base RTT) */
-    uint64_t sent_at =
-        ack->rtt_ns && ack->rtt_ns <= now_ns ? now_ns - ack->rtt_ns : now_ns - (uint64_t)s->t_ns;
+    uint64_t back = ack->rtt_ns ? ack->rtt_ns : (uint64_t)s->t_ns;
+    uint64_t sent_at = back <= now_ns ? now_ns - back : 0;
     bool update_wc = sent_at >= s->last_update_ns;
     double W;
     uint32_t stage;

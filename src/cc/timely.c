@@ -67,7 +67,8 @@ static void timely_ack(void *ctx, uint64_t now_ns, const struct fe_cc_ack *ack,
         return;
     }
     /* once per round trip: only a packet sent after the last update carries news */
-    if (now_ns - ack->rtt_ns < s->last_update_ns) return;
+    uint64_t sent_at = ack->rtt_ns <= now_ns ? now_ns - ack->rtt_ns : 0;
+    if (sent_at < s->last_update_ns) return;
     s->last_update_ns = now_ns;
     double new_diff = rtt - s->prev_rtt_ns;
     s->prev_rtt_ns = rtt;
