@@ -348,7 +348,7 @@ int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         fe_cc_on_cnp(qp->cc, now_ns);
         return 0;
     }
-    if (fe_opcode_flags(op) & FE_OPF_RESPONSE) {
+    if (op >= FE_OP_READ_RESP_FIRST && op <= FE_OP_ATOMIC_ACK) {
         /* read responses and atomic ACKs: this QP never asks for them */
         qp->ctr.rx_dropped++;
         return FE_ENOTSUP;

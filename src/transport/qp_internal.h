@@ -56,6 +56,13 @@ struct fe_req {
 
     bool rnr_wait;
     uint64_t rnr_until_ns;
+
+    /* The pacer's answer for a packet it held back: its release time depends only on the rate,
+     * the packet's size and the bucket, and the bucket only changes when a packet leaves. */
+    bool paced;
+    uint64_t paced_rate_Bps;
+    uint32_t paced_bytes;
+    uint64_t paced_until_ns;
 };
 
 struct fe_recv_entry {
@@ -125,6 +132,12 @@ struct fe_qp {
     struct fe_pacer pacer;
 };
 
+/* Responses (or a grant ACK) waiting: they leave before data. */
+static inline bool fe_resp_pending(const struct fe_qp *qp)
+{
+    return qp->resp.ring_count || (qp->resp.grant_dirty && qp->state == FE_QPS_RTS);
+}
+
 /* qp.c */
 void fe_qp_push_cqe(struct fe_qp *qp, const struct fe_cqe *cqe);
 /* Moves the QP to error: the requester's failing WR (sq sequence number, when `fail_wr`) gets
@@ -144,7 +157,6 @@ void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_
 /* responder.c */
 int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
 int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
-bool fe_resp_pending(const struct fe_qp *qp);
 void fe_resp_flush(struct fe_qp *qp);
 
 #endif

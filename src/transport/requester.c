@@ -117,22 +117,41 @@ static bool next_pkt(const struct fe_qp *qp, struct next_pkt *n)
     return true;
 }
 
-static inline uint32_t pad4(uint32_t len)
+static inline bool is_write(enum fe_wr_op op)
 {
-    return (4 - (len & 3)) & 3;
+    return op == FE_WR_WRITE || op == FE_WR_WRITE_IMM;
 }
-
-/* Frame bytes as the pacer and the CC count them (BTH onward + Ethernet/IP/UDP/FCS). */
-static inline uint32_t frame_bytes(const struct fe_qp *qp, uint8_t opcode, uint32_t len)
+static inline bool has_imm(enum fe_wr_op op)
 {
-    return (uint32_t)fe_pkt_hdr_len(opcode) + len + pad4(len) + FE_ICRC_LEN +
-           qp->frame_overhead_bytes;
+    return op == FE_WR_WRITE_IMM || op == FE_WR_SEND_IMM;
 }
 
 static inline uint8_t opcode_of(const struct fe_sq_entry *e, uint32_t pkt_idx)
 {
     unsigned pos = (pkt_idx == 0 ? 2u : 0u) | (pkt_idx + 1 == e->npkts ? 1u : 0u);
     return opcode_table[e->wr.op][pos];
+}
+
+/* Frame bytes as the pacer and the CC count them: BTH, RETH on a WRITE's first packet, ImmDt on
+ * the last of an *_IMM, payload, pad, ICRC, and Ethernet/IP/UDP/FCS around them (that is
+ * fe_pkt_wire_len + fe_path_overhead_bytes, without the opcode table lookups). */
+static inline uint32_t frame_bytes(const struct fe_qp *qp, const struct fe_sq_entry *e,
+                                   uint32_t pkt_idx, uint32_t len)
+{
+    uint32_t hdr = FE_BTH_LEN;
+    if (pkt_idx == 0 && is_write(e->wr.op)) hdr += FE_RETH_LEN;
+    if (pkt_idx + 1 == e->npkts && has_imm(e->wr.op)) hdr += FE_IMMDT_LEN;
+    return hdr + ((len + 3) & ~3u) + FE_ICRC_LEN + qp->frame_overhead_bytes;
+}
+
+/* Release time of a packet of `bytes` at `rate`, from the cache when the pacer already answered
+ * for it (see struct fe_req). Credit accrues from the pacer's last update, so asking "from
+ * then" gives the absolute release time. */
+static inline uint64_t pacer_release(const struct fe_qp *qp, uint64_t rate, uint32_t bytes)
+{
+    const struct fe_req *r = &qp->req;
+    if (r->paced && r->paced_rate_Bps == rate && r->paced_bytes == bytes) return r->paced_until_ns;
+    return fe_pacer_when(&qp->pacer, rate, bytes, qp->pacer.last_ns);
 }
 
 static void arm_timer(struct fe_req *r, const struct fe_qp_config *c, uint64_t now_ns)
@@ -145,6 +164,10 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_req *r = &qp->req;
     const struct fe_qp_config *c = &qp->cfg;
+    /* fast path: the packet the pacer holds back is still the next one (any ACK, NAK or timer
+     * clears `paced`) and its time has not come */
+    if (r->paced && now_ns < r->paced_until_ns && qp->cc->out.rate_Bps == r->paced_rate_Bps)
+        return 0;
     if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
         r->rnr_wait = false;
         if (outstanding(r)) arm_timer(r, c, now_ns);
@@ -159,14 +182,23 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
         return 0;
     }
     const struct fe_sq_entry *e = sq_at(r, n.seq);
-    uint8_t opcode = opcode_of(e, n.pkt_idx);
 
     /* The single earliest-send-time hook: the pacer at the CC's rate. */
-    uint32_t fbytes = frame_bytes(qp, opcode, n.len);
+    uint32_t fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
     uint64_t rate = qp->cc->out.rate_Bps;
-    if (rate != FE_CC_UNLIMITED && fe_pacer_when(&qp->pacer, rate, fbytes, now_ns) > now_ns)
-        return 0;
+    if (rate != FE_CC_UNLIMITED) {
+        uint64_t t = pacer_release(qp, rate, fbytes);
+        if (t > now_ns) {
+            r->paced = true;
+            r->paced_rate_Bps = rate;
+            r->paced_bytes = fbytes;
+            r->paced_until_ns = t;
+            return 0;
+        }
+    }
     fe_pacer_consume(&qp->pacer, rate, fbytes, now_ns);
+    r->paced = false;
+    uint8_t opcode = opcode_of(e, n.pkt_idx);
 
     bool last = n.pkt_idx + 1 == e->npkts;
     uint32_t psn;
@@ -218,7 +250,7 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
                                .dqpn = c->remote_qpn,
                                .ackreq = ackreq,
                                .psn = psn};
-    if (n.pkt_idx == 0 && (e->wr.op == FE_WR_WRITE || e->wr.op == FE_WR_WRITE_IMM))
+    if (n.pkt_idx == 0 && is_write(e->wr.op))
         out->reth =
             (struct fe_reth){.va = e->target_va, .rkey = c->remote_rkey, .dma_len = e->wr.len};
     else
@@ -242,15 +274,12 @@ uint64_t fe_req_deadline(const struct fe_qp *qp)
     uint64_t d = FE_NO_DEADLINE;
     if (r->rnr_wait) return r->rnr_until_ns;
     if (r->timer_armed) d = r->timer_ns;
+    uint64_t rate = qp->cc->out.rate_Bps;
+    if (r->paced && rate == r->paced_rate_Bps) return r->paced_until_ns < d ? r->paced_until_ns : d;
     struct next_pkt n;
     if (next_pkt(qp, &n)) {
-        uint64_t rate = qp->cc->out.rate_Bps;
         if (rate == FE_CC_UNLIMITED) return 0;
-        uint8_t opcode = opcode_of(sq_at(r, n.seq), n.pkt_idx);
-        /* credit accrues from the pacer's last update, so asking "from then" gives the
-         * absolute release time */
-        uint64_t t =
-            fe_pacer_when(&qp->pacer, rate, frame_bytes(qp, opcode, n.len), qp->pacer.last_ns);
+        uint64_t t = pacer_release(qp, rate, frame_bytes(qp, sq_at(r, n.seq), n.pkt_idx, n.len));
         if (t < d) d = t;
     }
     return d;
@@ -279,6 +308,7 @@ void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_
     r->inflight_bytes = 0;
     r->timer_armed = false;
     r->rnr_wait = false;
+    r->paced = false;
 }
 
 /* The WR that PSN p (in [una, next)) belongs to. */
@@ -368,6 +398,7 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
         qp->ctr.timeouts++;
         if (!take_retry(qp, r->una_psn)) return;
         qp->ctr.retx_timeout++;
+        r->paced = false;
         r->tx_psn = r->una_psn;
         r->nak_psn_valid = false;
         arm_timer(r, &qp->cfg, now_ns);
@@ -389,6 +420,7 @@ static enum fe_wc_status nak_status(uint8_t code)
 int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 {
     struct fe_req *r = &qp->req;
+    r->paced = false; /* the next packet may change (window, Go-Back-N, RNR) */
     uint8_t syn = pkt->aeth.syndrome;
     uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
     uint32_t out_n = outstanding(r);

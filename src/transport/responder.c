@@ -52,11 +52,6 @@ static void queue_nak(struct fe_qp *qp, uint8_t syndrome, uint32_t psn)
     ring_push(qp, &e);
 }
 
-bool fe_resp_pending(const struct fe_qp *qp)
-{
-    return qp->resp.ring_count || (qp->resp.grant_dirty && qp->state == FE_QPS_RTS);
-}
-
 int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_resp *r = &qp->resp;

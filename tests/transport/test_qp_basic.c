@@ -299,6 +299,45 @@ static void test_pair_bidirectional(void **state)
     fe_qp_destroy(b);
 }
 
+/* fe_qp_rx_frame: whole frames in, ICRC verified; broken ones dropped and counted. */
+static void test_rx_frame(void **state)
+{
+    (void)state;
+    struct fe_qp_config ca, cb;
+    tq_config(&ca, false);
+    tq_config(&cb, true);
+    struct fe_qp *a = tq_create(&ca, 0), *b = tq_create(&cb, 0);
+    static uint8_t mem[8192], src[3000];
+    for (size_t i = 0; i < sizeof src; i++) src[i] = (uint8_t)(i * 3);
+    struct fe_mr mr = {.rkey = RKEY_B, .va = VA_B, .len = sizeof mem, .base = mem};
+    assert_int_equal(fe_qp_reg_mr(b, &mr), 0);
+    struct fe_wr w = tq_wr(FE_WR_WRITE, src, sizeof src, 100, 1);
+    assert_int_equal(fe_qp_post_send(a, &w), 0);
+    struct fe_pkt p;
+    assert_int_equal(fe_qp_tx(a, 0, &p), 1);
+    static uint8_t frame[FE_MAX_FRAME_LEN];
+    for (int framing = FE_FRAME_ETH; framing <= FE_FRAME_BTH; framing++) {
+        int n = fe_frame_encode(frame, sizeof frame, (enum fe_framing)framing, &ca.path, 7, &p);
+        assert_true(n > 0);
+        frame[n - 10] ^= 0x40; /* a flipped payload bit: ICRC mismatch */
+        assert_int_equal(fe_qp_rx_frame(b, 0, frame, (size_t)n, (enum fe_framing)framing, true),
+                         FE_EPARSE);
+        frame[n - 10] ^= 0x40;
+        assert_int_equal(fe_qp_rx_frame(b, 0, frame, 10, (enum fe_framing)framing, true),
+                         FE_EPARSE); /* truncated: does not parse */
+    }
+    const struct fe_qp_counters *kb = fe_qp_counters(b);
+    assert_int_equal(kb->rx_bad_icrc, 3);
+    assert_int_equal(kb->rx_dropped, 3);
+    assert_int_equal(kb->rx_pkts, 0);
+    int n = fe_frame_encode(frame, sizeof frame, FE_FRAME_IP, &ca.path, 7, &p);
+    assert_int_equal(fe_qp_rx_frame(b, 0, frame, (size_t)n, FE_FRAME_IP, true), 0);
+    assert_int_equal(kb->rx_pkts, 1);
+    assert_memory_equal(mem + 100, src, p.payload_len);
+    fe_qp_destroy(a);
+    fe_qp_destroy(b);
+}
+
 static void test_wc_names(void **state)
 {
     (void)state;
@@ -312,7 +351,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_config_validation),  cmocka_unit_test(test_post_limits),
         cmocka_unit_test(test_segmentation),       cmocka_unit_test(test_pair_all_ops),
-        cmocka_unit_test(test_pair_bidirectional), cmocka_unit_test(test_wc_names),
+        cmocka_unit_test(test_pair_bidirectional), cmocka_unit_test(test_rx_frame),
+        cmocka_unit_test(test_wc_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
