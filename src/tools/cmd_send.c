@@ -12,6 +12,7 @@
 #include "feroce/io.h"
 #include "feroce/report.h"
 #include "tools/cli.h"
+#include "tools/send_perftest.h"
 
 static volatile sig_atomic_t g_signals;
 static void on_signal(int sig)
@@ -49,6 +50,8 @@ static const char usage[] =
     "  --ack-timeout TIME (10ms: software peers on shared cores; the firmware uses less)\n"
     "  --retry N (7)  --rnr-retry N (7 = infinite)  --ackreq-every N (32)\n"
     "test hooks (interop): --drop-every N   --drop-psn P[,P...]   (data packets, on purpose)\n"
+    "perftest: --perftest ADDR[:PORT]  be an ib_write_bw client of the server at ADDR (TCP\n"
+    "                          18515; raw backend; --count/--duration, --msg-size, --peer-psn)\n"
     "process: --cpu N  --busy-poll  --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
     "\n"
     "Live line per QP: Gb/s (acknowledged payload), Rc Rt alpha (from the CC), retransmitted\n"
@@ -60,6 +63,7 @@ struct opts {
     bool have_ccp;
     int cpu;
     bool busy_poll, quiet, json, once;
+    const char *perftest; /* ib_write_bw server */
     uint64_t interval_ns;
 };
 
@@ -272,6 +276,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->quiet = true;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
+        } else if (!strcmp(a, "--perftest")) {
+            NEED();
+            o->perftest = val;
         } else {
             fprintf(stderr, "feroce send: unknown option '%s' (feroce send --help)\n", a);
             return -1;
@@ -357,6 +364,12 @@ static int run(int argc, char **argv)
     struct fe_loop *loop = fe_loop_create(&lc, &err);
     if (!loop) {
         fprintf(stderr, "feroce send: event loop: %s\n", fe_strerror(err));
+        return 1;
+    }
+    struct fe_send_perftest pt;
+    if (o.perftest && (fe_send_perftest_parse(&pt, o.perftest) ||
+                       fe_send_perftest_connect(&pt, &o.fc))) {
+        fe_loop_destroy(loop);
         return 1;
     }
     char msg[256];
@@ -493,6 +506,8 @@ static int run(int argc, char **argv)
         printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n",
                tot_msgs, (double)tot_bytes / 1e9, tot_retx);
     }
+    if (o.perftest && fe_send_perftest_finish(&pt, fe_frontend_flow(f, 0), t1, o.quiet || o.json))
+        rc = 1;
     fe_frontend_destroy(f);
     fe_loop_destroy(loop);
     return rc;
