@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "feroce/err.h"
+#include "feroce/frames.h"
 #include "feroce/pattern.h"
 #include "feroce/sidechannel.h"
 #include "io/verbs.h"
@@ -77,12 +78,17 @@ struct opts {
     int64_t psn; /* < 0: random */
     uint32_t mtu;
     uint64_t gap_ns;
-    bool no_start, event, verify, quiet;
+    bool no_start, event, quiet;
+    int check; /* enum check */
     uint8_t min_rnr_timer;
     int cpu; /* -1 none, -2 auto */
     const char *record;
     uint64_t timeout_ns, duration_ns, interval_ns;
 };
+
+/* How messages are verified: the counter pattern, detector frames, whichever a message
+ * carries (frames are recognised by their magic), or not at all. */
+enum check { CHECK_NONE, CHECK_COUNTER, CHECK_FRAMES, CHECK_AUTO };
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig)
@@ -123,7 +129,9 @@ static const char usage[] =
     "  --record FILE        write every verified message to FILE: per message a 32-byte\n"
     "                       little-endian header (u32 magic 'FERM', u32 flow, u32 stream id,\n"
     "                       u32 bytes, u64 message number, u64 receive time ns) then the data\n"
-    "  --no-verify          count without checking the pattern\n"
+    "  --pattern P          counter, frames (feroce send --pattern) or auto (default: each\n"
+    "                       message as it looks)\n"
+    "  --no-verify          count without checking the data\n"
     "  --timeout DURATION   fail when nothing arrives for this long (default 10s)\n"
     "  --duration DURATION  stop after this long (default: when every flow has its count)\n"
     "  --interval DURATION  per-flow throughput lines (default 1s; 0 = none)\n"
@@ -190,7 +198,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->n_imm = 1;
     o->slots = 64;
     o->psn = -1;
-    o->verify = true;
+    o->check = CHECK_AUTO;
     o->min_rnr_timer = 1;
     o->cpu = -1;
     o->timeout_ns = 10000000000ull;
@@ -219,7 +227,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_TIMEOUT,
         O_DURATION,
         O_INTERVAL,
-        O_QUIET
+        O_QUIET,
+        O_PATTERN
     };
     static const struct option lo[] = {{"fe", 1, 0, O_FE},
                                        {"qps", 1, 0, O_QPS},
@@ -241,6 +250,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"cpu", 1, 0, O_CPU},
                                        {"record", 1, 0, O_RECORD},
                                        {"no-verify", 0, 0, O_NOVERIFY},
+                                       {"pattern", 1, 0, O_PATTERN},
                                        {"timeout", 1, 0, O_TIMEOUT},
                                        {"duration", 1, 0, O_DURATION},
                                        {"interval", 1, 0, O_INTERVAL},
@@ -332,7 +342,19 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->record = optarg;
             break;
         case O_NOVERIFY:
-            o->verify = false;
+            o->check = CHECK_NONE;
+            break;
+        case O_PATTERN:
+            if (!strcmp(optarg, "counter"))
+                o->check = CHECK_COUNTER;
+            else if (!strcmp(optarg, "frames"))
+                o->check = CHECK_FRAMES;
+            else if (!strcmp(optarg, "auto"))
+                o->check = CHECK_AUTO;
+            else {
+                fprintf(stderr, "feroce verbs-recv: --pattern is counter, frames or auto\n");
+                return -1;
+            }
             break;
         case O_TIMEOUT:
             if (fe_parse_duration_ns(optarg, &o->timeout_ns, "--timeout")) return -1;
@@ -376,6 +398,21 @@ static uint8_t *slot_of(const struct flow *f, uint64_t k)
 }
 
 static FILE *g_rec;
+static int g_check;
+static uint8_t *g_scratch; /* one message, to show what a wrong byte should have been */
+
+static bool is_frames(const uint8_t *buf, size_t len)
+{
+    if (len < FE_DETFRAME_HDR) return false; /* short frames streams carry the counter */
+    return g_check == CHECK_FRAMES || (g_check == CHECK_AUTO && fe_detframe_is(buf, len));
+}
+
+/* len when message k of `stream` is right, else the index of its first wrong byte. */
+static size_t check_msg(const uint8_t *buf, size_t len, uint32_t stream, uint64_t k)
+{
+    return is_frames(buf, len) ? fe_detframe_check(buf, len, stream, k)
+                               : fe_pattern_check(buf, len, stream, k, 0);
+}
 
 static void record(const struct flow *f, uint64_t k, const uint8_t *data, uint64_t now_ns)
 {
@@ -391,16 +428,17 @@ static void record(const struct flow *f, uint64_t k, const uint8_t *data, uint64
 }
 
 /* Verifies (and records) messages next_k .. through. */
-static void consume(struct flow *f, uint64_t through, bool verify, uint64_t now_ns)
+static void consume(struct flow *f, uint64_t through, uint64_t now_ns)
 {
     for (uint64_t k = f->next_k; k <= through; k++) {
         const uint8_t *p = slot_of(f, k);
-        if (verify) {
-            size_t bad = fe_pattern_check(p, f->size, f->sc.remote.qpn, k, 0);
+        if (g_check != CHECK_NONE) {
+            size_t bad = check_msg(p, f->size, f->sc.remote.qpn, k);
             if (bad != f->size) {
                 if (f->data_errors++ < 5) {
-                    uint8_t want;
-                    fe_pattern_fill(&want, 1, f->sc.remote.qpn, k, bad);
+                    fe_data_fill(is_frames(p, f->size) ? FE_PAT_FRAMES : FE_PAT_COUNTER, g_scratch,
+                                 f->size, f->sc.remote.qpn, k);
+                    uint8_t want = g_scratch[bad];
                     fprintf(stderr,
                             "flow %u: message %" PRIu64 " byte %zu is 0x%02x, expected 0x%02x\n",
                             f->idx, k, bad, p[bad], want);
@@ -432,8 +470,7 @@ static int post_recvs(struct flow *f, unsigned n)
     return 0;
 }
 
-static void on_wc(struct flow *flows, unsigned nflows, const struct ibv_wc *wc, bool verify,
-                  uint64_t now_ns)
+static void on_wc(struct flow *flows, unsigned nflows, const struct ibv_wc *wc, uint64_t now_ns)
 {
     if (wc->wr_id >= nflows) return;
     struct flow *f = &flows[wc->wr_id];
@@ -461,24 +498,24 @@ static void on_wc(struct flow *flows, unsigned nflows, const struct ibv_wc *wc, 
     }
     if (wc->byte_len != f->size) f->len_errors++;
     f->doorbells++;
-    consume(f, d, verify, now_ns);
+    consume(f, d, now_ns);
     if (!f->done || f->count == 0) post_recvs(f, 1);
 }
 
 /* Plain-WRITE streams have no completion: the ring is checked until it holds the final
  * messages (no wrap: all of them; with slots: the last nslots). */
-static void settle_check(struct flow *f, bool verify, uint64_t now_ns)
+static void settle_check(struct flow *f, uint64_t now_ns)
 {
     if (f->imm_every || f->done || !f->started || !f->count) return;
     if (now_ns - f->last_settle_ns < 100000000ull) return;
     f->last_settle_ns = now_ns;
     uint64_t first = (f->nslots && f->count > f->nslots) ? f->count - f->nslots : 0;
     for (uint64_t k = first; k < f->count; k++)
-        if (fe_pattern_check(slot_of(f, k), f->size, f->sc.remote.qpn, k, 0) != f->size) return;
+        if (check_msg(slot_of(f, k), f->size, f->sc.remote.qpn, k) != f->size) return;
     f->next_k = first;
     f->msgs = first; /* overwritten messages were never observable */
     f->bytes = first * f->size;
-    consume(f, f->count - 1, verify, now_ns);
+    consume(f, f->count - 1, now_ns);
 }
 
 static int run(int argc, char **argv)
@@ -519,6 +556,7 @@ static int run(int argc, char **argv)
     /* Describe the flows and size the ring. */
     uint32_t psn = o.psn >= 0 ? (uint32_t)o.psn : (uint32_t)(fe_wall_ns() * 2654435761u) & 0xFFFFFF;
     unsigned total_wqes = 0;
+    uint32_t max_size = 1;
     for (unsigned i = 0; i < nflows; i++) {
         struct flow *f = &flows[i];
         f->idx = i;
@@ -561,7 +599,10 @@ static int run(int argc, char **argv)
         f->recv_wqes = (uint32_t)w;
         total_wqes += f->recv_wqes;
         mem_bytes += f->ring_bytes;
+        if (f->size > max_size) max_size = f->size;
     }
+    g_check = o.check;
+    if (!(g_scratch = malloc(max_size))) goto out;
     mem = mmap(NULL, mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
         fprintf(stderr, "feroce verbs-recv: cannot map %zu bytes of ring\n", mem_bytes);
@@ -722,7 +763,7 @@ static int run(int argc, char **argv)
         int n;
         while ((n = ibv_poll_cq(cq, CQ_BATCH, wc)) > 0) {
             now = fe_wall_ns();
-            for (int i = 0; i < n; i++) on_wc(flows, nflows, &wc[i], o.verify, now);
+            for (int i = 0; i < n; i++) on_wc(flows, nflows, &wc[i], now);
         }
         if (n < 0) {
             fprintf(stderr, "feroce verbs-recv: ibv_poll_cq failed\n");
@@ -732,7 +773,7 @@ static int run(int argc, char **argv)
         all_done = true;
         bool any_failed = false;
         for (unsigned i = 0; i < nflows; i++) {
-            settle_check(&flows[i], o.verify, now);
+            settle_check(&flows[i], now);
             total += flows[i].bytes;
             all_done &= flows[i].done;
             any_failed |= flows[i].failed;
@@ -805,7 +846,8 @@ static int run(int argc, char **argv)
         ok &= errs == 0 && st == IBV_QPS_RTS && !f->failed;
     }
     printf("verbs-recv: %s: %" PRIu64 " bytes %s in %u flows, %" PRIu64 " errors\n",
-           ok ? "OK" : "FAILED", sum_bytes, o.verify ? "verified" : "received", nflows, sum_err);
+           ok ? "OK" : "FAILED", sum_bytes, o.check != CHECK_NONE ? "verified" : "received", nflows,
+           sum_err);
     rc = ok ? 0 : 1;
 
     /* Free the front-ends' QPs (best effort: a second, then give up). */
@@ -845,6 +887,8 @@ static int run(int argc, char **argv)
 out:
     if (g_rec) fclose(g_rec);
     g_rec = NULL;
+    free(g_scratch);
+    g_scratch = NULL;
     if (flows)
         for (unsigned i = 0; i < nflows; i++)
             if (flows[i].qp) ibv_destroy_qp(flows[i].qp);

@@ -299,10 +299,10 @@ def feroce_bin():
     return exe
 
 
-def run_pair(vm, exe, send_args, recv_args, timeout=120):
+def run_pair(vm, exe, send_args, recv_args, timeout=120, event=True):
     """Runs `feroce send` (raw backend on the tap, in this namespace) as the front-end and
     `feroce verbs-recv` on rxe in the guest as the host; returns (recv_rc, recv_out, send_rc,
-    send_json or None, send_text)."""
+    send_json or None, send_text). event=False: verbs-recv busy-polls its CQ."""
     import json
     guest = vm.install_binary(exe)
     cmd = [exe, "send", "--backend", "raw", "--if", TAP, "--bind", FE_IP, "--mac", FE_MAC,
@@ -311,7 +311,8 @@ def run_pair(vm, exe, send_args, recv_args, timeout=120):
     snd = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         time.sleep(0.3)  # the front-end's sockets are up before the host opens QPs
-        rcmd = f"{guest} verbs-recv --fe {FE_IP} --event --interval 0 " + " ".join(recv_args)
+        rcmd = (f"{guest} verbs-recv --fe {FE_IP} {'--event ' if event else ''}--interval 0 " +
+                " ".join(recv_args))
         log("guest: " + rcmd.split("/shared/bin/")[-1])
         t0 = time.monotonic()
         rrc, rout = vm.submit(rcmd).wait(timeout)
@@ -403,3 +404,35 @@ def check_run(c, label, res, sizes, counts, imms):
                   f"{fl['retx_pkts']} retransmitted ({fl['rnr_naks']} RNR NAKs, "
                   f"{fl['seq_naks']} sequence NAKs, {fl['timeouts']} timeouts), "
                   f"{fl['gbps']:.3f} Gb/s", flush=True)
+
+
+def pattern_bytes(stream, k, size):
+    """The counter pattern of include/feroce/pattern.h, written again from its definition (an
+    independent check of the C implementation on both ends)."""
+    import struct
+    key = ((stream + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    hi = (k & 0xFFFFFFFF) << 32
+    nw = (size + 7) // 8
+    words = [(hi | (j & 0xFFFFFFFF)) ^ key for j in range(nw)]
+    return struct.pack(f"<{nw}Q", *words)[:size]
+
+
+def read_record(path):
+    """verbs-recv --record: [(flow, stream, size, k, data)]; raises ValueError when malformed."""
+    import struct
+    out = []
+    with open(path, "rb") as f:
+        buf = f.read()
+    pos = 0
+    while pos < len(buf):
+        if len(buf) - pos < 32:
+            raise ValueError(f"truncated header at {pos}")
+        magic, flow, stream, size, k, _t = struct.unpack_from("<IIIIQQ", buf, pos)
+        if magic != 0x4D524546:
+            raise ValueError(f"bad magic {magic:#x} at {pos}")
+        pos += 32
+        if len(buf) - pos < size:
+            raise ValueError(f"truncated data at {pos}")
+        out.append((flow, stream, size, k, buf[pos:pos + size]))
+        pos += size
+    return out
