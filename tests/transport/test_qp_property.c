@@ -163,6 +163,7 @@ struct run {
     struct impair im;
     struct fe_qp_config ca, cb;
     const char *cc;
+    uint32_t nrev; /* WRITEs the responder sends back at the same time (0: one direction) */
     uint32_t rq_target;
     uint64_t refill_ns;
     /* stats */
@@ -254,9 +255,25 @@ static void run_one(struct run *r)
         if (m[i].op != FE_WR_WRITE) consumers[nconsumers++] = i;
     }
 
+    /* reverse traffic: WRITEs from B into a region on A, sharing the wire with B's ACKs */
+    struct msg *m2 = calloc(r->nrev ? r->nrev : 1, sizeof *m2);
+    uint8_t *arena2 = malloc(REGION + 2 * GUARD), *shadow2 = malloc(REGION);
+    assert_true(m2 && arena2 && shadow2);
+    memset(arena2, GUARD_BYTE, REGION + 2 * GUARD);
+    memcpy(shadow2, arena2 + GUARD, REGION);
+    for (uint32_t i = 0; i < r->nrev; i++) {
+        m2[i].op = FE_WR_WRITE;
+        m2[i].len = pick_len();
+        m2[i].src_off = (uint32_t)rnd_below(SRC_BYTES - m2[i].len + 1);
+        m2[i].dst_off = (uint32_t)rnd_below(REGION - m2[i].len + 1);
+    }
+    uint32_t posted2 = 0, done2 = 0;
+
     struct fe_qp *a = tq_create(&r->ca, 0), *b = tq_create(&r->cb, 0);
     struct fe_mr mr = {.rkey = RKEY_B, .va = VA_B, .len = REGION, .base = arena + GUARD};
     assert_int_equal(fe_qp_reg_mr(b, &mr), 0);
+    struct fe_mr mr2 = {.rkey = RKEY_B, .va = VA_B, .len = REGION, .base = arena2 + GUARD};
+    assert_int_equal(fe_qp_reg_mr(a, &mr2), 0);
 
     struct recvbuf *rb = calloc(nconsumers ? nconsumers : 1, sizeof *rb);
     uint32_t rb_posted = 0, rb_done = 0;
@@ -265,7 +282,7 @@ static void run_one(struct run *r)
     uint64_t now = 0, next_refill = 0, stuck = 0;
     uint64_t time_limit = 600ull * 1000000000ull; /* simulated */
 
-    while (done < r->nmsgs || rb_done < nconsumers) {
+    while (done < r->nmsgs || rb_done < nconsumers || done2 < r->nrev) {
         /* post sends while the SQ takes them */
         while (posted < r->nmsgs) {
             const struct msg *x = &m[posted];
@@ -281,6 +298,19 @@ static void run_one(struct run *r)
             if (x->op == FE_WR_WRITE || x->op == FE_WR_WRITE_IMM)
                 memcpy(shadow + x->dst_off, g_src + x->src_off, x->len);
             posted++;
+        }
+        while (posted2 < r->nrev) {
+            const struct msg *x = &m2[posted2];
+            struct fe_wr w = {.op = x->op,
+                              .cookie = posted2,
+                              .data = g_src + x->src_off,
+                              .len = x->len,
+                              .remote_offset = x->dst_off};
+            int rc = fe_qp_post_send(b, &w);
+            if (rc == FE_ENOSPC) break;
+            assert_int_equal(rc, 0);
+            memcpy(shadow2 + x->dst_off, g_src + x->src_off, x->len);
+            posted2++;
         }
         /* receive buffers, sized for the message that will take each, posted in bursts */
         if (now >= next_refill) {
@@ -316,6 +346,15 @@ static void run_one(struct run *r)
         }
         while ((n = fe_qp_poll_cq(b, cq, 64)) > 0) {
             for (int i = 0; i < n; i++) {
+                if (cq[i].opcode == FE_WC_RDMA_WRITE) { /* B's own WRITE to A */
+                    if (cq[i].status != FE_WC_SUCCESS || cq[i].cookie != done2)
+                        fail_msg("seed %" PRIu64 ": reverse completion %" PRIu64
+                                 " status %s, want %u",
+                                 r->seed, cq[i].cookie, fe_wc_status_name(cq[i].status), done2);
+                    assert_int_equal(cq[i].byte_len, m2[done2].len);
+                    done2++;
+                    continue;
+                }
                 if (cq[i].status != FE_WC_SUCCESS || cq[i].cookie != rb_done)
                     fail_msg("seed %" PRIu64 ": receive completion %" PRIu64 " status %s, want %u",
                              r->seed, cq[i].cookie, fe_wc_status_name(cq[i].status), rb_done);
@@ -340,7 +379,7 @@ static void run_one(struct run *r)
         }
         assert_int_equal(fe_qp_state(a), FE_QPS_RTS);
         assert_int_equal(fe_qp_state(b), FE_QPS_RTS);
-        if (done == r->nmsgs && rb_done == nconsumers) break;
+        if (done == r->nmsgs && rb_done == nconsumers && done2 == r->nrev) break;
 
         /* advance to the next event */
         uint64_t t = chan_next(&ab), u = chan_next(&ba);
@@ -387,18 +426,26 @@ static void run_one(struct run *r)
         while (arena[GUARD + i] == shadow[i]) i++;
         fail_msg("seed %" PRIu64 ": responder memory differs at offset %zu", r->seed, i);
     }
+    assert_int_equal(fe_qp_counters(a)->rx_msgs, r->nrev);
+    assert_true(guard_ok(arena2, GUARD));
+    assert_true(guard_ok(arena2 + GUARD + REGION, GUARD));
+    if (memcmp(arena2 + GUARD, shadow2, REGION) != 0)
+        fail_msg("seed %" PRIu64 ": reverse memory differs", r->seed);
     struct fe_qp_psns pa, pb;
     fe_qp_psns(a, &pa);
     fe_qp_psns(b, &pb);
     assert_int_equal(pa.una_psn, pa.next_psn);
     assert_int_equal(pa.next_psn, pb.expected_psn);
     assert_int_equal(pa.inflight_bytes, 0);
+    assert_int_equal(pb.next_psn, pa.expected_psn);
+    assert_int_equal(pb.una_psn, pb.next_psn);
 
-    printf("seed %3" PRIu64 " mtu %4u ring %3u ackreq %4u ack %4u cc %-5s drop %.3f dup %.3f "
+    printf("seed %3" PRIu64
+           " rev %5u mtu %4u ring %3u ackreq %4u ack %4u cc %-5s drop %.3f dup %.3f "
            "reo %.3f cor %.3f ce %.3f | pkts %7" PRIu64 " retx %6" PRIu64 " nak %5" PRIu64
            " rnr %4" PRIu64 " to %4" PRIu64 " dup %5" PRIu64 " ooo %6" PRIu64 " icrc %5" PRIu64
            " cnp %4" PRIu64 " t %.1f ms\n",
-           r->seed, r->ca.mtu_bytes, (unsigned)(r->ca.replay_bytes / r->ca.mtu_bytes),
+           r->seed, r->nrev, r->ca.mtu_bytes, (unsigned)(r->ca.replay_bytes / r->ca.mtu_bytes),
            r->ca.ackreq_every, r->cb.ack_every, r->cc, r->im.drop, r->im.dup, r->im.reorder,
            r->im.corrupt, r->im.ce, ka->tx_pkts, ka->retx_pkts, ka->rx_naks[0], ka->rx_rnr_naks,
            ka->timeouts, kb->rx_dup_pkts, kb->rx_ooo_pkts, kb->rx_bad_icrc, kb->tx_cnps,
@@ -414,6 +461,9 @@ static void run_one(struct run *r)
     free(consumers);
     free(arena);
     free(shadow);
+    free(m2);
+    free(arena2);
+    free(shadow2);
 }
 
 static void setup_run(struct run *r, uint64_t seed, uint32_t nmsgs)
@@ -453,6 +503,20 @@ static void setup_run(struct run *r, uint64_t seed, uint32_t nmsgs)
         r->ca.cc_algo = fe_cc_find("dcqcn");
     }
     r->rq_target = 1 + (uint32_t)rnd_below(16);
+    /* every third seed: the responder also sends WRITEs back (ACKs and data share its wire) */
+    if (seed % 3 == 0) {
+        r->nrev = nmsgs / 4;
+        r->cb.mtu_bytes = mtu;
+        r->cb.replay_bytes = (uint64_t)mtu * (2 + rnd_below(31));
+        r->cb.ackreq_every = every[rnd_below(4)];
+        r->ca.ack_every = every[rnd_below(4)];
+        r->cb.sq_depth = 1 + (uint32_t)rnd_below(128);
+        r->cb.ack_timeout_ns = 30000 + rnd_below(170000);
+        r->cb.retry_cnt = FE_RETRY_INFINITE;
+        r->cb.pacer_burst_bytes = 0;
+        uint32_t psn2 = (uint32_t)(FE_PSN_MASK - rnd_below(3000));
+        r->cb.sq_psn = r->ca.rq_psn = psn2;
+    }
     r->refill_ns = rnd_below(2) ? 0 : 1000 + rnd_below(50000);
 }
 
