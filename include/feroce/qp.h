@@ -174,7 +174,8 @@ int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t le
 int fe_qp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
 
 /* A received packet addressed to this QP (BTH DestQP = local_qpn, P_Key 0xFFFF/0x7FFF, else
- * dropped). Always consumes it: bad ones are dropped and counted. Returns 0, or a negative fe_err saying why it was dropped. */
+ * dropped). Always consumes it: bad ones are dropped and counted. Returns 0, or a negative
+ * fe_err saying why it was dropped. */
 int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
 /* The same from raw bytes: fe_frame_decode (ICRC verified when asked), then fe_qp_rx. Frames that
  * do not parse are dropped and counted in rx_dropped. */
