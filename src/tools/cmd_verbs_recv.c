@@ -693,7 +693,7 @@ static int run(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     uint64_t last_progress = t_start, next_report = t_start + o.interval_ns;
-    uint64_t last_total = 0;
+    uint64_t last_total = 0, next_sc_rx = 0;
     bool all_done = false;
     while (!g_stop) {
         uint64_t now = fe_wall_ns();
@@ -713,8 +713,9 @@ static int run(int argc, char **argv)
                 flows[i].failed = true;
             }
         }
-        /* side channel in */
-        for (;;) {
+        /* side channel in: a system call, so at most every millisecond when busy-polling */
+        for (bool sc_due = ch || now >= next_sc_rx; sc_due;) {
+            next_sc_rx = now + 1000000;
             uint8_t buf[256];
             struct sockaddr_in from;
             socklen_t fl = sizeof from;
