@@ -83,6 +83,7 @@ struct fe_sim_host_cfg {
     uint64_t pacer_burst_bytes; /* 0 = one MTU */
     bool count_ifg;             /* links carry preamble + inter-frame gap (20 B) per frame */
     uint64_t min_frame_bytes;   /* Ethernet minimum frame (64) */
+    bool window_bdp;            /* bytes in flight per QP <= the largest path BDP (HPCC HAS_WIN) */
 };
 
 struct fe_sim_node {
@@ -139,6 +140,10 @@ int fe_sim_scenario_find_node(const struct fe_sim_scenario *sc, const char *name
  * Returns the profile index or a negative fe_err with a message in err. */
 int fe_sim_scenario_set_cc(struct fe_sim_scenario *sc, int index, const char *algo,
                            const char *params, char *err, size_t err_cap);
+/* One setting as "key=value" with the keys of the YAML file: switch.KEY, host.KEY, and
+ * link.rate/delay/loss, flow.size/msg/start (applied to every link / flow), seed, stop, name. */
+int fe_sim_scenario_set(struct fe_sim_scenario *sc, const char *assignment, char *err,
+                        size_t err_cap);
 /* The modelling choices of the ns-3 RDMA simulators: DCQCN's hpcc-ns3 profile, congestion on
  * ACKs (no CNPs), an ACK per packet, XOFF/XON pause, no preamble/IFG on links. */
 void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc);
@@ -268,10 +273,10 @@ int fe_sim_port_stats(const struct fe_sim *sim, uint32_t node, uint32_t port,
                       struct fe_sim_port_stats *out);
 const struct fe_sim_scenario *fe_sim_scenario_of(const struct fe_sim *sim);
 
-/* PFC log: called for every PAUSE (pause = true) and RESUME sent by a switch port, with the time
- * it was sent (HPCC's pfc.txt). */
-typedef void (*fe_sim_pfc_cb)(void *user, uint64_t now_ns, uint32_t node, uint32_t port,
-                              uint8_t prio, bool pause);
+/* PFC log: called for every PAUSE (pause = true, refreshes included) and RESUME frame a port
+ * receives, when it arrives (HPCC's pfc.txt logs the same). */
+typedef void (*fe_sim_pfc_cb)(void *user, uint64_t now_ns, uint32_t node, bool node_is_switch,
+                              uint32_t port, uint8_t prio, bool pause);
 void fe_sim_set_pfc_log(struct fe_sim *sim, fe_sim_pfc_cb cb, void *user);
 
 /* The report: per-flow table, contention window, phases, network counters; or JSON. */
@@ -308,7 +313,8 @@ struct fe_sim_builtin {
 const struct fe_sim_builtin *fe_sim_builtins(size_t *n);
 int fe_sim_builtin_load(const char *name, struct fe_sim_scenario *sc, char *err, size_t err_cap);
 
-/* Native scenario file (YAML). Errors read "file:line: what". */
+/* Native scenario file (YAML, docs/sim.md). Errors read "file:line: what". Both initialize sc
+ * (fe_sim_scenario_init) and leave it empty on error. */
 int fe_sim_scenario_load_yaml(const char *path, struct fe_sim_scenario *sc, char *err,
                               size_t err_cap);
 int fe_sim_scenario_parse_yaml(const char *text, size_t len, const char *name,
@@ -318,6 +324,7 @@ int fe_sim_scenario_parse_yaml(const char *text, size_t len, const char *name,
  * (relative to the config's directory unless overridden, NULL = from the config). */
 struct fe_sim_hpcc_files {
     char topology[512], flow[512], fct_out[512], pfc_out[512];
+    uint32_t payload; /* PACKET_PAYLOAD_SIZE (0 = not given) */
 };
 int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
                      const char *flow_override, struct fe_sim_scenario *sc,
@@ -329,6 +336,11 @@ int fe_sim_hpcc_parse_topology(const char *text, size_t len, const char *name,
                                struct fe_sim_scenario *sc, char *err, size_t err_cap);
 int fe_sim_hpcc_parse_flows(const char *text, size_t len, const char *name,
                             struct fe_sim_scenario *sc, char *err, size_t err_cap);
+/* fct.txt lines for the completed flows, by completion time:
+ * "sip dip sport dport size start_ns fct_ns standalone_fct_ns" (IPs in hex as HPCC numbers). */
+void fe_sim_hpcc_write_fct(const struct fe_sim *sim, FILE *f);
+/* pfc.txt lines "time_ns node node_type ifindex type" as the PFC frames arrive. */
+void fe_sim_hpcc_log_pfc(struct fe_sim *sim, FILE *f);
 
 #ifdef __cplusplus
 }

@@ -57,11 +57,12 @@ static int advcam(struct fe_sim_scenario *sc, bool dcqcn, char *err, size_t cap)
         if (rc < 0) return rc;
         sc->host.cnp_interval_ns = 50000;
     }
-    /* Equal flows; with DCQCN the last sender has twice as much, so that it is seen climbing to
-     * line rate once the others are done. */
+    /* Equal flows; with DCQCN the last sender has more, so that it is seen climbing to line rate
+     * once the others are done. DCQCN's shares fluctuate by +-20 % over 10 ms windows with these
+     * parameters and average out over about a second: the contention phase lasts ~1.3 s. */
     for (uint32_t s = 5; s <= 12; s++) {
-        struct fe_sim_flow f = {.src = s, .dst = 0, .bytes = 25 * MB, .prio = 0xff};
-        if (dcqcn && s == 12) f.bytes = 50 * MB;
+        struct fe_sim_flow f = {.src = s, .dst = 0, .bytes = (dcqcn ? 200 : 25) * MB, .prio = 0xff};
+        if (dcqcn && s == 12) f.bytes = 260 * MB;
         int rc = fe_sim_scenario_add_flow(sc, &f);
         if (rc < 0) return rc;
     }
@@ -87,6 +88,10 @@ static int incast3(struct fe_sim_scenario *sc, const char *name, char *err, size
                                       "rpg_time_reset=2000,rpg_threshold=5,clamp_tgt_rate=1";
     uint8_t cc_a = 0;
     if (cc) {
+        /* The hardware test's switch marking is not given: the DCQCN paper's RED, as in advcam
+         * (a linear 150 KB..1.5 MB ramp to 100 %, or a step at 20..100 KB, give the same
+         * phases within a few per cent; the saw-tooth period of incast3-asym varies between
+         * ~0.7 and ~1.7 s with the marking). */
         red_dcqcn_paper(sc);
         int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn-surf", table2, err, cap);
         if (rc < 0) return rc;
@@ -98,9 +103,16 @@ static int incast3(struct fe_sim_scenario *sc, const char *name, char *err, size
             cc_a = (uint8_t)rc;
         }
     }
-    static const uint64_t sizes[3] = {40 * MB, 80 * MB, 120 * MB};
+    /* Phases of ~0.7, ~0.5 and ~0.25 s: long against DCQCN's climbs with a 2 ms increase timer
+     * (+96 Mb/s per step). incast3-asym keeps all three busy for 6 s: flow A's timer fires only
+     * after 200 ms without a CNP (each CNP restarts it), which its shrinking rate makes rare,
+     * so the teeth come every ~1-1.7 s. */
+    bool asym = !strcmp(name, "incast3-asym");
+    static const uint64_t sizes[3] = {300 * MB, 600 * MB, 900 * MB};
+    if (asym) sc->stop_ns = 6000000000ull;
     for (uint32_t i = 0; i < 3; i++) {
-        struct fe_sim_flow f = {.src = 2 + i, .dst = 0, .bytes = sizes[i], .prio = 0xff};
+        struct fe_sim_flow f = {
+            .src = 2 + i, .dst = 0, .bytes = asym ? 8000 * MB : sizes[i], .prio = 0xff};
         if (i == 0) f.cc = cc_a;
         int rc = fe_sim_scenario_add_flow(sc, &f);
         if (rc < 0) return rc;

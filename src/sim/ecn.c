@@ -39,12 +39,12 @@ void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *
             sim->st.ecn_marks++;
         }
     }
-    if (sim->int_enable && pkt->pkt.payload_len && pkt->int_md.nhops < FE_INT_MAX_HOPS) {
-        struct fe_int_hop *h = &pkt->int_md.hop[pkt->int_md.nhops++];
+    if (pkt->int_md && pkt->pkt.payload_len && pkt->int_md->nhops < FE_INT_MAX_HOPS) {
+        struct fe_int_hop *h = &pkt->int_md->hop[pkt->int_md->nhops++];
         h->ts_ns = sim->now;
         h->tx_bytes = p->int_tx_bytes;
         h->qlen_bytes = (uint32_t)(p->queue_bytes > UINT32_MAX ? UINT32_MAX : p->queue_bytes);
         h->rate_mbps = (uint32_t)(p->rate_bps / 1000000u);
-        pkt->pkt.int_md = &pkt->int_md;
+        pkt->pkt.int_md = pkt->int_md;
     }
 }

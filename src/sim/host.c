@@ -337,10 +337,12 @@ static struct sim_pkt *make_pkt(struct fe_sim *sim, struct sim_host *h, struct s
     pkt->pkt = *fp;
     pkt->pkt.payload = NULL;
     pkt->pkt.int_md = NULL;
-    if (fp->int_md && fp->int_md->nhops) {
-        pkt->int_md = *fp->int_md;
-        if (pkt->int_md.nhops > FE_INT_MAX_HOPS) pkt->int_md.nhops = FE_INT_MAX_HOPS;
-        pkt->pkt.int_md = &pkt->int_md;
+    const struct fe_int *md = fp->int_md;
+    if (!md && sq->last_int && fp->bth.opcode == FE_OP_ACK) md = sq->last_int;
+    if (md && md->nhops && pkt->int_md) {
+        *pkt->int_md = *md;
+        if (pkt->int_md->nhops > FE_INT_MAX_HOPS) pkt->int_md->nhops = FE_INT_MAX_HOPS;
+        pkt->pkt.int_md = pkt->int_md;
     }
     pkt->src = h->node->id;
     pkt->dst = sq->peer_node;
@@ -446,8 +448,10 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
         sim_pkt_free(sim, pkt);
         return;
     }
-    pkt->pkt.int_md = pkt->int_md.nhops ? &pkt->int_md : NULL;
+    bool has_int = pkt->int_md && pkt->int_md->nhops;
+    pkt->pkt.int_md = has_int ? pkt->int_md : NULL;
     bool data = (fe_opcode_flags(pkt->pkt.bth.opcode) & FE_OPF_REQUEST) != 0;
+    if (data && sq->last_int && has_int) *sq->last_int = *pkt->int_md;
     uint64_t before = data ? fe_qp_counters(sq->qp)->rx_pkts : 0;
     int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
     if (rc < 0) sim->st.drops[FE_SIM_DROP_QP]++;
@@ -585,7 +589,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
 
     const struct fe_sim_cc *cc = &sc->cc[f->spec.cc];
     uint64_t line = hs->node->ports[0].rate_bps;
-    uint64_t replay = hc->replay_bytes;
+    uint64_t replay = sim->window_bdp_bytes ? sim->window_bdp_bytes : hc->replay_bytes;
     struct fe_qp_config ca, cb;
     fe_qp_config_default(&ca);
     ca.local_qpn = a->qpn;
@@ -650,6 +654,11 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         release_qp(hs, a);
         release_qp(hd, b);
         return rc;
+    }
+    if (sim->int_enable && !(b->last_int = calloc(1, sizeof(*b->last_int)))) {
+        release_qp(hs, a);
+        release_qp(hd, b);
+        return FE_ENOMEM;
     }
     hs->qps[a->slot] = a;
     hd->qps[b->slot] = b;

@@ -271,14 +271,23 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
     struct fe_sim_phase ph[2 * FE_SIM_MAX_PHASE_FLOWS + 2];
     int np = fe_sim_phases(sim, ph, (int)(sizeof(ph) / sizeof(ph[0])));
     if (np > 1) {
+        /* phases shorter than 1 % of the run are packet-granularity noise: not listed */
+        uint64_t min_len = st.now_ns / 100;
+        int hidden = 0;
         fprintf(f, "phases (between flow starts and ends):\n");
-        for (int k = 0; k < np && k < (int)(sizeof(ph) / sizeof(ph[0])); k++)
+        for (int k = 0; k < np && k < (int)(sizeof(ph) / sizeof(ph[0])); k++) {
+            if (ph[k].end_ns - ph[k].start_ns < min_len) {
+                hidden++;
+                continue;
+            }
             fprintf(f,
                     "  %9.3f - %9.3f ms  %3u flows  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
                     "%.3f Gb/s  Jain %.4f\n",
                     ph[k].start_ns / 1e6, ph[k].end_ns / 1e6, ph[k].n_active, ph[k].mean_bps / 1e9,
                     ph[k].min_bps / 1e9, ph[k].max_bps / 1e9, ph[k].aggregate_bps / 1e9,
                     ph[k].jain);
+        }
+        if (hidden) fprintf(f, "  (%d phases shorter than 1 %% of the run not shown)\n", hidden);
     }
     fprintf(f, "drops %llu (", (unsigned long long)st.drops_total);
     for (int i = 0; i < FE_SIM_DROP_MAX; i++)

@@ -68,7 +68,6 @@ void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw, struct sim_po
     if (ing->xoff || !sim_buffer_should_pause(sim, sw, in, prio)) return;
     ing->xoff = true;
     sim->st.pause_events++;
-    if (sim->pfc_cb) sim->pfc_cb(sim->pfc_user, sim->now, in->node->id, in->index, prio, true);
     send_pfc(sim, in, prio, sim->sc.sw.pause_quanta);
     if (sim->sc.sw.pfc_mode == FE_SIM_PFC_QUANTA && !in->refresh_pending) {
         in->refresh_pending = true;
@@ -81,7 +80,6 @@ void sim_pfc_check_xon(struct fe_sim *sim, struct sim_switch *sw, struct sim_por
     struct sim_ingress *ing = &in->in[prio];
     if (!ing->xoff || !sim_buffer_should_resume(sim, sw, in, prio)) return;
     ing->xoff = false;
-    if (sim->pfc_cb) sim->pfc_cb(sim->pfc_user, sim->now, in->node->id, in->index, prio, false);
     send_pfc(sim, in, prio, 0);
 }
 
@@ -128,6 +126,9 @@ static void kick(struct fe_sim *sim, struct sim_port *p)
 void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pfc)
 {
     uint8_t prio = pfc->pfc_prio & 7;
+    if (sim->pfc_cb)
+        sim->pfc_cb(sim->pfc_user, sim->now, p->node->id, p->node->is_switch, p->index, prio,
+                    pfc->pfc_quanta != 0);
     if (pfc->pfc_quanta) {
         p->pause_rx++;
         if (!p->paused) {

@@ -161,7 +161,9 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         if (sc->cc[i].algo && !strncmp(sc->cc[i].algo->name, "hpcc", 4)) sim->int_enable = true;
     sim->stop_ns = sc->stop_ns;
     sim_rng_seed(sim, sc->seed);
-    rc = fe_evq_init(&sim->q, FE_SIM_EVQ_HEAP);
+    /* the timing wheel: as fast as the heap with a few dozen pending events, 2-3x faster with
+     * thousands (feroce bench sim) */
+    rc = fe_evq_init(&sim->q, FE_SIM_EVQ_WHEEL);
     if (rc) goto fail;
     rc = sim_topology_build(sim, err, err_cap);
     if (rc) goto fail;
@@ -187,6 +189,16 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
             sim_errf(err, err_cap, "flow %u: no path (or out of memory)", i);
             goto fail;
         }
+    }
+    if (sc->host.window_bdp) {
+        /* HPCC's HAS_WIN: one window, the largest bandwidth-delay product of any flow's path */
+        uint64_t bdp = 0;
+        for (uint32_t i = 0; i < sim->n_flows; i++) {
+            uint64_t b = (uint64_t)((double)sim->flows[i].path_rate_bps *
+                                    (double)sim->flows[i].base_rtt_ns / 8e9);
+            if (b > bdp) bdp = b;
+        }
+        sim->window_bdp_bytes = bdp > sc->host.mtu_bytes ? bdp : sc->host.mtu_bytes;
     }
     /* contention window */
     sim->window_start = sc->window_start_ns != FE_SIM_NO_TIME ? sc->window_start_ns : last_start;

@@ -52,8 +52,8 @@ struct sim_pkt {
     uint16_t pfc_quanta;               /* PFC frame: 0 = resume */
     uint64_t test_tag;                 /* PKT_TEST: caller's value */
     struct sim_qp *owner;              /* host port queue: the QP whose packet waits out a pause */
+    struct fe_int *int_md; /* INT records (storage after the packet), NULL when INT is off */
     struct fe_pkt pkt;
-    struct fe_int int_md;
 };
 
 /* Output queue of one priority. */
@@ -142,6 +142,8 @@ struct sim_qp {
     uint32_t qpn;      /* generation << 16 | slot */
     uint32_t slot;     /* index in host->qps */
     struct sim_qp *ready_next;
+    struct fe_int *last_int; /* responder, INT on: records of the latest data packet, echoed on
+                              * its ACKs (the receiver's side of HPCC) */
 };
 
 struct sim_host {
@@ -212,9 +214,10 @@ struct fe_sim {
     uint32_t n_chunks, cap_chunks;
     uint64_t pool_pkts, pkts_in_use;
     /* settings derived from the scenario */
-    uint32_t wire_extra;   /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
-    uint32_t ifg;          /* preamble + IFG counted on links */
-    uint64_t dt_alpha_q16; /* dynamic-threshold alpha in 2^-16 */
+    uint32_t wire_extra;       /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
+    uint32_t ifg;              /* preamble + IFG counted on links */
+    uint64_t dt_alpha_q16;     /* dynamic-threshold alpha in 2^-16 */
+    uint64_t window_bdp_bytes; /* host.window_bdp: replay bytes per QP */
     bool int_enable;
     /* stats */
     struct fe_sim_stats st;
@@ -346,6 +349,8 @@ int sim_parse_time(const char *s, uint64_t *out);
 int sim_parse_bool(const char *s, bool *out);
 int sim_parse_double(const char *s, double *out);
 int sim_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* Whole file, NUL-terminated (at most 256 MiB); NULL with a message. */
+char *sim_read_file(const char *path, size_t *len, char *err, size_t err_cap);
 
 /* ---- test hooks (tests/sim): inject raw frames without the transport ---- */
 struct sim_pkt *sim_test_inject(struct fe_sim *sim, uint32_t src_node, uint32_t dst_node,

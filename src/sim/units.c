@@ -2,6 +2,7 @@
  * GB, GiB), rates (bps, Kbps, Mbps, Gbps, Tbps, also Mb/s style, as ns-3 writes them), times
  * (ns, us, ms, s; ns-3's "0.001ms"), booleans and plain numbers. */
 #include <ctype.h>
+#include <stdio.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -121,4 +122,40 @@ int sim_parse_uint(const char *s, uint64_t max, uint64_t *out)
     if (v > max) return FE_ERANGE;
     *out = v;
     return 0;
+}
+
+char *sim_read_file(const char *path, size_t *len, char *err, size_t err_cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sim_errf(err, err_cap, "%s: cannot open", path);
+        return NULL;
+    }
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n < cap) break;
+        if (cap >= ((size_t)256 << 20)) {
+            sim_errf(err, err_cap, "%s: larger than 256 MiB", path);
+            free(buf);
+            fclose(f);
+            return NULL;
+        }
+        cap *= 2;
+        char *nb = realloc(buf, cap + 1);
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        sim_errf(err, err_cap, "%s: %s", path, buf ? "read error" : "out of memory");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
 }

@@ -1,0 +1,664 @@
+/* The HPCC ns-3 simulator's text files (alibaba-edu/High-Precision-Congestion-Control): config.txt,
+ * topology.txt, flow.txt in; fct.txt and pfc.txt out, in their formats
+ * (../shared/ns3-formats/README.md). Keys of config.txt feroce does not model are ignored, as
+ * HPCC ignores unknown keys; values it models are checked ("file:line: what"). */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feroce/err.h"
+#include "sim/sim_internal.h"
+
+/* ---- a line tokenizer ---- */
+struct lines {
+    const char *p, *end, *name;
+    unsigned long line;
+};
+
+/* Next non-empty line split into up to max tokens; returns the count, 0 at the end. */
+static int next_line(struct lines *l, char tok[][128], int max)
+{
+    while (l->p < l->end) {
+        const char *s = l->p;
+        const char *e = memchr(s, '\n', (size_t)(l->end - s));
+        if (!e) e = l->end;
+        l->p = e < l->end ? e + 1 : e;
+        l->line++;
+        int n = 0;
+        const char *q = s;
+        while (q < e) {
+            while (q < e && isspace((unsigned char)*q)) q++;
+            if (q >= e || *q == '#') break;
+            const char *t = q;
+            while (q < e && !isspace((unsigned char)*q)) q++;
+            if (n < max) {
+                size_t len = (size_t)(q - t) < 127 ? (size_t)(q - t) : 127;
+                memcpy(tok[n], t, len);
+                tok[n][len] = 0;
+            }
+            n++;
+        }
+        if (n) return n;
+    }
+    return 0;
+}
+
+#define LERR(l, ...)                                                                               \
+    do {                                                                                           \
+        char m_[400];                                                                              \
+        snprintf(m_, sizeof(m_), __VA_ARGS__);                                                     \
+        sim_errf(err, err_cap, "%s:%lu: %s", (l)->name, (l)->line, m_);                            \
+    } while (0)
+
+static bool copy_str(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n + 1 > cap) return false;
+    memcpy(dst, src, n + 1);
+    return true;
+}
+
+/* ns-3 rate strings: "100Gbps", "50Mb/s" */
+static int ns3_rate(const char *s, uint64_t *out)
+{
+    return sim_parse_rate(s, out);
+}
+
+/* ns-3 time strings: "0.001ms", "1us"; bare numbers are seconds in ns-3 */
+static int ns3_time(const char *s, uint64_t *out)
+{
+    double d;
+    if (!sim_parse_double(s, &d)) {
+        if (!(d >= 0 && d * 1e9 <= (double)FE_SIM_MAX_TIME)) return FE_ERANGE;
+        *out = (uint64_t)(d * 1e9 + 0.5);
+        return 0;
+    }
+    return sim_parse_time(s, out);
+}
+
+/* ---- topology.txt ---- */
+int fe_sim_hpcc_parse_topology(const char *text, size_t len, const char *name,
+                               struct fe_sim_scenario *sc, char *err, size_t err_cap)
+{
+    struct lines l = {text, text + len, name, 0};
+    char tok[8][128];
+    int n = next_line(&l, tok, 8);
+    uint64_t nodes, nsw, nlinks;
+    if (n < 3 || sim_parse_uint(tok[0], 1u << 20, &nodes) ||
+        sim_parse_uint(tok[1], 1u << 20, &nsw) || sim_parse_uint(tok[2], 1u << 24, &nlinks)) {
+        LERR(&l, "expected 'N_nodes N_switches N_links'");
+        return FE_EPARSE;
+    }
+    if (nsw > nodes || !nodes) {
+        LERR(&l, "%llu switches among %llu nodes", (unsigned long long)nsw,
+             (unsigned long long)nodes);
+        return FE_EPARSE;
+    }
+    uint32_t base = sc->n_nodes;
+    for (uint64_t i = 0; i < nodes; i++) {
+        char nm[24];
+        snprintf(nm, sizeof(nm), "%llu", (unsigned long long)i);
+        if (fe_sim_scenario_add_node(sc, nm, false) < 0) {
+            LERR(&l, "out of memory");
+            return FE_ENOMEM;
+        }
+    }
+    /* switch ids: one or more lines until nsw ids are read */
+    uint64_t got = 0;
+    while (got < nsw) {
+        char big[64][128];
+        int k = next_line(&l, big, 64);
+        if (!k) {
+            LERR(&l, "expected %llu switch ids, found %llu", (unsigned long long)nsw,
+                 (unsigned long long)got);
+            return FE_EPARSE;
+        }
+        if (k > 64) {
+            /* long line: reparse it token by token */
+            LERR(&l, "at most 64 switch ids per line");
+            return FE_EPARSE;
+        }
+        for (int i = 0; i < k && got < nsw; i++, got++) {
+            uint64_t id;
+            if (sim_parse_uint(big[i], nodes - 1, &id)) {
+                LERR(&l, "switch id '%.40s' is not a node id < %llu", big[i],
+                     (unsigned long long)nodes);
+                return FE_EPARSE;
+            }
+            if (sc->nodes[base + id].is_switch) {
+                LERR(&l, "switch id %llu listed twice", (unsigned long long)id);
+                return FE_EPARSE;
+            }
+            sc->nodes[base + id].is_switch = true;
+        }
+    }
+    for (uint64_t i = 0; i < nlinks; i++) {
+        n = next_line(&l, tok, 8);
+        if (!n) {
+            LERR(&l, "expected %llu links, found %llu", (unsigned long long)nlinks,
+                 (unsigned long long)i);
+            return FE_EPARSE;
+        }
+        uint64_t a, b, rate, delay;
+        double loss = 0;
+        if (n < 4 || sim_parse_uint(tok[0], nodes - 1, &a) ||
+            sim_parse_uint(tok[1], nodes - 1, &b)) {
+            LERR(&l, "expected 'src dst rate delay error_rate' with node ids < %llu",
+                 (unsigned long long)nodes);
+            return FE_EPARSE;
+        }
+        if (ns3_rate(tok[2], &rate)) {
+            LERR(&l, "'%s' is not a rate (e.g. 100Gbps)", tok[2]);
+            return FE_EPARSE;
+        }
+        if (ns3_time(tok[3], &delay) || delay > FE_SIM_MAX_TIME / 4) {
+            LERR(&l, "'%s' is not a delay (e.g. 0.001ms)", tok[3]);
+            return FE_EPARSE;
+        }
+        if (n >= 5 && (sim_parse_double(tok[4], &loss) || !(loss >= 0 && loss <= 1))) {
+            LERR(&l, "error rate '%s' must be in [0, 1]", tok[4]);
+            return FE_EPARSE;
+        }
+        if (a == b) {
+            LERR(&l, "a link joins two different nodes");
+            return FE_EPARSE;
+        }
+        if (fe_sim_scenario_add_link(sc, base + (uint32_t)a, base + (uint32_t)b, rate, delay,
+                                     loss) < 0) {
+            LERR(&l, "invalid link");
+            return FE_EPARSE;
+        }
+    }
+    return 0;
+}
+
+/* ---- flow.txt ---- */
+int fe_sim_hpcc_parse_flows(const char *text, size_t len, const char *name,
+                            struct fe_sim_scenario *sc, char *err, size_t err_cap)
+{
+    struct lines l = {text, text + len, name, 0};
+    char tok[8][128];
+    int n = next_line(&l, tok, 8);
+    uint64_t count;
+    if (n < 1 || sim_parse_uint(tok[0], 10000000, &count)) {
+        LERR(&l, "expected the number of flows");
+        return FE_EPARSE;
+    }
+    /* source ports per (src, dst) pair from 10000, as HPCC assigns them */
+    struct pair {
+        uint32_t src, dst;
+        uint16_t next;
+    } *pairs = NULL;
+    size_t n_pairs = 0, cap_pairs = 0;
+    int rc = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        n = next_line(&l, tok, 8);
+        if (!n) {
+            LERR(&l, "expected %llu flows, found %llu", (unsigned long long)count,
+                 (unsigned long long)i);
+            rc = FE_EPARSE;
+            break;
+        }
+        uint64_t src, dst, pg, dport, size, start;
+        uint64_t maxid = sc->n_nodes ? sc->n_nodes - 1 : 0;
+        if (n < 6 || sim_parse_uint(tok[0], maxid, &src) || sim_parse_uint(tok[1], maxid, &dst) ||
+            sim_parse_uint(tok[2], 7, &pg) || sim_parse_uint(tok[3], 65535, &dport) ||
+            sim_parse_uint(tok[4], UINT64_MAX / 2, &size) || ns3_time(tok[5], &start)) {
+            LERR(&l, "expected 'src dst pg dport size start_s' (node ids < %u, pg 0..7)",
+                 sc->n_nodes);
+            rc = FE_EPARSE;
+            break;
+        }
+        if (sc->nodes[src].is_switch || sc->nodes[dst].is_switch || src == dst || !size) {
+            LERR(&l, "a flow runs between two different hosts and has a size");
+            rc = FE_EPARSE;
+            break;
+        }
+        size_t k;
+        for (k = 0; k < n_pairs; k++)
+            if (pairs[k].src == src && pairs[k].dst == dst) break;
+        if (k == n_pairs) {
+            if (n_pairs == cap_pairs) {
+                cap_pairs = cap_pairs ? cap_pairs * 2 : 64;
+                struct pair *np = realloc(pairs, cap_pairs * sizeof(*np));
+                if (!np) {
+                    rc = FE_ENOMEM;
+                    break;
+                }
+                pairs = np;
+            }
+            pairs[n_pairs++] = (struct pair){(uint32_t)src, (uint32_t)dst, 10000};
+        }
+        struct fe_sim_flow f = {.src = (uint32_t)src,
+                                .dst = (uint32_t)dst,
+                                .bytes = size,
+                                .start_ns = start,
+                                .prio = (uint8_t)pg,
+                                .sport = pairs[k].next++,
+                                .dport = (uint16_t)dport};
+        if (fe_sim_scenario_add_flow(sc, &f) < 0) {
+            LERR(&l, "invalid flow");
+            rc = FE_EPARSE;
+            break;
+        }
+    }
+    free(pairs);
+    return rc;
+}
+
+/* ---- config.txt ---- */
+static int set_cc_param(struct fe_sim_scenario *sc, const char *name, double v)
+{
+    struct fe_sim_cc *c = &sc->cc[0];
+    if (!c->algo) return 0;
+    int i = fe_cc_param_index(c->algo, name);
+    if (i < 0) return 0;
+    const struct fe_cc_param *p = &c->algo->params[i];
+    if (v < p->min) v = p->min;
+    if (v > p->max) v = p->max;
+    if (p->integer) v = (double)(long long)(v + 0.5);
+    c->params.v[i] = v;
+    return 0;
+}
+
+struct hpcc_cfg {
+    int cc_mode;
+    bool have[64];
+    double num[64];
+    uint64_t kmin_map[FE_SIM_MAX_RED][2], kmax_map[FE_SIM_MAX_RED][2];
+    double pmax_map[FE_SIM_MAX_RED][2];
+    int n_kmin, n_kmax, n_pmax;
+};
+
+enum {
+    K_QCN,
+    K_PAYLOAD,
+    K_BUFFER,
+    K_STOP,
+    K_ALPHA,
+    K_DEC,
+    K_CLAMP,
+    K_TIMER,
+    K_G,
+    K_F,
+    K_AI,
+    K_HAI,
+    K_MINRATE,
+    K_ACKHI,
+    K_ACKINT,
+    K_UTARGET,
+    K_MITHRESH,
+    K_HASWIN,
+    K_ERR,
+    K_FASTREACT,
+    K_MAX
+};
+static const char *const num_keys[K_MAX] = {"ENABLE_QCN",
+                                            "PACKET_PAYLOAD_SIZE",
+                                            "BUFFER_SIZE",
+                                            "SIMULATOR_STOP_TIME",
+                                            "ALPHA_RESUME_INTERVAL",
+                                            "RATE_DECREASE_INTERVAL",
+                                            "CLAMP_TARGET_RATE",
+                                            "RP_TIMER",
+                                            "EWMA_GAIN",
+                                            "FAST_RECOVERY_TIMES",
+                                            "RATE_AI",
+                                            "RATE_HAI",
+                                            "MIN_RATE",
+                                            "ACK_HIGH_PRIO",
+                                            "L2_ACK_INTERVAL",
+                                            "U_TARGET",
+                                            "MI_THRESH",
+                                            "HAS_WIN",
+                                            "ERROR_RATE_PER_LINK",
+                                            "FAST_REACT"};
+
+static int read_map(struct lines *l, char tok[][128], int n, uint64_t (*m)[2], double (*pm)[2],
+                    int *count, char *err, size_t err_cap)
+{
+    uint64_t k;
+    if (n < 2 || sim_parse_uint(tok[1], FE_SIM_MAX_RED, &k) || n < 2 + 2 * (int)k) {
+        LERR(l, "%s: expected 'n rate1 value1 ...' with n <= %d", tok[0], FE_SIM_MAX_RED);
+        return FE_EPARSE;
+    }
+    for (uint64_t i = 0; i < k; i++) {
+        uint64_t rate;
+        double v;
+        if (sim_parse_uint(tok[2 + 2 * i], UINT64_MAX / 2, &rate) ||
+            sim_parse_double(tok[3 + 2 * i], &v) || v < 0 || v > 1e9) {
+            LERR(l, "%s: bad pair '%s %s'", tok[0], tok[2 + 2 * i], tok[3 + 2 * i]);
+            return FE_EPARSE;
+        }
+        if (m) {
+            m[i][0] = rate;
+            m[i][1] = (uint64_t)(v * 1000 + 0.5); /* KB = 1000 B, as HPCC's MMU */
+        } else {
+            if (v > 1) {
+                LERR(l, "%s: probability %g > 1", tok[0], v);
+                return FE_EPARSE;
+            }
+            pm[i][0] = (double)rate;
+            pm[i][1] = v;
+        }
+    }
+    *count = (int)k;
+    return 0;
+}
+
+int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
+                             struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files, char *err,
+                             size_t err_cap)
+{
+    struct lines l = {text, text + len, name, 0};
+    char tok[40][128];
+    struct hpcc_cfg h;
+    memset(&h, 0, sizeof(h));
+    h.cc_mode = 1;
+    int n;
+    while ((n = next_line(&l, tok, 40))) {
+        if (n > 40) {
+            LERR(&l, "too many values");
+            return FE_EPARSE;
+        }
+        const char *k = tok[0];
+        char *dst = NULL;
+        if (!strcmp(k, "TOPOLOGY_FILE"))
+            dst = files->topology;
+        else if (!strcmp(k, "FLOW_FILE"))
+            dst = files->flow;
+        else if (!strcmp(k, "FCT_OUTPUT_FILE"))
+            dst = files->fct_out;
+        else if (!strcmp(k, "PFC_OUTPUT_FILE"))
+            dst = files->pfc_out;
+        if (dst) {
+            if (n < 2 || !copy_str(dst, sizeof(files->topology), tok[1])) {
+                LERR(&l, "%s needs a file name", k);
+                return FE_EPARSE;
+            }
+            continue;
+        }
+        if (!strcmp(k, "CC_MODE")) {
+            uint64_t m;
+            if (n < 2 || sim_parse_uint(tok[1], 100, &m)) {
+                LERR(&l, "CC_MODE needs a number");
+                return FE_EPARSE;
+            }
+            h.cc_mode = (int)m;
+            continue;
+        }
+        if (!strcmp(k, "KMIN_MAP") || !strcmp(k, "KMAX_MAP") || !strcmp(k, "PMAX_MAP")) {
+            int rc;
+            if (!strcmp(k, "KMIN_MAP"))
+                rc = read_map(&l, tok, n, h.kmin_map, NULL, &h.n_kmin, err, err_cap);
+            else if (!strcmp(k, "KMAX_MAP"))
+                rc = read_map(&l, tok, n, h.kmax_map, NULL, &h.n_kmax, err, err_cap);
+            else
+                rc = read_map(&l, tok, n, NULL, h.pmax_map, &h.n_pmax, err, err_cap);
+            if (rc) return rc;
+            continue;
+        }
+        if (!strcmp(k, "LINK_DOWN")) {
+            if (n >= 2 && strcmp(tok[1], "0")) {
+                LERR(&l, "LINK_DOWN (a link failure during the run) is not modelled");
+                return FE_ENOTSUP;
+            }
+            continue;
+        }
+        for (int i = 0; i < K_MAX; i++) {
+            if (strcmp(k, num_keys[i])) continue;
+            uint64_t r;
+            double v;
+            if (n < 2) {
+                LERR(&l, "%s needs a value", k);
+                return FE_EPARSE;
+            }
+            if (i == K_AI || i == K_HAI || i == K_MINRATE) {
+                if (ns3_rate(tok[1], &r)) {
+                    LERR(&l, "%s: '%s' is not a rate (e.g. 50Mb/s)", k, tok[1]);
+                    return FE_EPARSE;
+                }
+                v = (double)r;
+            } else if (sim_parse_double(tok[1], &v) || v < 0 || v > 1e9) {
+                LERR(&l, "%s: '%s' is not a number in [0, 1e9]", k, tok[1]);
+                return FE_EPARSE;
+            }
+            h.have[i] = true;
+            h.num[i] = v;
+        }
+    }
+    /* the congestion control */
+    static const char *const algos[] = {[1] = "dcqcn-hpcc-ns3", [3] = "hpcc", [7] = "timely"};
+    const char *algo = h.cc_mode >= 0 && h.cc_mode < 8 ? algos[h.cc_mode] : NULL;
+    if (!algo) {
+        sim_errf(err, err_cap, "%s: CC_MODE %d is not available (1 DCQCN, 3 HPCC, 7 TIMELY)", name,
+                 h.cc_mode);
+        return FE_ENOTSUP;
+    }
+    char e[200];
+    if (fe_sim_scenario_set_cc(sc, 0, algo, NULL, e, sizeof(e)) < 0) {
+        sim_errf(err, err_cap, "%s: %s", name, e);
+        return FE_ENOTSUP;
+    }
+    if (h.cc_mode == 1) {
+        if (h.have[K_ALPHA]) set_cc_param(sc, "dce_tcp_rtt", h.num[K_ALPHA]);
+        if (h.have[K_DEC]) set_cc_param(sc, "rate_reduce_monitor_period", h.num[K_DEC]);
+        if (h.have[K_CLAMP]) set_cc_param(sc, "clamp_tgt_rate", h.num[K_CLAMP]);
+        if (h.have[K_TIMER]) set_cc_param(sc, "rpg_time_reset", h.num[K_TIMER]);
+        if (h.have[K_G]) set_cc_param(sc, "dce_tcp_g", (1 - h.num[K_G]) * 1024);
+        if (h.have[K_F]) set_cc_param(sc, "rpg_threshold", h.num[K_F]);
+        if (h.have[K_AI]) set_cc_param(sc, "rpg_ai_rate", h.num[K_AI] / 1e6);
+        if (h.have[K_HAI]) set_cc_param(sc, "rpg_hai_rate", h.num[K_HAI] / 1e6);
+        if (h.have[K_MINRATE]) set_cc_param(sc, "rpg_min_rate", h.num[K_MINRATE] / 1e6);
+    } else if (h.cc_mode == 3) {
+        if (h.have[K_UTARGET]) set_cc_param(sc, "eta", h.num[K_UTARGET]);
+        if (h.have[K_MITHRESH]) set_cc_param(sc, "max_stage", h.num[K_MITHRESH]);
+        if (h.have[K_MINRATE]) set_cc_param(sc, "min_rate", h.num[K_MINRATE] / 1e6);
+        sc->sw.int_enable = true;
+    }
+    if (h.have[K_QCN]) sc->sw.ecn = h.num[K_QCN] != 0;
+    if (h.have[K_PAYLOAD]) {
+        if (h.num[K_PAYLOAD] < 1 || h.num[K_PAYLOAD] > 4096) {
+            sim_errf(err, err_cap, "%s: PACKET_PAYLOAD_SIZE must be 1..4096", name);
+            return FE_EPARSE;
+        }
+        /* a payload of exactly that size per packet: one message per packet, the MTU above it */
+        sc->host.mtu_bytes = 256;
+        while (sc->host.mtu_bytes < h.num[K_PAYLOAD]) sc->host.mtu_bytes *= 2;
+        sc->host.replay_bytes = 0;
+        files->payload = (uint32_t)h.num[K_PAYLOAD];
+    }
+    if (h.have[K_BUFFER]) sc->sw.buffer_bytes = (uint64_t)(h.num[K_BUFFER] * 1048576.0 + 0.5);
+    if (h.have[K_STOP]) {
+        if (h.num[K_STOP] * 1e9 > (double)FE_SIM_MAX_TIME) {
+            sim_errf(err, err_cap, "%s: SIMULATOR_STOP_TIME beyond %.0f s", name,
+                     FE_SIM_MAX_TIME / 1e9);
+            return FE_ERANGE;
+        }
+        sc->stop_ns = (uint64_t)(h.num[K_STOP] * 1e9 + 0.5);
+    }
+    if (h.have[K_ACKHI] && h.num[K_ACKHI] != 0) sc->host.ack_pcp = 7;
+    if (h.have[K_ACKINT] && h.num[K_ACKINT] >= 1 && h.num[K_ACKINT] <= 65535)
+        sc->host.ack_every = (uint16_t)h.num[K_ACKINT];
+    if (h.have[K_HASWIN] && h.num[K_HASWIN] != 0) sc->host.window_bdp = true;
+    /* ECN maps (exact port rate, as HPCC looks them up) */
+    sc->sw.n_red = 0;
+    for (int i = 0; i < h.n_kmin; i++) {
+        struct fe_sim_red r = {.rate_bps = h.kmin_map[i][0], .kmin_bytes = h.kmin_map[i][1]};
+        bool kx = false, px = false;
+        for (int j = 0; j < h.n_kmax; j++)
+            if (h.kmax_map[j][0] == r.rate_bps) {
+                r.kmax_bytes = h.kmax_map[j][1];
+                kx = true;
+            }
+        for (int j = 0; j < h.n_pmax; j++)
+            if ((uint64_t)h.pmax_map[j][0] == r.rate_bps) {
+                r.pmax_ppm = (uint32_t)(h.pmax_map[j][1] * 1e6 + 0.5);
+                px = true;
+            }
+        if (!kx || !px || r.kmax_bytes < r.kmin_bytes) {
+            sim_errf(err, err_cap, "%s: KMIN_MAP, KMAX_MAP and PMAX_MAP disagree for %llu b/s",
+                     name, (unsigned long long)r.rate_bps);
+            return FE_EPARSE;
+        }
+        sc->sw.red[sc->sw.n_red++] = r;
+    }
+    if (sc->sw.ecn && !sc->sw.n_red) {
+        sim_errf(err, err_cap, "%s: ENABLE_QCN 1 needs KMIN_MAP, KMAX_MAP and PMAX_MAP", name);
+        return FE_EPARSE;
+    }
+    return 0;
+}
+
+/* dir/file (or file when absolute); false when it does not fit */
+static bool resolve(char *out, size_t cap, const char *dir, const char *file)
+{
+    size_t a = strlen(dir), b = strlen(file);
+    if (file[0] == '/' || !a) a = 0;
+    if (a + 1 + b + 1 > cap) return false;
+    if (a) {
+        memcpy(out, dir, a);
+        out[a++] = '/';
+    }
+    memcpy(out + a, file, b + 1);
+    return true;
+}
+
+/* HPCC configs name files relative to where run.py ran (e.g. "mix/topology.txt"); feroce takes
+ * them relative to the config's directory, and falls back to the base name there. */
+static char *read_rel(const char *dir, const char *file, char *used, size_t used_cap, size_t *len,
+                      char *err, size_t err_cap)
+{
+    if (!resolve(used, used_cap, dir, file)) {
+        sim_errf(err, err_cap, "%s: path too long", file);
+        return NULL;
+    }
+    FILE *f = fopen(used, "rb");
+    if (!f && file[0] != '/') {
+        const char *base = strrchr(file, '/');
+        if (base && resolve(used, used_cap, dir, base + 1)) f = fopen(used, "rb");
+    }
+    if (f) fclose(f);
+    return sim_read_file(used, len, err, err_cap);
+}
+
+int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
+                     const char *flow_override, struct fe_sim_scenario *sc,
+                     struct fe_sim_hpcc_files *files, char *err, size_t err_cap)
+{
+    fe_sim_scenario_init(sc);
+    memset(files, 0, sizeof(*files));
+    char dir[512] = "";
+    const char *slash = strrchr(config_path, '/');
+    if (slash) snprintf(dir, sizeof(dir), "%.*s", (int)(slash - config_path), config_path);
+    size_t len;
+    char *text = sim_read_file(config_path, &len, err, err_cap);
+    if (!text) return FE_EIO;
+    const char *base = slash ? slash + 1 : config_path;
+    snprintf(sc->name, sizeof(sc->name), "%s", base);
+    int rc = fe_sim_hpcc_parse_config(text, len, config_path, sc, files, err, err_cap);
+    free(text);
+    if (rc) goto fail;
+    char used[512];
+    if ((topology_override &&
+         !copy_str(files->topology, sizeof(files->topology), topology_override)) ||
+        (flow_override && !copy_str(files->flow, sizeof(files->flow), flow_override))) {
+        sim_errf(err, err_cap, "file name too long");
+        rc = FE_EINVAL;
+        goto fail;
+    }
+    if (!files->topology[0] || !files->flow[0]) {
+        sim_errf(err, err_cap, "%s: needs TOPOLOGY_FILE and FLOW_FILE (or --topology, --flows)",
+                 config_path);
+        rc = FE_EINVAL;
+        goto fail;
+    }
+    text = topology_override
+               ? sim_read_file(files->topology, &len, err, err_cap)
+               : read_rel(dir, files->topology, used, sizeof(used), &len, err, err_cap);
+    if (!text) {
+        rc = FE_EIO;
+        goto fail;
+    }
+    if (!topology_override) copy_str(files->topology, sizeof(files->topology), used);
+    rc = fe_sim_hpcc_parse_topology(text, len, files->topology, sc, err, err_cap);
+    free(text);
+    if (rc) goto fail;
+    text = flow_override ? sim_read_file(files->flow, &len, err, err_cap)
+                         : read_rel(dir, files->flow, used, sizeof(used), &len, err, err_cap);
+    if (!text) {
+        rc = FE_EIO;
+        goto fail;
+    }
+    if (!flow_override) copy_str(files->flow, sizeof(files->flow), used);
+    rc = fe_sim_hpcc_parse_flows(text, len, files->flow, sc, err, err_cap);
+    free(text);
+    if (rc) goto fail;
+    if (files->payload)
+        for (uint32_t i = 0; i < sc->n_flows; i++) sc->flows[i].msg_bytes = files->payload;
+    /* outputs: relative to the config's directory too */
+    char tmp[512];
+    if (files->fct_out[0] && resolve(tmp, sizeof(tmp), dir, files->fct_out))
+        copy_str(files->fct_out, sizeof(files->fct_out), tmp);
+    if (files->pfc_out[0] && resolve(tmp, sizeof(tmp), dir, files->pfc_out))
+        copy_str(files->pfc_out, sizeof(files->pfc_out), tmp);
+    return 0;
+fail:
+    fe_sim_scenario_free(sc);
+    return rc;
+}
+
+/* ---- outputs ---- */
+static uint32_t hpcc_ip(uint32_t id)
+{
+    return 0x0b000001u + ((id / 256) * 0x00010000u) + ((id % 256) * 0x00000100u);
+}
+
+static int cmp_finish(const void *a, const void *b, void *ctx)
+{
+    const struct fe_sim *sim = ctx;
+    struct fe_sim_flow_stats x, y;
+    fe_sim_flow_stats(sim, *(const uint32_t *)a, &x);
+    fe_sim_flow_stats(sim, *(const uint32_t *)b, &y);
+    if (x.finish_ns != y.finish_ns) return x.finish_ns < y.finish_ns ? -1 : 1;
+    return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+void fe_sim_hpcc_write_fct(const struct fe_sim *sim, FILE *f)
+{
+    uint32_t n = fe_sim_n_flows(sim), k = 0;
+    uint32_t *order = malloc((n ? n : 1) * sizeof(uint32_t));
+    if (!order) return;
+    for (uint32_t i = 0; i < n; i++) {
+        struct fe_sim_flow_stats fs;
+        fe_sim_flow_stats(sim, i, &fs);
+        if (fs.done && !fs.failed) order[k++] = i;
+    }
+    qsort_r(order, k, sizeof(uint32_t), cmp_finish, (void *)sim);
+    for (uint32_t j = 0; j < k; j++) {
+        struct fe_sim_flow_stats fs;
+        fe_sim_flow_stats(sim, order[j], &fs);
+        const struct fe_sim_flow *fl = &sim->flows[order[j]].spec;
+        fprintf(f, "%08x %08x %u %u %llu %llu %llu %llu\n", hpcc_ip(fs.src), hpcc_ip(fs.dst),
+                fl->sport, fl->dport, (unsigned long long)fs.bytes, (unsigned long long)fs.start_ns,
+                (unsigned long long)(fs.finish_ns - fs.start_ns),
+                (unsigned long long)(fs.standalone_fct_ns + 0.5));
+    }
+    free(order);
+}
+
+static void pfc_line(void *user, uint64_t now, uint32_t node, bool is_switch, uint32_t port,
+                     uint8_t prio, bool pause)
+{
+    (void)prio;
+    /* time node node_type (0 host, 1 switch) ifindex (ns-3 counts the loopback as 0) type */
+    fprintf((FILE *)user, "%llu %u %u %u %u\n", (unsigned long long)now, node, is_switch ? 1u : 0u,
+            port + 1, pause ? 1u : 0u);
+}
+
+void fe_sim_hpcc_log_pfc(struct fe_sim *sim, FILE *f)
+{
+    fe_sim_set_pfc_log(sim, pfc_line, f);
+}
