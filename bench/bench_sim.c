@@ -1,0 +1,218 @@
+/* feroce bench sim: the simulator's speed.
+ *   1. event queue: ns per hold operation (pop + push) of the 4-ary heap and the timing wheel at
+ *      64 .. 1M pending events, the ratio between them measured in the same run;
+ *   2. advcam-dcqcn as HPCC ns-3 runs it: 1000-byte payloads, 2 us links, 55 MB per sender,
+ *      until every flow completes: wall time, events/s, events per data packet (the brief
+ *      quotes ~4 s for HPCC ns-3 and ~10 s for ns3-roce on this machine; not measured here);
+ *   3. a 128-host two-tier fat-tree (8 leaves x 16 hosts, 16 spines, 100 Gb/s, 1 us) with an
+ *      all-to-all incast (16256 flows, DCQCN), 10 ms simulated: events/s and memory.
+ * Options: --quick (smaller runs), --queue heap|wheel (for 2 and 3). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "feroce/sim.h"
+#include "sim/engine.h"
+#include "sim/sim_internal.h"
+#include "tools/cli.h"
+
+static uint64_t lcg(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 20;
+}
+
+/* Hold model: n pending, then ops x (pop, push at t + delay) with simulator-like delays. */
+static double hold_ns(enum fe_sim_queue_kind kind, uint32_t n, uint32_t ops)
+{
+    struct fe_evq q;
+    if (fe_evq_init(&q, kind)) return 0;
+    uint64_t seed = 12345;
+    for (uint32_t i = 0; i < n; i++) fe_evq_push(&q, lcg(&seed) % (n * 100ull + 1000), i);
+    uint64_t t0 = fe_wall_ns(), sum = 0;
+    for (uint32_t i = 0; i < ops; i++) {
+        uint64_t t, d;
+        fe_evq_pop(&q, &t, &d);
+        sum += d;
+        uint64_t r = lcg(&seed) % 100;
+        /* serialization (tens of ns .. us), propagation (1-2 us), rarely a timer (ms) */
+        uint64_t delay = r < 60   ? 80 + lcg(&seed) % 3300
+                         : r < 99 ? 1000 + lcg(&seed) % 4000
+                                  : 300000 + lcg(&seed) % 3000000;
+        fe_evq_push(&q, t + delay, d);
+    }
+    uint64_t dt = fe_wall_ns() - t0;
+    fe_bench_sink(sum);
+    fe_evq_free(&q);
+    return (double)dt / ops;
+}
+
+static long peak_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+struct run_result {
+    double wall_s;
+    uint64_t events, data_pkts, pool, sim_ns, flows_done, flows;
+    uint64_t by_kind[8];
+    double agg_gbps, jain;
+};
+
+static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint64_t until,
+                   struct run_result *r)
+{
+    char err[256] = "";
+    int rc;
+    struct fe_sim *sim = fe_sim_create(sc, &rc, err, sizeof(err));
+    if (!sim) {
+        fprintf(stderr, "bench sim: %s\n", err);
+        return 1;
+    }
+    fe_sim_set_queue(sim, kind);
+    uint64_t t0 = fe_wall_ns();
+    rc = fe_sim_run(sim, until);
+    uint64_t dt = fe_wall_ns() - t0;
+    if (rc < 0) {
+        fprintf(stderr, "bench sim: run failed\n");
+        fe_sim_destroy(sim);
+        return 1;
+    }
+    struct fe_sim_stats st;
+    fe_sim_stats(sim, &st);
+    struct fe_sim_summary sum;
+    fe_sim_summarize(sim, &sum);
+    memset(r, 0, sizeof(*r));
+    r->wall_s = dt / 1e9;
+    r->events = st.events;
+    r->data_pkts = st.data_pkts_delivered;
+    r->pool = st.pool_pkts;
+    r->sim_ns = st.now_ns;
+    r->flows_done = st.flows_done;
+    r->flows = fe_sim_n_flows(sim);
+    r->agg_gbps = sum.aggregate_bps / 1e9;
+    r->jain = sum.jain;
+    for (int k = 0; k < 8; k++) r->by_kind[k] = sim->ev_kind_count[k];
+    fe_sim_destroy(sim);
+    return 0;
+}
+
+static void print_run(const char *what, const struct run_result *r)
+{
+    printf("  %-34s %7.3f s wall  %6.3f s simulated  %6.2f M events  %5.1f M events/s  "
+           "%4.2f events/data packet  %.2f M data packets  %llu/%llu flows done\n",
+           what, r->wall_s, r->sim_ns / 1e9, r->events / 1e6,
+           r->wall_s > 0 ? r->events / 1e6 / r->wall_s : 0,
+           r->data_pkts ? (double)r->events / (double)r->data_pkts : 0, r->data_pkts / 1e6,
+           (unsigned long long)r->flows_done, (unsigned long long)r->flows);
+    printf("  %-34s events by kind: arrivals %.2f, tx-done %.2f, host wake-ups %.2f, pause "
+           "ends %.2f, PFC refresh %.2f per data packet; peak packets in flight %llu\n",
+           "", (double)r->by_kind[1] / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->by_kind[2] / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->by_kind[5] / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->by_kind[3] / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->by_kind[4] / (double)(r->data_pkts ? r->data_pkts : 1),
+           (unsigned long long)r->pool);
+}
+
+static int bench_advcam(bool quick, enum fe_sim_queue_kind kind)
+{
+    struct fe_sim_scenario sc;
+    char err[256];
+    if (fe_sim_builtin_load("advcam-dcqcn", &sc, err, sizeof(err))) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    sc.host.mtu_bytes = 1024;
+    for (uint32_t i = 0; i < sc.n_links; i++) sc.links[i].delay_ns = 2000;
+    for (uint32_t i = 0; i < sc.n_flows; i++) {
+        sc.flows[i].bytes = quick ? 5500000 : 55000000;
+        sc.flows[i].msg_bytes = 1000;
+    }
+    printf("advcam-dcqcn, 1000-byte payloads (one message each, as HPCC's per-packet ACKs), 2 us "
+           "links, %s MB per sender, until every flow completes:\n",
+           quick ? "5.5" : "55");
+    struct run_result r;
+    if (run_sim(&sc, kind, FE_SIM_NO_TIME, &r)) return 1;
+    print_run(kind == FE_SIM_EVQ_HEAP ? "(heap)" : "(wheel)", &r);
+    printf("  contention window: aggregate %.3f Gb/s, Jain %.4f\n", r.agg_gbps, r.jain);
+    if (!quick)
+        printf("  reference (quoted in the brief, not measured here): HPCC ns-3 ~4 s -> %.0fx, "
+               "ns3-roce ~10 s -> %.0fx; target < 0.2 s\n",
+               4.0 / r.wall_s, 10.0 / r.wall_s);
+    fe_sim_scenario_free(&sc);
+    return 0;
+}
+
+static int bench_fattree(bool quick, enum fe_sim_queue_kind kind)
+{
+    /* 8 leaves x 16 hosts, 16 spines: every leaf has 16 ports down and 16 up, 1:1 */
+    static const char yaml[] =
+        "name: fat-tree-128\n"
+        "link: {rate: 100Gbps, delay: 1us}\n"
+        "topology: {kind: leaf-spine, leaves: 8, spines: 16, hosts_per_leaf: 16}\n"
+        "switch:\n  buffer: 32MiB\n  ecn: true\n"
+        "  red: [{rate: 100Gbps, kmin: 400KB, kmax: 1600KB, pmax: 0.2}]\n"
+        "host: {mtu: 4096, replay: 256KiB}\n"
+        "cc: dcqcn\n"
+        "flows: [{pattern: all-to-all, size: 1MB}]\n";
+    struct fe_sim_scenario sc;
+    char err[256];
+    if (fe_sim_scenario_parse_yaml(yaml, sizeof(yaml) - 1, "fat-tree", &sc, err, sizeof(err))) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    uint64_t until = quick ? 1000000 : 10000000;
+    printf("fat-tree, 128 hosts (8 leaves x 16, 16 spines, 100 Gb/s, 1 us), all-to-all incast "
+           "(%u flows of 1 MB, DCQCN), %.0f ms simulated:\n",
+           sc.n_flows, until / 1e6);
+    long rss0 = peak_rss_kb();
+    struct run_result r;
+    if (run_sim(&sc, kind, until, &r)) return 1;
+    print_run(kind == FE_SIM_EVQ_HEAP ? "(heap)" : "(wheel)", &r);
+    printf("  peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
+    fe_sim_scenario_free(&sc);
+    return 0;
+}
+
+static int run(int argc, char **argv)
+{
+    bool quick = false;
+    int only_queue = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = true;
+        else if (!strcmp(argv[i], "--queue") && i + 1 < argc) {
+            i++;
+            only_queue = !strcmp(argv[i], "wheel") ? FE_SIM_EVQ_WHEEL : FE_SIM_EVQ_HEAP;
+        } else {
+            fprintf(stderr, "usage: feroce bench sim [--quick] [--queue heap|wheel]\n");
+            return 2;
+        }
+    }
+    printf("event queue, hold model (pop + push, simulator-like delays), ns per operation:\n");
+    static const uint32_t sizes[] = {64, 4096, 262144, 1048576};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        uint32_t ops = quick ? 500000 : 4000000;
+        double h = hold_ns(FE_SIM_EVQ_HEAP, sizes[i], ops);
+        double w = hold_ns(FE_SIM_EVQ_WHEEL, sizes[i], ops);
+        printf("  %8u pending: heap %6.1f ns, wheel %6.1f ns  (wheel/heap %.2f)\n", sizes[i], h, w,
+               w / h);
+    }
+    for (int k = 0; k < 2; k++) {
+        if (only_queue >= 0 && k != only_queue) continue;
+        if (bench_advcam(quick, (enum fe_sim_queue_kind)k)) return 1;
+    }
+    for (int k = 0; k < 2; k++) {
+        if (only_queue >= 0 && k != only_queue) continue;
+        if (only_queue < 0 && k == 1 && !quick) break; /* the fat-tree once, with the default */
+        if (bench_fattree(quick, (enum fe_sim_queue_kind)k)) return 1;
+    }
+    return 0;
+}
+
+const struct fe_bench fe_bench_sim = {"sim", "simulator events/s (event queue, advcam, fat-tree)",
+                                      run};
