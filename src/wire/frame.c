@@ -3,6 +3,7 @@
 #include "feroce/icrc.h"
 #include "feroce/wire.h"
 #include "wire/bytes.h"
+#include "wire/clear.h"
 
 #include <string.h>
 
@@ -99,8 +100,17 @@ int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, boo
                     struct fe_frame *out, enum fe_parse_reason *why, struct fe_parse_stats *stats)
 {
     enum fe_parse_reason r = FE_PR_OK;
-    memset(out, 0, sizeof *out);
+    /* Member by member: one 200-byte memset compiles to `rep stos`, whose start-up cost is
+     * larger than the whole parse on some CPUs (AMD Zen). */
     out->framing = framing;
+    out->eth = (struct fe_eth){0};
+    out->ipver = 0;
+    out->ip4 = (struct fe_ipv4){0};
+    out->ip6 = (struct fe_ipv6){0};
+    out->udp = (struct fe_udp){0};
+    out->l3_off = out->l4_off = out->bth_off = 0;
+    out->icrc_wire = out->icrc_calc = 0;
+    fe_pkt_clear(&out->pkt);
     size_t off = 0, end = len;
     uint16_t want_ether = 0;
 

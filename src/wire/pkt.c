@@ -2,6 +2,7 @@
 #include "feroce/err.h"
 #include "feroce/wire.h"
 #include "wire/bytes.h"
+#include "wire/clear.h"
 
 #include <limits.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 int fe_pkt_parse(const uint8_t *p, size_t len, struct fe_pkt *pkt, enum fe_parse_reason *why)
 {
     enum fe_parse_reason r;
-    memset(pkt, 0, sizeof *pkt);
+    fe_pkt_clear(pkt);
     if (!fe_bth_parse(p, len, &pkt->bth, &r)) REJECT(why, r);
     unsigned f = fe_opcode_flags(pkt->bth.opcode);
     if (!(f & FE_OPF_KNOWN)) REJECT(why, FE_PR_OPCODE);
