@@ -126,6 +126,7 @@ class Vm:
         self.mem_mb = mem_mb
         self.boot_timeout = boot_timeout
         self.proc = None
+        self.qemu_log = None
         self.n = 0
         self.udp4791 = None
         self.boot_s = None
@@ -192,6 +193,7 @@ class Vm:
 
     def stop(self):
         if self.proc is None:
+            subprocess.run(["ip", "link", "del", TAP], stderr=subprocess.DEVNULL)
             return
         if self.alive():
             try:
@@ -205,7 +207,9 @@ class Vm:
                     self.proc.kill()
                     self.proc.wait()
         self.proc = None
-        self.qemu_log.close()
+        if self.qemu_log:
+            self.qemu_log.close()
+            self.qemu_log = None
         if self.udp4791:
             self.udp4791.close()
             self.udp4791 = None
@@ -299,41 +303,64 @@ def feroce_bin():
     return exe
 
 
-def run_pair(vm, exe, send_args, recv_args, timeout=120, event=True):
-    """Runs `feroce send` (raw backend on the tap, in this namespace) as the front-end and
-    `feroce verbs-recv` on rxe in the guest as the host; returns (recv_rc, recv_out, send_rc,
-    send_json or None, send_text). event=False: verbs-recv busy-polls its CQ."""
+def fe_addr(i):
+    """IPv4 and MAC of software front-end i (0 = FE_IP / FE_MAC)."""
+    return f"10.77.0.{3 + i}", f"02:fe:00:00:00:{3 + i:02x}"
+
+
+def run_pair(vm, exe, send_args, recv_args, timeout=120, event=True, fes=1):
+    """Runs `fes` instances of `feroce send` (raw backend on the tap, in this namespace, each
+    with its own address) as front-ends and `feroce verbs-recv` on rxe in the guest as the host
+    of all of them; returns (recv_rc, recv_out, send_rc, send_json or None, send_text), the
+    senders' results merged (flows of all, ok when all are). event=False: verbs-recv busy-polls
+    its CQ."""
     import json
     guest = vm.install_binary(exe)
-    cmd = [exe, "send", "--backend", "raw", "--if", TAP, "--bind", FE_IP, "--mac", FE_MAC,
-           "--once", "--json", "--interval", "0"] + send_args
-    log("host: " + " ".join(cmd[1:]))
-    snd = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    senders = []
     try:
-        time.sleep(0.3)  # the front-end's sockets are up before the host opens QPs
-        rcmd = (f"{guest} verbs-recv --fe {FE_IP} {'--event ' if event else ''}--interval 0 " +
+        for i in range(fes):
+            ip, mac = fe_addr(i)
+            cmd = [exe, "send", "--backend", "raw", "--if", TAP, "--bind", ip, "--mac", mac,
+                   "--once", "--json", "--interval", "0"] + send_args
+            log("host: " + " ".join(cmd[1:]))
+            senders.append(subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                            stderr=subprocess.STDOUT, text=True))
+        time.sleep(0.3)  # the front-ends' sockets are up before the host opens QPs
+        fe_opts = " ".join(f"--fe {fe_addr(i)[0]}" for i in range(fes))
+        rcmd = (f"{guest} verbs-recv {fe_opts} {'--event ' if event else ''}--interval 0 " +
                 " ".join(recv_args))
         log("guest: " + rcmd.split("/shared/bin/")[-1])
         t0 = time.monotonic()
         rrc, rout = vm.submit(rcmd).wait(timeout)
         log(f"guest: verbs-recv exited {rrc} after {time.monotonic() - t0:.1f} s")
-        try:
-            sout, _ = snd.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            snd.kill()
-            sout, _ = snd.communicate()
-    finally:
-        if snd.poll() is None:
-            snd.kill()
-            snd.wait()
-    sjson = None
-    for line in sout.splitlines():
-        if line.startswith("{") and '"tool":"send"' in line.replace(" ", ""):
+        outs = []
+        for snd in senders:
             try:
-                sjson = json.loads(line)
-            except ValueError:
-                pass
-    return rrc, rout, snd.returncode, sjson, sout
+                outs.append(snd.communicate(timeout=20)[0])
+            except subprocess.TimeoutExpired:
+                snd.kill()
+                outs.append(snd.communicate()[0])
+    finally:
+        for snd in senders:
+            if snd.poll() is None:
+                snd.kill()
+                snd.wait()
+    merged = {"flows": [], "ok": True}
+    for sout in outs:
+        sjson = None
+        for line in sout.splitlines():
+            if line.startswith("{") and '"tool":"send"' in line.replace(" ", ""):
+                try:
+                    sjson = json.loads(line)
+                except ValueError:
+                    pass
+        if sjson is None:
+            merged = None
+            break
+        merged["flows"] += sjson.get("flows", [])
+        merged["ok"] = merged["ok"] and bool(sjson.get("ok"))
+    src = max((snd.returncode for snd in senders), default=1)
+    return rrc, rout, src, merged, "\n".join(outs)
 
 
 def parse_flows(recv_out):

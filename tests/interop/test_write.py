@@ -2,8 +2,8 @@
 """`feroce send` (raw Ethernet, in the test's network namespace) streams RDMA WRITE and WRITE with
 immediate into `feroce verbs-recv` on Linux Soft-RoCE (rdma_rxe) in the VM: messages of 1 B to
 1 MiB, path MTU 4096 and 1024, first PSN just below 2^24 so that every stream wraps the PSN
-space, several QPs at once, doorbells on every message or every 4th, plain-WRITE streams, and
-ring slots few enough that rxe's RNR NAKs hold the sender back. The guest verifies every byte
+space, several QPs at once and two front-ends, doorbells on every message or every 4th,
+plain-WRITE streams, and ring slots few enough that rxe's RNR NAKs hold the sender back. The guest verifies every byte
 and every immediate in order, and each QP must still be RTS at the end."""
 import os
 import re
@@ -64,6 +64,18 @@ def main():
              "--size", ",".join(map(str, sizes)), "--count", ",".join(map(str, counts)),
              "--imm-every", ",".join(map(str, imms))], event=False)
         fevm.check_run(c, "MTU 1024", res, sizes, counts, imms)
+        # Two front-ends (two feroce send processes, addresses of their own), two QPs each.
+        sizes, counts, imms = [777, 32768, 100000, 2], [50, 20, 10, 64], [1, 1, 1, 1]
+        res = fevm.run_pair(
+            vm, exe, fevm.SEND_PACED + ["--mtu", "4096", "--imm-every", "1"],
+            ["--qps", "2", "--mtu", "4096", "--psn", "0xfffffa", "--slots", str(fevm.SLOTS),
+             "--size", ",".join(map(str, sizes)), "--count", ",".join(map(str, counts)),
+             "--imm-every", ",".join(map(str, imms))], fes=2)
+        fevm.check_run(c, "two front-ends", res, sizes, counts, imms)
+        fl = fevm.parse_flows(res[1])
+        c.expect([fl.get(i, {}).get("fe") for i in range(4)] ==
+                 ["10.77.0.3", "10.77.0.3", "10.77.0.4", "10.77.0.4"],
+                 "two front-ends: flows 0-1 on 10.77.0.3, 2-3 on 10.77.0.4", res[1])
         # The checks can fail: a receiver that expects another ring layout (32 slots where the
         # sender wraps at 16) finds messages 16.. in the wrong slots, and early ones overwritten
         # before it looked (it let the sender run 31 messages ahead), and says so.
