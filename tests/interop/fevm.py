@@ -154,7 +154,8 @@ class Vm:
         self.udp4791.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.udp4791.bind((HOST_IP, 4791))
         accel = os.environ.get("FEROCE_VM_ACCEL", "tcg")
-        cmd = [QEMU, "-accel", accel, "-M", "pc", "-cpu", "max", "-smp", "1",
+        cpu = os.environ.get("FEROCE_VM_CPU", "max")
+        cmd = [QEMU, "-accel", accel, "-M", "pc", "-cpu", cpu, "-smp", "1",
                "-m", str(self.mem_mb), "-nodefaults", "-no-user-config", "-display", "none",
                "-no-reboot",
                "-kernel", os.path.join(image, "vmlinux"),

@@ -60,7 +60,7 @@ def main():
         res = fevm.run_pair(
             vm, exe, fevm.SEND_PACED + ["--mtu", "1024", "--imm-every", "4", "--pattern", "frames"],
             ["--qps", "3", "--mtu", "1024", "--psn", "0xffff80", "--slots", str(fevm.SLOTS),
-             "--pattern", "frames",
+             "--pattern", "frames", "--gid-index", "1",
              "--size", ",".join(map(str, sizes)), "--count", ",".join(map(str, counts)),
              "--imm-every", ",".join(map(str, imms))], event=False)
         fevm.check_run(c, "MTU 1024", res, sizes, counts, imms)
@@ -69,6 +69,7 @@ def main():
         res = fevm.run_pair(
             vm, exe, fevm.SEND_PACED + ["--mtu", "4096", "--imm-every", "1"],
             ["--qps", "2", "--mtu", "4096", "--psn", "0xfffffa", "--slots", str(fevm.SLOTS),
+             "--ip", fevm.GUEST_IP,
              "--size", ",".join(map(str, sizes)), "--count", ",".join(map(str, counts)),
              "--imm-every", ",".join(map(str, imms))], fes=2)
         fevm.check_run(c, "two front-ends", res, sizes, counts, imms)
