@@ -84,6 +84,24 @@ static void test_every_corruption_found(void **state)
             }
 }
 
+/* Long buffers go through the block compare: a flip anywhere is still found at its index. */
+static void test_corruption_in_long_buffers(void **state)
+{
+    (void)state;
+    enum { N = 4099 };
+    static uint8_t b[N];
+    const size_t pos[] = {0, 7, 8, 255, 256, 257, 511, 1000, 2047, 4095, 4096, 4098};
+    for (uint64_t off = 0; off < 10; off++)
+        for (size_t p = 0; p < sizeof pos / sizeof pos[0]; p++) {
+            fe_pattern_fill(b, N, 0xABCDEF, 77, off);
+            assert_int_equal(fe_pattern_check(b, N, 0xABCDEF, 77, off), N);
+            b[pos[p]] ^= 0x10;
+            assert_int_equal(fe_pattern_check(b, N, 0xABCDEF, 77, off), pos[p]);
+            b[N - 1] ^= 1; /* a second error later does not hide the first */
+            assert_int_equal(fe_pattern_check(b, N, 0xABCDEF, 77, off), pos[p]);
+        }
+}
+
 static void test_no_collisions(void **state)
 {
     (void)state;
@@ -124,9 +142,13 @@ static void test_placement_and_doorbells(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_known_answer),   cmocka_unit_test(test_matches_definition),
-        cmocka_unit_test(test_piecewise_fill), cmocka_unit_test(test_every_corruption_found),
-        cmocka_unit_test(test_no_collisions),  cmocka_unit_test(test_placement_and_doorbells),
+        cmocka_unit_test(test_known_answer),
+        cmocka_unit_test(test_matches_definition),
+        cmocka_unit_test(test_piecewise_fill),
+        cmocka_unit_test(test_every_corruption_found),
+        cmocka_unit_test(test_corruption_in_long_buffers),
+        cmocka_unit_test(test_no_collisions),
+        cmocka_unit_test(test_placement_and_doorbells),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
