@@ -395,12 +395,19 @@ def build(cache, force):
             os.utime(outdir)  # in use: keep
             return outdir
         t0 = time.monotonic()
-        try:
-            pkgs = resolve_closure()
-            kpkg, kver = resolve_kernel()
-        except (subprocess.CalledProcessError, RuntimeError) as e:
-            log(f"SKIP: cannot resolve the guest's packages ({e}); run apt-get update")
-            sys.exit(EXIT_SKIP)
+        for attempt in (1, 2):
+            try:
+                pkgs = resolve_closure()
+                kpkg, kver = resolve_kernel()
+                break
+            except (subprocess.CalledProcessError, RuntimeError) as e:
+                # A fresh machine may never have fetched the package lists.
+                if attempt == 1 and os.geteuid() == 0:
+                    log(f"cannot resolve the guest's packages ({e}): apt-get update")
+                    subprocess.run(["apt-get", "update", "-qq"], stdin=subprocess.DEVNULL)
+                    continue
+                log(f"SKIP: cannot resolve the guest's packages ({e}); run apt-get update")
+                sys.exit(EXIT_SKIP)
         try:
             debs = download({n: v for n, (v, _) in pkgs.items()} | {kpkg: kver},
                             os.path.join(cache, "debs"))
