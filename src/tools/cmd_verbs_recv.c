@@ -132,7 +132,7 @@ static const char usage[] =
     "  --pattern P          counter, frames (feroce send --pattern) or auto (default: each\n"
     "                       message as it looks)\n"
     "  --no-verify          count without checking the data\n"
-    "  --timeout DURATION   fail when nothing arrives for this long (default 10s)\n"
+    "  --timeout DURATION   fail when nothing arrives for this long (default 10s; 0 = never)\n"
     "  --duration DURATION  stop after this long (default: when every flow has its count)\n"
     "  --interval DURATION  per-flow throughput lines (default 1s; 0 = none)\n"
     "  --quiet              final summary only\n";
@@ -603,6 +603,28 @@ static int run(int argc, char **argv)
     }
     g_check = o.check;
     if (!(g_scratch = malloc(max_size))) goto out;
+    /* All receive completions share one CQ: keep the receives within what the device allows
+     * (rxe: 32767 CQEs), fewer per flow if need be (backpressure comes sooner, nothing else). */
+    struct ibv_device_attr da;
+    if (ibv_query_device(dev.ctx, &da)) goto out;
+    unsigned cq_max = da.max_cqe > 16 ? (unsigned)da.max_cqe - 16 : 1;
+    unsigned max_wr = da.max_qp_wr > 0 ? (unsigned)da.max_qp_wr : 1;
+    unsigned want = total_wqes;
+    total_wqes = 0;
+    for (unsigned i = 0; i < nflows; i++) {
+        struct flow *f = &flows[i];
+        uint64_t w = f->recv_wqes;
+        if (want > cq_max) w = w * cq_max / want;
+        if (w > max_wr) w = max_wr;
+        if (f->recv_wqes && !w) w = 1;
+        f->recv_wqes = (uint32_t)w;
+        total_wqes += f->recv_wqes;
+    }
+    if (total_wqes > cq_max) {
+        fprintf(stderr, "feroce verbs-recv: %u flows need more completions than %s's CQ holds\n",
+                nflows, dev.name);
+        goto out;
+    }
     mem = mmap(NULL, mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) {
         fprintf(stderr, "feroce verbs-recv: cannot map %zu bytes of ring\n", mem_bytes);
@@ -784,7 +806,7 @@ static int run(int argc, char **argv)
             last_total = total;
             last_progress = now;
         }
-        if (now - last_progress > o.timeout_ns) {
+        if (o.timeout_ns && now - last_progress > o.timeout_ns) {
             fprintf(stderr, "feroce verbs-recv: nothing for %.1f s, giving up\n",
                     (double)o.timeout_ns / 1e9);
             break;
