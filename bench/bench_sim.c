@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "feroce/sim.h"
 #include "sim/engine.h"
@@ -48,6 +49,15 @@ static double hold_ns(enum fe_sim_queue_kind kind, uint32_t n, uint32_t ops)
     return (double)dt / ops;
 }
 
+/* CPU time of this process: on a shared machine it is the figure to compare, the wall clock
+ * also counts the time other processes held the core */
+static uint64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static long peak_rss_kb(void)
 {
     struct rusage ru;
@@ -56,7 +66,7 @@ static long peak_rss_kb(void)
 }
 
 struct run_result {
-    double wall_s;
+    double wall_s, cpu_s;
     uint64_t events, data_pkts, pool, sim_ns, flows_done, flows;
     uint64_t by_kind[8];
     double agg_gbps, jain;
@@ -73,9 +83,9 @@ static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint
         return 1;
     }
     fe_sim_set_queue(sim, kind);
-    uint64_t t0 = fe_wall_ns();
+    uint64_t t0 = fe_wall_ns(), c0 = cpu_ns();
     rc = fe_sim_run(sim, until);
-    uint64_t dt = fe_wall_ns() - t0;
+    uint64_t dt = fe_wall_ns() - t0, dc = cpu_ns() - c0;
     if (rc < 0) {
         fprintf(stderr, "bench sim: run failed\n");
         fe_sim_destroy(sim);
@@ -87,6 +97,7 @@ static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint
     fe_sim_summarize(sim, &sum);
     memset(r, 0, sizeof(*r));
     r->wall_s = dt / 1e9;
+    r->cpu_s = dc / 1e9;
     r->events = st.events;
     r->data_pkts = st.data_pkts_delivered;
     r->pool = st.pool_pkts;
@@ -102,13 +113,14 @@ static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint
 
 static void print_run(const char *what, const struct run_result *r)
 {
-    printf("  %-34s %7.3f s wall  %6.3f s simulated  %6.2f M events  %5.1f M events/s  "
-           "%4.2f events/data packet  %.2f M data packets  %llu/%llu flows done\n",
-           what, r->wall_s, r->sim_ns / 1e9, r->events / 1e6,
-           r->wall_s > 0 ? r->events / 1e6 / r->wall_s : 0,
+    printf("  %-8s %7.3f s CPU (%.3f s wall)  %6.3f s simulated  %6.2f M events  %5.1f M "
+           "events/s of CPU  %4.2f events/data packet  %.2f M data packets  %llu/%llu flows "
+           "done\n",
+           what, r->cpu_s, r->wall_s, r->sim_ns / 1e9, r->events / 1e6,
+           r->cpu_s > 0 ? r->events / 1e6 / r->cpu_s : 0,
            r->data_pkts ? (double)r->events / (double)r->data_pkts : 0, r->data_pkts / 1e6,
            (unsigned long long)r->flows_done, (unsigned long long)r->flows);
-    printf("  %-34s events by kind: arrivals %.2f, tx-done %.2f, host wake-ups %.2f, pause "
+    printf("  %-8s events by kind: arrivals %.2f, tx-done %.2f, host wake-ups %.2f, pause "
            "ends %.2f, PFC refresh %.2f per data packet; peak packets in flight %llu\n",
            "", (double)r->by_kind[1] / (double)(r->data_pkts ? r->data_pkts : 1),
            (double)r->by_kind[2] / (double)(r->data_pkts ? r->data_pkts : 1),
@@ -141,8 +153,8 @@ static int bench_advcam(bool quick, enum fe_sim_queue_kind kind)
     printf("  contention window: aggregate %.3f Gb/s, Jain %.4f\n", r.agg_gbps, r.jain);
     if (!quick)
         printf("  reference (quoted in the brief, not measured here): HPCC ns-3 ~4 s -> %.0fx, "
-               "ns3-roce ~10 s -> %.0fx; target < 0.2 s\n",
-               4.0 / r.wall_s, 10.0 / r.wall_s);
+               "ns3-roce ~10 s -> %.0fx (CPU time); target < 0.2 s\n",
+               4.0 / r.cpu_s, 10.0 / r.cpu_s);
     fe_sim_scenario_free(&sc);
     return 0;
 }

@@ -58,6 +58,11 @@ struct fe_sim_switch_cfg {
     struct fe_sim_red red[FE_SIM_MAX_RED];
     bool int_enable; /* stamp INT records (HPCC); on automatically for HPCC flows */
     bool ecmp;       /* spread over equal-cost next hops by flow hash (else the first) */
+    /* Emulated-switch check (the SURF firmware's cocotb test): the switch port facing a
+     * receiver forges a CNP to a flow's sender when the flow's throughput over a window
+     * (tumbling, cnp_monitor_window_ns) exceeds cnp_monitor_bps. 0 = off. */
+    uint64_t cnp_monitor_bps;
+    uint64_t cnp_monitor_window_ns;
 };
 
 /* One congestion-control configuration that flows refer to by index (0 = the default). */

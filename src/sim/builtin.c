@@ -15,6 +15,7 @@ static const struct fe_sim_builtin builtins[] = {
     {"incast3", "3 senders, 1 switch, DCQCN SURF profile (Table II): ~3.3, ~4.9, ~9.7 Gb/s"},
     {"incast3-nocc", "incast3 without congestion control (PFC only): on/off, unfair"},
     {"incast3-asym", "incast3 with flow A's increase timer at 200 ms, clamp off: saw-tooth"},
+    {"switch-check", "SURF firmware cocotb test: one sender, a CNP when > 5 Gb/s over 32 us"},
 };
 
 const struct fe_sim_builtin *fe_sim_builtins(size_t *n)
@@ -120,6 +121,26 @@ static int incast3(struct fe_sim_scenario *sc, const char *name, char *err, size
     return 0;
 }
 
+/* The firmware paper's emulated switch: one sender at 10 Gb/s, a monitor forging a CNP whenever
+ * the flow exceeds 5 Gb/s over 32 us. The first CNP (alpha 1) halves Rc, later ones, with alpha
+ * decayed, cut less; Rc climbs back in between. SURF profile with its reset values. */
+static int switch_check(struct fe_sim_scenario *sc, char *err, size_t cap)
+{
+    snprintf(sc->name, sizeof(sc->name), "switch-check");
+    fe_sim_scenario_add_node(sc, "rx", false);
+    fe_sim_scenario_add_node(sc, "sw", true);
+    fe_sim_scenario_add_node(sc, "fe", false);
+    fe_sim_scenario_add_link(sc, 0, 1, G10, 1000, 0);
+    fe_sim_scenario_add_link(sc, 2, 1, G10, 1000, 0);
+    sc->sw.cnp_monitor_bps = 5000000000ull;
+    sc->sw.cnp_monitor_window_ns = 32000;
+    int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn-surf", NULL, err, cap);
+    if (rc < 0) return rc;
+    sc->stop_ns = 20000000;
+    struct fe_sim_flow f = {.src = 2, .dst = 0, .bytes = 1000 * MB, .prio = 0xff};
+    return fe_sim_scenario_add_flow(sc, &f) < 0 ? FE_EINVAL : 0;
+}
+
 int fe_sim_builtin_load(const char *name, struct fe_sim_scenario *sc, char *err, size_t err_cap)
 {
     fe_sim_scenario_init(sc);
@@ -131,6 +152,8 @@ int fe_sim_builtin_load(const char *name, struct fe_sim_scenario *sc, char *err,
     else if (!strcmp(name, "incast3") || !strcmp(name, "incast3-nocc") ||
              !strcmp(name, "incast3-asym"))
         rc = incast3(sc, name, err, err_cap);
+    else if (!strcmp(name, "switch-check"))
+        rc = switch_check(sc, err, err_cap);
     else {
         sim_errf(err, err_cap, "unknown built-in scenario '%s'", name);
         rc = FE_ENOENT;

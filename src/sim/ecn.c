@@ -1,5 +1,7 @@
 /* Egress marking: RED/ECN from the instantaneous queue of the frame's priority after it leaves
  * (include/feroce/red.h, shared with the emulated switch), and INT records for HPCC. */
+#include <string.h>
+
 #include "sim/sim_internal.h"
 
 void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
@@ -47,4 +49,50 @@ void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *
         h->rate_mbps = (uint32_t)(p->rate_bps / 1000000u);
         pkt->pkt.int_md = pkt->int_md;
     }
+}
+
+void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pkt)
+{
+    if (pkt->kind != PKT_ROCE || pkt->flow >= sim->n_flows || !pkt->pkt.payload_len) return;
+    if (p->peer->node->is_switch) return; /* only the last hop, toward the receiver */
+    struct sim_flow *f = &sim->flows[pkt->flow];
+    if (!f->mon_bytes && !f->mon_start_ns) f->mon_start_ns = sim->now;
+    f->mon_bytes += pkt->pkt.payload_len;
+    uint64_t win = sim->sc.sw.cnp_monitor_window_ns;
+    if (sim->now - f->mon_start_ns < win) return;
+    double bps = (double)f->mon_bytes * 8e9 / (double)(sim->now - f->mon_start_ns);
+    f->mon_start_ns = sim->now;
+    f->mon_bytes = 0;
+    if (bps <= (double)sim->sc.sw.cnp_monitor_bps || !f->req || !f->req->qp) return;
+    /* forge the CNP the notification point would send, toward the flow's sender */
+    struct sim_pkt *c = sim_pkt_alloc(sim);
+    if (!c) return;
+    memset(&c->pkt, 0, sizeof(c->pkt));
+    c->kind = PKT_ROCE;
+    c->pkt.bth.opcode = FE_OP_CNP;
+    c->pkt.bth.becn = true;
+    c->pkt.bth.pkey = FE_PKEY_DEFAULT;
+    c->pkt.bth.dqpn = f->req->qpn;
+    c->pkt.payload_len = FE_CNP_PAD_LEN;
+    c->pkt.pcp = sim->sc.host.cnp_pcp;
+    c->pkt.dscp = sim->sc.host.cnp_dscp;
+    c->prio = sim->sc.host.cnp_pcp;
+    c->src = p->node->id;
+    c->dst = f->spec.src;
+    c->flow_hash = f->hash_rev;
+    c->flow = pkt->flow;
+    c->owner = NULL;
+    c->frame_bytes = (uint32_t)(fe_pkt_wire_len(&c->pkt) + sim->wire_extra);
+    if (c->frame_bytes < sim->sc.host.min_frame_bytes)
+        c->frame_bytes = (uint32_t)sim->sc.host.min_frame_bytes;
+    struct sim_port *out = sim_route(sim, p->node->sw, c->dst, c->flow_hash);
+    if (!out) {
+        sim_pkt_free(sim, c);
+        return;
+    }
+    c->in_port = (uint16_t)out->index; /* not admitted to the buffer: nothing to release */
+    c->no_buffer = 1;
+    sim->st.cnps++;
+    sim_port_enqueue(sim, out, c);
+    sim_port_kick(sim, out);
 }

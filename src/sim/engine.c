@@ -126,13 +126,14 @@ static int wheel_insert(struct fe_evq *q, uint64_t t, uint64_t data)
     q->nodes[id].data = data;
     q->nodes[id].next = NIL;
     uint32_t slot = (uint32_t)(t & SLOT_MASK);
-    if (q->head[slot] == NIL) {
-        q->head[slot] = id;
+    struct fe_evq_slot *sl = &q->slots[slot];
+    if (sl->head == NIL) {
+        sl->head = id;
         bit_set(q, slot);
     } else {
-        q->nodes[q->tail[slot]].next = id;
+        q->nodes[sl->tail].next = id;
     }
-    q->tail[slot] = id;
+    sl->tail = id;
     q->wheel_n++;
     return 0;
 }
@@ -157,14 +158,13 @@ int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind)
     q->kind = kind;
     q->free_node = NIL;
     if (kind == FE_SIM_EVQ_WHEEL) {
-        q->head = malloc(FE_EVQ_WHEEL_SLOTS * sizeof(uint32_t));
-        q->tail = malloc(FE_EVQ_WHEEL_SLOTS * sizeof(uint32_t));
+        q->slots = malloc(FE_EVQ_WHEEL_SLOTS * sizeof(*q->slots));
         q->bm0 = calloc(FE_EVQ_WHEEL_SLOTS / 64, sizeof(uint64_t));
-        if (!q->head || !q->tail || !q->bm0) {
+        if (!q->slots || !q->bm0) {
             fe_evq_free(q);
             return FE_ENOMEM;
         }
-        memset(q->head, 0xff, FE_EVQ_WHEEL_SLOTS * sizeof(uint32_t));
+        memset(q->slots, 0xff, FE_EVQ_WHEEL_SLOTS * sizeof(*q->slots));
     } else if (kind != FE_SIM_EVQ_HEAP) {
         return FE_EINVAL;
     }
@@ -174,8 +174,7 @@ int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind)
 void fe_evq_free(struct fe_evq *q)
 {
     free(q->heap.v);
-    free(q->head);
-    free(q->tail);
+    free(q->slots);
     free(q->bm0);
     free(q->nodes);
     memset(q, 0, sizeof(*q));
@@ -197,10 +196,12 @@ int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
     return 0;
 }
 
-bool fe_evq_pop(struct fe_evq *q, uint64_t *t, uint64_t *data)
+/* Pops the earliest event if its time is <= limit (one scan of the wheel's bitmap). */
+bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
     if (!q->n) return false;
     if (q->kind == FE_SIM_EVQ_HEAP) {
+        if ((q->heap.v[0].key >> FE_EVQ_SEQ_BITS) > limit) return false;
         struct fe_ev e;
         heap_pop(&q->heap, &e);
         q->now = e.key >> FE_EVQ_SEQ_BITS;
@@ -211,37 +212,36 @@ bool fe_evq_pop(struct fe_evq *q, uint64_t *t, uint64_t *data)
         return true;
     }
     if (!q->wheel_n) {
-        q->now = q->heap.v[0].key >> FE_EVQ_SEQ_BITS;
+        uint64_t top = q->heap.v[0].key >> FE_EVQ_SEQ_BITS;
+        if (top > limit) return false;
+        q->now = top;
         if (migrate(q)) return false; /* out of memory: the caller sees an empty queue */
     }
     uint32_t pos = (uint32_t)(q->now & SLOT_MASK);
     int64_t s = find_from(q, pos);
     if (s < 0) s = find_from(q, 0);
     uint32_t slot = (uint32_t)s;
-    uint32_t id = q->head[slot];
-    q->head[slot] = q->nodes[id].next;
-    if (q->head[slot] == NIL) bit_clear(q, slot);
+    uint64_t when = q->now + ((slot - pos) & SLOT_MASK);
+    if (when > limit) return false;
+    struct fe_evq_slot *sl = &q->slots[slot];
+    uint32_t id = sl->head;
+    sl->head = q->nodes[id].next;
+    if (sl->head == NIL) bit_clear(q, slot);
     *data = q->nodes[id].data;
     q->nodes[id].next = q->free_node;
     q->free_node = id;
     q->wheel_n--;
-    q->now += (slot - pos) & SLOT_MASK;
-    *t = q->now;
+    q->now = when;
+    *t = when;
     q->n--;
     q->popped++;
-    migrate(q);
+    if (q->heap.n) migrate(q);
     return true;
 }
 
-bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
+bool fe_evq_pop(struct fe_evq *q, uint64_t *t, uint64_t *data)
 {
-    if (!q->n) return false;
-    if (q->kind == FE_SIM_EVQ_HEAP) {
-        if ((q->heap.v[0].key >> FE_EVQ_SEQ_BITS) > limit) return false;
-        return fe_evq_pop(q, t, data);
-    }
-    if (fe_evq_peek(q) > limit) return false;
-    return fe_evq_pop(q, t, data);
+    return fe_evq_pop_until(q, FE_SIM_NO_TIME, t, data);
 }
 
 uint64_t fe_evq_peek(struct fe_evq *q)

@@ -39,7 +39,9 @@ struct fe_evq {
     uint64_t pushed, popped;
     struct fe_evq_heap heap; /* the heap, or the wheel's far-future overflow */
     /* wheel: slot i holds the events of the one time t in [now, now + slots) with t % slots == i */
-    uint32_t *head, *tail;
+    struct fe_evq_slot {
+        uint32_t head, tail;
+    } * slots;
     uint64_t *bm0;                           /* a bit per slot */
     uint64_t bm1[FE_EVQ_WHEEL_SLOTS / 4096]; /* a bit per bm0 word */
     uint64_t bm2;                            /* a bit per bm1 word */

@@ -155,6 +155,7 @@ int sim_host_init(struct fe_sim *sim, struct sim_host *h)
 
 static void free_qp_struct(struct sim_qp *sq)
 {
+    free(sq->last_int);
     free(sq);
 }
 
@@ -170,6 +171,9 @@ void sim_host_free(struct sim_host *h)
     /* zombies still queued as ready */
     struct sim_qp *z;
     while ((z = ready_pop(h))) free_qp_struct(z);
+    free(h->homa_in);
+    h->homa_in = NULL;
+    h->n_homa_in = h->cap_homa_in = 0;
     free(h->qps);
     free(h->timers);
     free(h->free_slots);
@@ -214,6 +218,12 @@ static int alloc_slot(struct sim_host *h, uint32_t *slot)
 /* Takes the QP out of the host; packets still addressed to it are dropped as stale. */
 static void release_qp(struct sim_host *h, struct sim_qp *sq)
 {
+    if (sq->homa_idx != NOPOS) {
+        struct sim_qp *last = h->homa_in[--h->n_homa_in];
+        h->homa_in[sq->homa_idx] = last;
+        last->homa_idx = sq->homa_idx;
+        sq->homa_idx = NOPOS;
+    }
     if (sq->qp) fe_qp_destroy(sq->qp);
     sq->qp = NULL;
     sq->dead = true;
@@ -287,7 +297,11 @@ static void post_more(struct fe_sim *sim, struct sim_flow *f)
 /* After anything happened to a QP: collect completions (requester), then reschedule. */
 static void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
-    if (sq->requester) {
+    /* completions only when the requester's counter moved (most ACKs complete nothing), or
+     * when the QP failed (its WRs are flushed in error) */
+    if (sq->requester && (fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen ||
+                          fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
+        sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
         struct sim_flow *f = &sim->flows[sq->flow];
         struct fe_cqe cqe[64];
         int n;
@@ -427,6 +441,43 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
     if ((p->nonempty & sim_pfc_allowed(sim, p)) || h->ready_head) ensure_txdone(sim, p);
 }
 
+/* Homa's receiver: grant one round trip of bytes beyond what arrived to the two incoming flows
+ * with the fewest bytes left (SRPT with an overcommitment of 2); grants only grow. */
+#define HOMA_OVERCOMMIT 2
+static void homa_schedule(struct fe_sim *sim, struct sim_host *h)
+{
+    struct sim_qp *best[HOMA_OVERCOMMIT] = {NULL};
+    uint64_t left[HOMA_OVERCOMMIT] = {UINT64_MAX, UINT64_MAX};
+    for (uint32_t i = 0; i < h->n_homa_in; i++) {
+        struct sim_qp *sq = h->homa_in[i];
+        uint64_t bytes = sim->flows[sq->flow].spec.bytes, rx = fe_qp_counters(sq->qp)->rx_bytes;
+        uint64_t l = bytes > rx ? bytes - rx : 0;
+        if (!l) continue;
+        for (int k = 0; k < HOMA_OVERCOMMIT; k++) {
+            if (l < left[k]) {
+                for (int m = HOMA_OVERCOMMIT - 1; m > k; m--) {
+                    left[m] = left[m - 1];
+                    best[m] = best[m - 1];
+                }
+                left[k] = l;
+                best[k] = sq;
+                break;
+            }
+        }
+    }
+    for (int k = 0; k < HOMA_OVERCOMMIT && best[k]; k++) {
+        struct sim_qp *sq = best[k];
+        uint64_t bytes = sim->flows[sq->flow].spec.bytes;
+        uint64_t g = fe_qp_counters(sq->qp)->rx_bytes + sq->homa_rtt_bytes;
+        if (g > bytes) g = bytes;
+        if (g > sq->homa_grant) {
+            sq->homa_grant = g;
+            fe_qp_set_grant(sq->qp, g);
+            sched_update(sim, h, sq);
+        }
+    }
+}
+
 void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pkt)
 {
     struct sim_port *port = &h->node->ports[0];
@@ -450,14 +501,17 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     }
     bool has_int = pkt->int_md && pkt->int_md->nhops;
     pkt->pkt.int_md = has_int ? pkt->int_md : NULL;
-    bool data = (fe_opcode_flags(pkt->pkt.bth.opcode) & FE_OPF_REQUEST) != 0;
-    if (data && sq->last_int && has_int) *sq->last_int = *pkt->int_md;
-    uint64_t before = data ? fe_qp_counters(sq->qp)->rx_pkts : 0;
+    if (sq->last_int && has_int && (fe_opcode_flags(pkt->pkt.bth.opcode) & FE_OPF_REQUEST))
+        *sq->last_int = *pkt->int_md;
+    const struct fe_qp_counters *c = fe_qp_counters(sq->qp);
+    uint64_t before = c->rx_pkts;
     int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
     if (rc < 0) sim->st.drops[FE_SIM_DROP_QP]++;
-    if (data && fe_qp_counters(sq->qp)->rx_pkts != before) sim->st.data_pkts_delivered++;
+    sim->st.data_pkts_delivered += c->rx_pkts - before;
     sim_pkt_free(sim, pkt);
+    bool homa = sq->homa_idx != NOPOS;
     after_qp_event(sim, h, sq);
+    if (homa) homa_schedule(sim, h);
     if (h->ready_head) sim_host_kick(sim, h);
 }
 
@@ -550,6 +604,7 @@ static struct sim_qp *new_qp(struct fe_sim *sim, struct sim_host *h, uint32_t fl
     h->gens[slot] = (uint8_t)(h->gens[slot] == 255 ? 1 : h->gens[slot] + 1);
     sq->qpn = (uint32_t)h->gens[slot] << SLOT_BITS | slot;
     sq->heap_pos = NOPOS;
+    sq->homa_idx = NOPOS;
     return sq;
 }
 
@@ -588,6 +643,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     b->route = f->path_rev;
 
     const struct fe_sim_cc *cc = &sc->cc[f->spec.cc];
+    bool per_packet_acks = sim->cc_needs_acks[f->spec.cc];
     uint64_t line = hs->node->ports[0].rate_bps;
     uint64_t replay = sim->window_bdp_bytes ? sim->window_bdp_bytes : hc->replay_bytes;
     struct fe_qp_config ca, cb;
@@ -615,8 +671,11 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     ca.ack_timeout_ns = hc->ack_timeout_ns;
     ca.retry_cnt = hc->retry_cnt;
     ca.rnr_retry = 7;
-    ca.ackreq_every = hc->ackreq_every;
-    ca.ack_every = hc->ack_every;
+    /* A window or credit limit stops the sender short of the 32nd packet that would ask for an
+     * ACK: such algorithms (HPCC, Swift, Homa) get an ACK per packet, as they are designed
+     * for (HPCC reads INT from every ACK). */
+    ca.ackreq_every = per_packet_acks ? 1 : hc->ackreq_every;
+    ca.ack_every = per_packet_acks ? 1 : hc->ack_every;
     ca.np_enable = hc->np_enable;
     ca.np_ecn_echo_on_ack = hc->ecn_echo_on_ack;
     ca.cnp_interval_ns = hc->cnp_interval_ns;
@@ -659,6 +718,26 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         release_qp(hs, a);
         release_qp(hd, b);
         return FE_ENOMEM;
+    }
+    if (cc->algo && !strcmp(cc->algo->name, "homa")) {
+        /* the receiver grants this flow (homa_schedule): RTTbytes as the sender computes it */
+        int k = fe_cc_param_index(cc->algo, "rtt_bytes");
+        uint64_t rb = k >= 0 ? (uint64_t)cc->params.v[k] : 0;
+        if (!rb) rb = (uint64_t)((double)line * (double)f->base_rtt_ns / 8e9);
+        if (hd->n_homa_in == hd->cap_homa_in) {
+            uint32_t cap = hd->cap_homa_in ? hd->cap_homa_in * 2 : 8;
+            struct sim_qp **v = realloc(hd->homa_in, cap * sizeof(*v));
+            if (!v) {
+                release_qp(hs, a);
+                release_qp(hd, b);
+                return FE_ENOMEM;
+            }
+            hd->homa_in = v;
+            hd->cap_homa_in = cap;
+        }
+        b->homa_rtt_bytes = rb ? rb : 1;
+        b->homa_idx = hd->n_homa_in;
+        hd->homa_in[hd->n_homa_in++] = b;
     }
     hs->qps[a->slot] = a;
     hd->qps[b->slot] = b;

@@ -52,6 +52,7 @@ struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim)
     p->route = NULL;
     p->hop = 0;
     p->ecn_capable = 0;
+    p->no_buffer = 0;
     return p;
 }
 

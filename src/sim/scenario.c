@@ -29,6 +29,8 @@ void fe_sim_scenario_init(struct fe_sim_scenario *sc)
     w->xon_offset_bytes = FE_SIM_AUTO;
     w->ecn = false;
     w->ecmp = true;
+    w->cnp_monitor_bps = 0;
+    w->cnp_monitor_window_ns = 32000;
 
     struct fe_sim_host_cfg *h = &sc->host;
     h->mtu_bytes = 4096;

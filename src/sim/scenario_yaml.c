@@ -9,8 +9,9 @@
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
 
-#define MAX_VISITS 20000000u /* alias expansion bound (a file of aliases can grow exponentially)   \
-                              */
+#define MAX_VISITS                                                                                 \
+    20000000u /* alias expansion bound (a file of aliases can grow exponentially)                  \
+               */
 
 struct yctx {
     yaml_document_t *doc;
@@ -88,6 +89,8 @@ static const struct setting settings[] = {
     {"switch", "ecn", V_BOOL, SW(ecn), 0, 1, ""},
     {"switch", "int", V_BOOL, SW(int_enable), 0, 1, ""},
     {"switch", "ecmp", V_BOOL, SW(ecmp), 0, 1, ""},
+    {"switch", "cnp_monitor", V_RATE, SW(cnp_monitor_bps), 0, 0, "forge CNPs above this rate"},
+    {"switch", "cnp_monitor_window", V_TIME, SW(cnp_monitor_window_ns), 1, 1e12, ""},
     {"host", "mtu", V_U32, HO(mtu_bytes), 256, 4096, ""},
     {"host", "replay", V_SIZE, HO(replay_bytes), 0, 1e10, ""},
     {"host", "ack_every", V_U16, HO(ack_every), 1, 65535, ""},
@@ -129,7 +132,10 @@ static int apply_setting(struct fe_sim_scenario *sc, const struct setting *s, co
         if (!rc) memcpy(base, &u, sizeof(u));
         break;
     case V_RATE:
-        rc = sim_parse_rate(value, &u);
+        if (!strcmp(value, "0") || !strcmp(value, "off"))
+            u = 0;
+        else
+            rc = sim_parse_rate(value, &u);
         if (!rc) memcpy(base, &u, sizeof(u));
         break;
     case V_TIME:

@@ -48,6 +48,7 @@ struct sim_pkt {
     uint8_t prio;                      /* traffic class / PFC priority */
     uint8_t kind;                      /* enum pkt_kind */
     uint8_t ecn_capable;               /* ECT when sent: may be marked */
+    uint8_t no_buffer;                 /* made by the switch (CNP monitor): not in its buffer */
     uint8_t pfc_prio;                  /* PFC frame: priority */
     uint16_t pfc_quanta;               /* PFC frame: 0 = resume */
     uint64_t test_tag;                 /* PKT_TEST: caller's value */
@@ -142,6 +143,10 @@ struct sim_qp {
     uint32_t qpn;      /* generation << 16 | slot */
     uint32_t slot;     /* index in host->qps */
     struct sim_qp *ready_next;
+    uint64_t completed_seen; /* requester: tx_msgs_completed when last polled */
+    /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
+    uint32_t homa_idx; /* in host->homa_in, or UINT32_MAX */
+    uint64_t homa_rtt_bytes, homa_grant;
     struct fe_int *last_int; /* responder, INT on: records of the latest data packet, echoed on
                               * its ACKs (the receiver's side of HPCC) */
 };
@@ -158,7 +163,9 @@ struct sim_host {
     struct sim_qp *ready_head, *ready_tail; /* QPs with deadline <= now, round robin */
     struct sim_qp **timers;                 /* min-heap by deadline */
     uint32_t n_timers;
-    uint64_t wake_at; /* earliest pending EV_HOST_WAKE */
+    uint64_t wake_at;        /* earliest pending EV_HOST_WAKE */
+    struct sim_qp **homa_in; /* responders of incoming Homa flows */
+    uint32_t n_homa_in, cap_homa_in;
     uint64_t next_sport;
 };
 
@@ -175,6 +182,7 @@ struct sim_flow {
     /* counters kept after the QPs are destroyed */
     uint64_t tx_pkts, retx_pkts, timeouts, cnps_rx, ce_rx, rtt_samples, rtt_sum, rtt_max;
     uint32_t hash_fwd, hash_rev;            /* ECMP hashes of data and of ACKs/CNPs */
+    uint64_t mon_start_ns, mon_bytes;       /* CNP monitor window (switch.cnp_monitor_bps) */
     struct sim_port **path_fwd, **path_rev; /* egress ports at each switch, both ways */
     uint64_t base_rtt_ns;                   /* unloaded RTT of its path */
     uint64_t path_rate_bps;                 /* bottleneck rate of its path */
@@ -214,10 +222,11 @@ struct fe_sim {
     uint32_t n_chunks, cap_chunks;
     uint64_t pool_pkts, pkts_in_use;
     /* settings derived from the scenario */
-    uint32_t wire_extra;       /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
-    uint32_t ifg;              /* preamble + IFG counted on links */
-    uint64_t dt_alpha_q16;     /* dynamic-threshold alpha in 2^-16 */
-    uint64_t window_bdp_bytes; /* host.window_bdp: replay bytes per QP */
+    uint32_t wire_extra;               /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
+    uint32_t ifg;                      /* preamble + IFG counted on links */
+    uint64_t dt_alpha_q16;             /* dynamic-threshold alpha in 2^-16 */
+    uint64_t window_bdp_bytes;         /* host.window_bdp: replay bytes per QP */
+    bool cc_needs_acks[FE_SIM_MAX_CC]; /* the profile limits by window or credit */
     bool int_enable;
     /* stats */
     struct fe_sim_stats st;
@@ -319,6 +328,8 @@ uint8_t sim_pfc_allowed(struct fe_sim *sim, struct sim_port *p);
 void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p);
 /* At egress dequeue: RED marking of ECT frames and INT stamping. */
 void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+/* The CNP monitor at a port facing a host (switch.cnp_monitor_bps). */
+void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pkt);
 
 /* ---- host.c ---- */
 int sim_host_init(struct fe_sim *sim, struct sim_host *h);

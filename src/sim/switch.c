@@ -64,10 +64,13 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
         if (!ok) return; /* paused: the pause end or a RESUME kicks us again */
         pkt = sim_port_dequeue(p, (uint8_t)top_prio(ok));
         struct sim_switch *sw = p->node->sw;
-        struct sim_port *in = &p->node->ports[pkt->in_port];
-        sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
-        sim_pfc_check_xon(sim, sw, in, pkt->prio);
+        if (!pkt->no_buffer) {
+            struct sim_port *in = &p->node->ports[pkt->in_port];
+            sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
+            sim_pfc_check_xon(sim, sw, in, pkt->prio);
+        }
         sim_ecn_on_dequeue(sim, p, pkt);
+        if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, p, pkt);
     }
     sim_link_send(sim, p, pkt);
     if (!p->txdone_pending && (p->ctrl.head || p->nonempty)) {

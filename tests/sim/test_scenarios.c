@@ -241,6 +241,82 @@ static void test_incast3_asym(void **s)
     fe_sim_scenario_free(&sc);
 }
 
+/* The firmware paper's emulated switch: a CNP whenever the flow exceeds 5 Gb/s over 32 us. The
+ * first CNP (alpha 1) halves Rc (0.50049 x line with the SURF arithmetic); later CNPs find a
+ * smaller alpha and cut less; Rc climbs back in between. */
+static double cc_var(struct fe_sim *sim, const char *name)
+{
+    struct fe_cc_trace v[FE_CC_MAX_TRACE];
+    int n = fe_sim_flow_cc_trace(sim, 0, v, FE_CC_MAX_TRACE);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v[i].name, name)) return v[i].value;
+    return -1;
+}
+
+static void test_switch_check(void **s)
+{
+    (void)s;
+    struct fe_sim_scenario sc;
+    struct fe_sim *sim = load("switch-check", 1.0, &sc);
+    double prev = cc_var(sim, "Rc");
+    double first = 0, last_ratio = 0;
+    int cuts = 0, climbs = 0, smaller = 0;
+    while (!fe_sim_run(sim, fe_sim_now(sim) + 1000)) {
+        double rc = cc_var(sim, "Rc");
+        if (rc < prev) {
+            double ratio = rc / prev;
+            if (!cuts++)
+                first = ratio;
+            else if (ratio > first + 0.02)
+                smaller++;
+            last_ratio = ratio;
+        } else if (rc > prev) {
+            climbs++;
+        }
+        prev = rc;
+    }
+    fprintf(stderr,
+            "switch-check: %d cuts (first x%.4f, last x%.3f, %d smaller than the first), "
+            "%d increases\n",
+            cuts, first, last_ratio, smaller, climbs);
+    assert_true(first > 0.5004 && first < 0.5006);
+    assert_true(cuts >= 8);
+    assert_true(smaller >= cuts / 2);
+    assert_true(climbs >= 8); /* the 1.5 ms increase timer steps Rc back up between CNPs */
+    no_drops(sim);
+    fe_sim_destroy(sim);
+    fe_sim_scenario_free(&sc);
+}
+
+/* Every algorithm drives the same transport through the simulator to completion: the
+ * window- and credit-limited ones (HPCC, Swift, Homa with the hosts' grant scheduler) get an
+ * ACK per packet, INT for HPCC; no retransmission, no loss. */
+static void test_every_cca(void **s)
+{
+    (void)s;
+    for (const struct fe_cc_algo *const *a = fe_cc_list(); *a; a++) {
+        struct fe_sim_scenario sc;
+        char err[256];
+        assert_int_equal(fe_sim_builtin_load("incast3", &sc, err, sizeof(err)), 0);
+        assert_true(fe_sim_scenario_set_cc(&sc, 0, (*a)->name, NULL, err, sizeof(err)) >= 0);
+        for (uint32_t i = 0; i < sc.n_flows; i++) sc.flows[i].bytes = 4000000;
+        int rc;
+        struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
+        assert_non_null(sim);
+        fe_sim_run(sim, 2000000000ull);
+        struct fe_sim_stats st;
+        fe_sim_stats(sim, &st);
+        struct fe_sim_summary sum;
+        fe_sim_summarize(sim, &sum);
+        fprintf(stderr, "%-16s %.3f ms, contention aggregate %.2f Gb/s, Jain %.3f\n", (*a)->name,
+                st.now_ns / 1e6, sum.aggregate_bps / G, sum.jain);
+        assert_int_equal(st.flows_done, 3);
+        no_drops(sim);
+        fe_sim_destroy(sim);
+        fe_sim_scenario_free(&sc);
+    }
+}
+
 /* Same seed, same everything: two runs agree event for event. */
 static void test_deterministic(void **s)
 {
@@ -267,7 +343,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_advcam_pfc),   cmocka_unit_test(test_advcam_dcqcn),
         cmocka_unit_test(test_incast3),      cmocka_unit_test(test_incast3_nocc),
-        cmocka_unit_test(test_incast3_asym), cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_incast3_asym), cmocka_unit_test(test_switch_check),
+        cmocka_unit_test(test_every_cca),    cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
