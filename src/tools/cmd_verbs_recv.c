@@ -487,14 +487,26 @@ static void on_wc(struct flow *flows, unsigned nflows, const struct ibv_wc *wc, 
         return;
     }
     uint32_t imm = ntohl(wc->imm_data);
+    if (!f->imm_every) { /* a stream announced without immediates has one */
+        f->imm_out_of_order++;
+        post_recvs(f, 1);
+        return;
+    }
     uint64_t d = next_doorbell(f);
     if (imm != (uint32_t)d) {
-        /* Out of order or unexpected: take the sender's word for where it is, in a 2^32
-         * window ahead; the pattern check then says whether the data agrees. */
+        /* Out of order or unexpected: take the sender's word for where it is when that lies
+         * within the ring ahead of us (the pattern check then says whether the data agrees);
+         * an immediate from the past or from beyond the ring names nothing we can check. */
         if (f->imm_out_of_order++ < 5)
             fprintf(stderr, "flow %u: immediate %u, expected %u\n", f->idx, imm, (uint32_t)d);
-        d = f->next_k + (uint32_t)(imm - (uint32_t)f->next_k);
-        if (f->count && d >= f->count) d = f->count - 1;
+        uint64_t ahead = (uint32_t)(imm - (uint32_t)f->next_k);
+        uint64_t room = f->nslots ? f->nslots : f->count - f->next_k;
+        if (f->count && f->count - f->next_k < room) room = f->count - f->next_k;
+        if (ahead >= room) {
+            post_recvs(f, 1);
+            return;
+        }
+        d = f->next_k + ahead;
     }
     if (wc->byte_len != f->size) f->len_errors++;
     f->doorbells++;
