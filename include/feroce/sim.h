@@ -177,8 +177,9 @@ enum fe_sim_drop {
     FE_SIM_DROP_HEADROOM,   /* lossless priority overflowed its PFC headroom */
     FE_SIM_DROP_LINK,       /* random link loss */
     FE_SIM_DROP_NO_ROUTE,
-    FE_SIM_DROP_NO_QP, /* arrived at a host for a QP that no longer exists */
-    FE_SIM_DROP_QP,    /* refused by the QP (fe_qp_rx error) */
+    FE_SIM_DROP_NO_QP, /* arrived at a host for a QP that no longer exists (late duplicates) */
+    FE_SIM_DROP_QP,    /* refused by the QP (out of order after a loss, ...): a consequence of
+                        * network drops, not one; neither counts in drops_total */
     FE_SIM_DROP_MAX
 };
 const char *fe_sim_drop_name(int reason);

@@ -291,9 +291,10 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
     }
     fprintf(f, "drops %llu (", (unsigned long long)st.drops_total);
     for (int i = 0; i < FE_SIM_DROP_MAX; i++)
-        if (i != FE_SIM_DROP_NO_QP)
+        if (i != FE_SIM_DROP_NO_QP && i != FE_SIM_DROP_QP)
             fprintf(f, "%s%s %llu", i ? ", " : "", fe_sim_drop_name(i),
                     (unsigned long long)st.drops[i]);
+    fprintf(f, "; %llu discarded by responders", (unsigned long long)st.drops[FE_SIM_DROP_QP]);
     char mb[32], mh[32];
     fmt_bytes(mb, sizeof(mb), st.max_buffer_bytes);
     fmt_bytes(mh, sizeof(mh), st.max_headroom_bytes);

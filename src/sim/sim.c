@@ -456,7 +456,7 @@ void fe_sim_stats(const struct fe_sim *sim, struct fe_sim_stats *out)
     out->now_ns = sim->now;
     out->drops_total = 0;
     for (int i = 0; i < FE_SIM_DROP_MAX; i++)
-        if (i != FE_SIM_DROP_NO_QP) out->drops_total += sim->st.drops[i];
+        if (i != FE_SIM_DROP_NO_QP && i != FE_SIM_DROP_QP) out->drops_total += sim->st.drops[i];
     out->max_buffer_bytes = 0;
     for (uint32_t i = 0; i < sim->n_nodes; i++)
         if (sim->nodes[i].sw && sim->nodes[i].sw->max_used > out->max_buffer_bytes)

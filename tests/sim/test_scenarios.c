@@ -317,6 +317,44 @@ static void test_every_cca(void **s)
     }
 }
 
+/* Losses: without PFC a small buffer overflows, and a lossy link drops frames; the transport's
+ * Go-Back-N recovers and every byte arrives once. */
+static void test_losses_recovered(void **s)
+{
+    (void)s;
+    static const char *const sets[2][3] = {
+        {"switch.pfc=false", "switch.buffer=300KB", "flow.size=1MB"},
+        {"link.loss=0.005", "flow.size=1MB", "seed=3"},
+    };
+    for (int k = 0; k < 2; k++) {
+        struct fe_sim_scenario sc;
+        char err[256];
+        assert_int_equal(fe_sim_builtin_load("incast3-nocc", &sc, err, sizeof(err)), 0);
+        for (int j = 0; j < 3; j++)
+            assert_int_equal(fe_sim_scenario_set(&sc, sets[k][j], err, sizeof(err)), 0);
+        int rc;
+        struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
+        assert_non_null(sim);
+        assert_int_equal(fe_sim_run(sim, FE_SIM_NO_TIME), 1);
+        struct fe_sim_stats st;
+        fe_sim_stats(sim, &st);
+        fprintf(stderr, "losses %d: %llu drops, %llu retransmitted, %llu timeouts\n", k,
+                (unsigned long long)st.drops_total, (unsigned long long)st.retx_pkts,
+                (unsigned long long)st.timeouts);
+        assert_true(st.drops[k ? FE_SIM_DROP_LINK : FE_SIM_DROP_BUFFER] > 0);
+        assert_true(st.retx_pkts > 0);
+        assert_int_equal(st.flows_done, 3);
+        for (uint32_t i = 0; i < 3; i++) {
+            struct fe_sim_flow_stats fs;
+            fe_sim_flow_stats(sim, i, &fs);
+            assert_false(fs.failed);
+            assert_int_equal(fs.rx_bytes, fs.bytes);
+        }
+        fe_sim_destroy(sim);
+        fe_sim_scenario_free(&sc);
+    }
+}
+
 /* Same seed, same everything: two runs agree event for event. */
 static void test_deterministic(void **s)
 {
@@ -341,10 +379,11 @@ static void test_deterministic(void **s)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_advcam_pfc),   cmocka_unit_test(test_advcam_dcqcn),
-        cmocka_unit_test(test_incast3),      cmocka_unit_test(test_incast3_nocc),
-        cmocka_unit_test(test_incast3_asym), cmocka_unit_test(test_switch_check),
-        cmocka_unit_test(test_every_cca),    cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_advcam_pfc),    cmocka_unit_test(test_advcam_dcqcn),
+        cmocka_unit_test(test_incast3),       cmocka_unit_test(test_incast3_nocc),
+        cmocka_unit_test(test_incast3_asym),  cmocka_unit_test(test_switch_check),
+        cmocka_unit_test(test_every_cca),     cmocka_unit_test(test_losses_recovered),
+        cmocka_unit_test(test_deterministic),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
