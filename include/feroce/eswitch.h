@@ -65,6 +65,7 @@ struct fe_esw_port_stats {
     uint64_t reordered;
     uint64_t cnps_forged; /* threshold mode */
     uint64_t qlen_bytes, qlen_max_bytes;
+    uint64_t qlen_avg_bytes; /* time average since the first packet */
 };
 
 struct fe_eswitch;

@@ -108,6 +108,9 @@ struct eport {
     struct fifo q;
     bool shaped;         /* rate, marking and impairments apply */
     uint64_t busy_until; /* the link is transmitting until then */
+    uint64_t q_since_ns; /* time-average queue: integral of bytes x ns since the first */
+    uint64_t q_last_ns;
+    long double q_integral;
     /* reorder: one packet held back until the next one has left */
     bool held;
     uint8_t held_buf[PKT_MAX];
@@ -149,6 +152,11 @@ struct fe_eswitch {
     uint64_t rng;
     uint8_t rx[FE_IO_MAX_BATCH][PKT_MAX];
     struct fe_dgram d[FE_IO_MAX_BATCH];
+    /* packets leaving in the current serve() */
+    struct fe_dgram out_d[2 * FE_IO_MAX_BATCH];
+    uint16_t out_tgt[FE_IO_MAX_BATCH];
+    bool out_done[FE_IO_MAX_BATCH];
+    int n_out;
 };
 
 void fe_eswitch_config_default(struct fe_eswitch_config *cfg)
@@ -409,10 +417,24 @@ static void threshold_tick(struct fe_eswitch *s, uint64_t now_ns)
 
 /* ---- queueing ---- */
 
+/* Accounts the queue length held since the last change, before it changes at now_ns. */
+static void q_account(struct eport *p, uint64_t now_ns)
+{
+    if (!p->q_since_ns) p->q_since_ns = p->q_last_ns = now_ns;
+    if (now_ns > p->q_last_ns) {
+        p->q_integral += (long double)p->q.bytes * (long double)(now_ns - p->q_last_ns);
+        p->q_last_ns = now_ns;
+    }
+    if (p->q_last_ns > p->q_since_ns)
+        p->st.qlen_avg_bytes =
+            (uint64_t)(p->q_integral / (long double)(p->q_last_ns - p->q_since_ns));
+}
+
 static void enqueue(struct fe_eswitch *s, unsigned qi, const uint8_t *data, uint32_t len,
                     uint16_t out, uint8_t tos, uint64_t now_ns)
 {
     struct eport *p = &s->port[qi];
+    q_account(p, now_ns);
     if (p->shaped && chance_ppm(s, s->cfg.loss_ppm)) {
         p->st.drops_loss++;
         return;
@@ -471,34 +493,63 @@ static uint64_t wire_bytes(const struct fe_eswitch *s, uint32_t len)
 }
 
 /* Transmits one packet of egress port qi to its target. */
+/* Packets leave in batches: emit() collects (the bytes stay where they are: popped FIFO
+ * entries are not overwritten before the next push, and nothing is pushed while serving),
+ * flush() sends each target's packets with one system call. */
+static void flush(struct fe_eswitch *s, unsigned qi)
+{
+    int n = s->n_out;
+    for (int i = 0; i < n; i++) {
+        if (s->out_done[i]) continue;
+        uint16_t out = s->out_tgt[i];
+        int m = 0;
+        for (int j = i; j < n; j++) { /* this target's packets, in order */
+            if (s->out_done[j] || s->out_tgt[j] != out) continue;
+            s->out_d[FE_IO_MAX_BATCH + m++] = s->out_d[j];
+            s->out_done[j] = true;
+        }
+        struct fe_dgram *d = &s->out_d[FE_IO_MAX_BATCH];
+        int sent = 0;
+        while (sent < m) {
+            int k = s->cfg.backend == FE_BACKEND_UDP
+                        ? fe_udpsock_send(s->back[out], d + sent, m - sent)
+                        : fe_raw_send(s->raw[out], d + sent, m - sent);
+            if (k <= 0) break; /* the kernel refused: they are lost, like on a full link */
+            sent += k;
+        }
+        s->port[qi].st.tx_pkts += (uint64_t)sent;
+        for (int j = 0; j < sent; j++) s->port[qi].st.tx_bytes += d[j].len;
+    }
+    s->n_out = 0;
+}
+
 static void emit(struct fe_eswitch *s, unsigned qi, const uint8_t *data, uint32_t len, uint16_t out,
                  uint8_t tos)
 {
-    struct fe_dgram d = {.buf = (uint8_t *)data, .len = len, .tos = tos};
-    int ok;
+    if (s->n_out == FE_IO_MAX_BATCH) flush(s, qi);
+    struct fe_dgram *d = &s->out_d[s->n_out];
+    *d = (struct fe_dgram){.buf = (uint8_t *)data, .len = len, .tos = tos};
     if (s->cfg.backend == FE_BACKEND_UDP) {
-        d.ip = s->cfg.to_ip;
-        d.port = s->cfg.to_port;
-        ok = fe_udpsock_send(s->back[out], &d, 1);
-    } else {
-        ok = fe_raw_send(s->raw[out], &d, 1);
+        d->ip = s->cfg.to_ip;
+        d->port = s->cfg.to_port;
     }
-    if (ok == 1) {
-        s->port[qi].st.tx_pkts++;
-        s->port[qi].st.tx_bytes += len;
-    }
+    s->out_tgt[s->n_out] = out;
+    s->out_done[s->n_out] = false;
+    s->n_out++;
 }
 
 /* Serves egress port qi as far as its rate allows at now_ns. */
 static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
 {
     struct eport *p = &s->port[qi];
+    if (p->q_since_ns) q_account(p, now_ns);
     for (;;) {
         uint8_t *data;
         struct qhdr *h = fifo_peek(&p->q, &data);
         if (!h) {
             if (p->held && now_ns >= p->held_ns + 1000000u) { /* nothing followed: let it go */
                 emit(s, qi, p->held_buf, p->held_len, p->held_out, p->held_tos);
+                flush(s, qi);
                 p->held = false;
             }
             break;
@@ -517,6 +568,7 @@ static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
             mark_ce(s, data, len, &tos))
             p->st.marked++;
         if (p->shaped && !p->held && chance_ppm(s, s->cfg.reorder_ppm)) {
+            flush(s, qi); /* held_buf may still be queued for sending */
             memcpy(p->held_buf, data, len);
             p->held_len = len;
             p->held_out = out;
@@ -534,6 +586,7 @@ static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
         fifo_pop(&p->q);
         p->st.qlen_bytes = p->q.bytes;
     }
+    flush(s, qi);
 }
 
 /* ---- UDP form ---- */

@@ -43,6 +43,7 @@ static const char usage[] =
     "                  --op write|write-imm (write-imm)  --gap TIME\n"
     "consumer: --consume-rate RATE (e.g. 500Mbps; default unlimited)  --no-verify  --record FILE\n"
     "transport: --mtu N (4096)  --no-cnp  --cnp-interval TIME (4us)  --ack-every N (32)\n"
+    "           --rnr-timer CODE: IB RNR timer code in RNR NAKs (12 = 0.64 ms)\n"
     "run: --duration TIME  --timeout TIME (give up; 60s)  --cpu N  --busy-poll\n"
     "     --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
     "\n"
@@ -84,6 +85,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     struct fe_daq_config *c = &o->dc;
     fe_daq_config_default(c);
     c->ep.udp.bind_ip = 0x7F000001;
+    /* RNR NAKs ask senders to wait 0.64 ms (IB code 12): a consumer that is behind frees a slot
+     * in about that time at DAQ rates, and senders do not spin on 10 us retries */
+    c->qp.min_rnr_timer = 12;
     o->cpu = -1;
     o->interval_ns = 1000000000ull;
     o->timeout_ns = 60000000000ull;
@@ -205,6 +209,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--cnp-interval")) {
             NEED();
             if (fe_parse_duration_ns(val, &c->qp.cnp_interval_ns, a)) return -1;
+        } else if (!strcmp(a, "--rnr-timer")) {
+            NEED();
+            uint32_t r;
+            if (parse_u32(val, &r, a, 31)) return -1;
+            c->qp.min_rnr_timer = (uint8_t)r;
         } else if (!strcmp(a, "--ack-every")) {
             NEED();
             uint32_t r;
