@@ -23,6 +23,9 @@ extern "C" {
 
 /* Monotonic clock, nanoseconds. */
 uint64_t fe_io_now_ns(void);
+/* CLOCK_REALTIME minus CLOCK_MONOTONIC, ns: converts kernel receive timestamps (SO_TIMESTAMPNS
+ * is in real time) to fe_io_now_ns time. */
+int64_t fe_io_realtime_offset_ns(void);
 /* Pins the calling thread to one CPU; FE_EIO (errno kept) when refused. */
 int fe_io_pin_cpu(int cpu);
 /* "a.b.c.d" or "a.b.c.d:port" (port kept when absent); FE_EINVAL when malformed. */
@@ -37,8 +40,10 @@ struct fe_dgram {
     uint32_t cap; /* rx: size of buf */
     uint32_t ip;  /* UDP: destination (tx) / source (rx) */
     uint16_t port;
-    uint8_t tos; /* DSCP << 2 | ECN: to send with (tx) / as received (rx) */
-    bool trunc;  /* rx: it did not fit in cap (the caller drops it) */
+    uint8_t tos;    /* DSCP << 2 | ECN: to send with (tx) / as received (rx) */
+    bool trunc;     /* rx: it did not fit in cap (the caller drops it) */
+    uint64_t ts_ns; /* rx, with timestamps on: when the kernel received it (fe_io_now_ns clock);
+                     * 0 when unknown */
 };
 
 #define FE_IO_MAX_BATCH 64
@@ -49,6 +54,7 @@ struct fe_udpsock_config {
     uint16_t bind_port;                  /* 0 = ephemeral */
     uint64_t rcvbuf_bytes, sndbuf_bytes; /* 0 = kernel default; forced past rmem_max when root */
     bool reuse_port;
+    bool timestamps; /* report each datagram's kernel arrival time (fe_dgram.ts_ns) */
 };
 void fe_udpsock_config_default(struct fe_udpsock_config *cfg);
 
@@ -81,6 +87,7 @@ struct fe_raw_config {
     uint32_t ip;    /* this endpoint's IPv4 address: answers ARP and ICMP echo for it (0 = none) */
     bool promisc;   /* receive every frame (a switch port), not only ours and broadcasts */
     bool answer_arp_icmp; /* as the firmware does */
+    bool timestamps;      /* report each frame's kernel arrival time (fe_dgram.ts_ns) */
     uint64_t rcvbuf_bytes, sndbuf_bytes;
 };
 void fe_raw_config_default(struct fe_raw_config *cfg);

@@ -131,6 +131,11 @@ struct sender { /* threshold mode: who sends data, and its QPs (learned from ret
     uint64_t win_bytes;
 };
 
+struct arrival { /* a received packet waiting to be handled in time order */
+    struct fe_dgram *d;
+    unsigned port;
+};
+
 struct fe_eswitch {
     struct fe_eswitch_config cfg;
     unsigned n_ports; /* UDP: access ports + 1 (the bottleneck); raw: interfaces */
@@ -150,6 +155,10 @@ struct fe_eswitch {
     struct sender snd[MAX_SENDERS];
     uint64_t win_start;
     uint64_t rng;
+    /* ingress backlogs: FE_IO_MAX_BATCH per input port */
+    uint8_t *in_mem;
+    struct fe_dgram *in_d;
+    struct arrival *in_list;
     uint8_t rx[FE_IO_MAX_BATCH][PKT_MAX];
     struct fe_dgram d[FE_IO_MAX_BATCH];
     /* packets leaving in the current serve() */
@@ -218,6 +227,9 @@ void fe_eswitch_destroy(struct fe_eswitch *s)
         fe_raw_close(s->raw[i]);
     }
     for (unsigned i = 0; i <= FE_ESW_MAX_PORTS; i++) free(s->port[i].q.mem);
+    free(s->in_mem);
+    free(s->in_d);
+    free(s->in_list);
     free(s);
 }
 
@@ -253,6 +265,7 @@ struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64
             fe_udpsock_config_default(&uc);
             uc.bind_ip = cfg->port_ip[i];
             uc.bind_port = cfg->port_port[i];
+            uc.timestamps = true;
             s->acc[i] = fe_udpsock_open(&uc, &e);
             char a[32];
             if (!s->acc[i]) {
@@ -261,6 +274,7 @@ struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64
                 goto fail;
             }
             uc.bind_port = 0; /* the back socket: an ephemeral port on the same address */
+            uc.timestamps = false;
             s->back[i] = fe_udpsock_open(&uc, &e);
             if (!s->back[i]) {
                 snprintf(errbuf, errcap, "cannot open a socket on %s: %s",
@@ -281,6 +295,7 @@ struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64
             snprintf(rc.ifname, sizeof rc.ifname, "%s", cfg->ifname[i]);
             rc.promisc = true;
             rc.answer_arp_icmp = false;
+            rc.timestamps = true;
             s->raw[i] = fe_raw_open(&rc, &e);
             if (!s->raw[i]) {
                 snprintf(errbuf, errcap, "cannot open interface %s: %s", cfg->ifname[i],
@@ -300,6 +315,15 @@ struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64
                                 : (cfg->bottleneck_if < 0 || (int)i == cfg->bottleneck_if);
     }
     for (int i = 0; i < FE_IO_MAX_BATCH; i++) s->d[i].buf = s->rx[i];
+    size_t slots = (size_t)s->n_ports * FE_IO_MAX_BATCH;
+    s->in_mem = malloc(slots * PKT_MAX);
+    s->in_d = calloc(slots, sizeof *s->in_d);
+    s->in_list = calloc(slots, sizeof *s->in_list);
+    if (!s->in_mem || !s->in_d || !s->in_list) {
+        e = FE_ENOMEM;
+        snprintf(errbuf, errcap, "out of memory for the ingress buffers");
+        goto fail;
+    }
     if (err) *err = 0;
     return s;
 fail:
@@ -591,29 +615,6 @@ static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
 
 /* ---- UDP form ---- */
 
-static void udp_ingress(struct fe_eswitch *s, unsigned k, uint64_t now_ns)
-{
-    for (int round = 0; round < 8; round++) {
-        for (int i = 0; i < FE_IO_MAX_BATCH; i++) s->d[i].cap = PKT_MAX;
-        int n = fe_udpsock_recv(s->acc[k], s->d, FE_IO_MAX_BATCH);
-        if (n <= 0) return;
-        for (int i = 0; i < n; i++) {
-            struct fe_dgram *d = &s->d[i];
-            if (d->trunc) continue;
-            s->peer_ip[k] = d->ip; /* replies go back to whoever sends here */
-            s->peer_port[k] = d->port;
-            s->port[k].st.rx_pkts++;
-            s->port[k].st.rx_bytes += d->len;
-            if (s->cfg.thresh_bps) {
-                struct sender *x = sender_find(s, k, d->ip, true);
-                if (x) x->win_bytes += d->len;
-            }
-            enqueue(s, bottleneck(s), d->buf, d->len, (uint16_t)k, d->tos, now_ns);
-        }
-        if (n < FE_IO_MAX_BATCH) return;
-    }
-}
-
 static void udp_reverse(struct fe_eswitch *s, unsigned k, uint64_t now_ns)
 {
     (void)now_ns;
@@ -699,44 +700,97 @@ static void raw_learn_roce(struct fe_eswitch *s, unsigned port, const uint8_t *f
     }
 }
 
-static void raw_ingress(struct fe_eswitch *s, unsigned k, uint64_t now_ns)
+/* ---- ingress, in arrival order ----
+ * A switch process that was not scheduled for a while finds a backlog in its sockets. Taking
+ * it as if it all arrived now would invent a queue (and CE marks) the link never had, so every
+ * packet is handled at its kernel arrival time: the ready ports' backlogs are merged by time and
+ * the egress ports are served up to each arrival before it is queued. */
+static int by_time(const void *a, const void *b)
 {
+    uint64_t x = ((const struct arrival *)a)->d->ts_ns, y = ((const struct arrival *)b)->d->ts_ns;
+    return x < y ? -1 : x > y;
+}
+
+static void arrive_udp(struct fe_eswitch *s, unsigned k, struct fe_dgram *d, uint64_t t)
+{
+    s->peer_ip[k] = d->ip; /* replies go back to whoever sends here */
+    s->peer_port[k] = d->port;
+    s->port[k].st.rx_pkts++;
+    s->port[k].st.rx_bytes += d->len;
+    if (s->cfg.thresh_bps) {
+        struct sender *x = sender_find(s, k, d->ip, true);
+        if (x) x->win_bytes += d->len;
+    }
+    enqueue(s, bottleneck(s), d->buf, d->len, (uint16_t)k, d->tos, t);
+}
+
+static void arrive_raw(struct fe_eswitch *s, unsigned k, struct fe_dgram *d, uint64_t t)
+{
+    if (d->len < 14) return;
+    s->port[k].st.rx_pkts++;
+    s->port[k].st.rx_bytes += d->len;
+    fdb_learn(s, d->buf + 6, k);
+    if (s->cfg.thresh_bps) raw_learn_roce(s, k, d->buf, d->len);
+    int out = (d->buf[0] & 1) ? -1 : fdb_lookup(s, d->buf);
+    if (out == (int)k) return; /* stays on its segment */
+    for (unsigned j = 0; j < s->n_ports; j++) {
+        if (j == k || (out >= 0 && (int)j != out)) continue;
+        enqueue(s, j, d->buf, d->len, (uint16_t)j, 0, t);
+    }
+}
+
+static void ingress(struct fe_eswitch *s, unsigned ready, uint64_t now_ns)
+{
+    bool udp = s->cfg.backend == FE_BACKEND_UDP;
+    unsigned nin = udp ? s->cfg.n_ports : s->n_ports;
     for (int round = 0; round < 8; round++) {
-        for (int i = 0; i < FE_IO_MAX_BATCH; i++) {
-            s->d[i].buf = s->rx[i];
-            s->d[i].cap = PKT_MAX;
-        }
-        int n = fe_raw_recv(s->raw[k], s->d, FE_IO_MAX_BATCH);
-        if (n <= 0) return;
-        for (int i = 0; i < n; i++) {
-            struct fe_dgram *d = &s->d[i];
-            if (d->trunc || d->len < 14) continue;
-            s->port[k].st.rx_pkts++;
-            s->port[k].st.rx_bytes += d->len;
-            fdb_learn(s, d->buf + 6, k);
-            if (s->cfg.thresh_bps) raw_learn_roce(s, k, d->buf, d->len);
-            int out = (d->buf[0] & 1) ? -1 : fdb_lookup(s, d->buf);
-            if (out == (int)k) continue; /* stays on its segment */
-            for (unsigned j = 0; j < s->n_ports; j++) {
-                if (j == k || (out >= 0 && (int)j != out)) continue;
-                enqueue(s, j, d->buf, d->len, (uint16_t)j, 0, now_ns);
+        unsigned n = 0;
+        bool more = false;
+        for (unsigned k = 0; k < nin; k++) {
+            if (!(ready & (1u << k))) continue;
+            struct fe_dgram *d = s->in_d + (size_t)k * FE_IO_MAX_BATCH;
+            for (int i = 0; i < FE_IO_MAX_BATCH; i++) {
+                d[i].buf = s->in_mem + ((size_t)k * FE_IO_MAX_BATCH + (size_t)i) * PKT_MAX;
+                d[i].cap = PKT_MAX;
+            }
+            int got = udp ? fe_udpsock_recv(s->acc[k], d, FE_IO_MAX_BATCH)
+                          : fe_raw_recv(s->raw[k], d, FE_IO_MAX_BATCH);
+            if (got <= 0) {
+                ready &= ~(1u << k);
+                continue;
+            }
+            if (got == FE_IO_MAX_BATCH)
+                more = true;
+            else
+                ready &= ~(1u << k);
+            for (int i = 0; i < got; i++) {
+                if (d[i].trunc) continue;
+                /* no timestamp, or one from the future (clock step): now */
+                if (!d[i].ts_ns || d[i].ts_ns > now_ns) d[i].ts_ns = now_ns;
+                s->in_list[n++] = (struct arrival){.d = &d[i], .port = k};
             }
         }
-        if (n < FE_IO_MAX_BATCH) return;
+        qsort(s->in_list, n, sizeof s->in_list[0], by_time);
+        for (unsigned i = 0; i < n; i++) {
+            uint64_t t = s->in_list[i].d->ts_ns;
+            threshold_tick(s, t);
+            for (unsigned j = 0; j < s->n_ports; j++) serve(s, j, t);
+            if (udp)
+                arrive_udp(s, s->in_list[i].port, s->in_list[i].d, t);
+            else
+                arrive_raw(s, s->in_list[i].port, s->in_list[i].d, t);
+        }
+        if (!more) break;
     }
 }
 
 void fe_eswitch_step(struct fe_eswitch *s, uint64_t now_ns, unsigned ready)
 {
+    ingress(s, ready, now_ns);
     if (s->cfg.backend == FE_BACKEND_UDP) {
         unsigned np = s->cfg.n_ports;
         for (unsigned k = 0; k < np; k++)
-            if (ready & (1u << k)) udp_ingress(s, k, now_ns);
-        for (unsigned k = 0; k < np; k++)
             if (ready & (1u << (np + k))) udp_reverse(s, k, now_ns);
-    } else {
-        for (unsigned k = 0; k < s->n_ports; k++)
-            if (ready & (1u << k)) raw_ingress(s, k, now_ns);
     }
     threshold_tick(s, now_ns);
     for (unsigned i = 0; i < s->n_ports; i++) serve(s, i, now_ns);

@@ -26,6 +26,14 @@ uint64_t fe_io_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int64_t fe_io_realtime_offset_ns(void)
+{
+    struct timespec m, r;
+    clock_gettime(CLOCK_MONOTONIC, &m);
+    clock_gettime(CLOCK_REALTIME, &r);
+    return ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000ll + (r.tv_nsec - m.tv_nsec);
+}
+
 int fe_io_pin_cpu(int cpu)
 {
     if (cpu < 0 || cpu >= CPU_SETSIZE) return FE_EINVAL;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "feroce/wire.h"
@@ -40,6 +41,10 @@ struct fe_raw {
     struct mmsghdr msg[FE_IO_MAX_BATCH];
     struct iovec iov[FE_IO_MAX_BATCH];
     struct sockaddr_ll sll[FE_IO_MAX_BATCH];
+    union {
+        char buf[CMSG_SPACE(sizeof(struct timespec))];
+        struct cmsghdr align;
+    } ctl[FE_IO_MAX_BATCH];
     uint8_t reply[128]; /* ARP / small ICMP answers */
     uint8_t icmp_buf[RX_SCRATCH];
 };
@@ -111,6 +116,9 @@ struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
     }
     size_buffer(r->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf_bytes);
     size_buffer(r->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf_bytes);
+    int on = 1;
+    if (cfg->timestamps && setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0)
+        goto fail;
     if (err) *err = 0;
     return r;
 fail:
@@ -344,6 +352,10 @@ int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n)
             h->msg_namelen = sizeof r->sll[i];
             h->msg_iov = &r->iov[i];
             h->msg_iovlen = 1;
+            if (r->cfg.timestamps) {
+                h->msg_control = r->ctl[i].buf;
+                h->msg_controllen = sizeof r->ctl[i].buf;
+            }
         }
         int k;
         do {
@@ -351,6 +363,7 @@ int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n)
         } while (k < 0 && errno == EINTR);
         if (k < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : FE_EIO;
         if (k == 0) return 0;
+        int64_t off = r->cfg.timestamps ? fe_io_realtime_offset_ns() : 0;
         for (int i = 0; i < k; i++) {
             if (r->sll[i].sll_pkttype == PACKET_OUTGOING) continue; /* our own transmissions */
             uint32_t len = r->msg[i].msg_len;
@@ -389,6 +402,19 @@ int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n)
                 d[out].cap = d[i].cap;
                 d[i].buf = tmp;
                 d[i].cap = tcap;
+            }
+            d[out].ts_ns = 0;
+            struct msghdr *mh = &r->msg[i].msg_hdr;
+            if (r->cfg.timestamps) {
+                for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+                    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+                        c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+                        struct timespec ts;
+                        memcpy(&ts, CMSG_DATA(c), sizeof ts);
+                        int64_t t = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - off;
+                        d[out].ts_ns = t > 0 ? (uint64_t)t : 0;
+                    }
+                }
             }
             d[out].len = len;
             d[out].trunc = trunc;

@@ -11,11 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
-/* Control space for one int-sized message (IP_TOS), aligned as cmsg requires. */
+/* Control space for IP_TOS and a receive timestamp, aligned as cmsg requires. */
 union tos_cmsg {
-    char buf[CMSG_SPACE(sizeof(int))];
+    char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
     struct cmsghdr align;
 };
 
@@ -24,6 +25,7 @@ struct fe_udpsock {
     uint32_t ip;
     uint16_t port;
     uint64_t rcvbuf, sndbuf;
+    bool timestamps;
     struct fe_udpsock_stats st;
     struct mmsghdr msg[FE_IO_MAX_BATCH];
     struct iovec iov[FE_IO_MAX_BATCH];
@@ -62,6 +64,9 @@ struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err
     int one = 1;
     if (cfg->reuse_port) (void)setsockopt(u->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
     if (setsockopt(u->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) != 0) goto fail;
+    if (cfg->timestamps && setsockopt(u->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0)
+        goto fail;
+    u->timestamps = cfg->timestamps;
     /* RoCE packets are never fragmented: a datagram larger than the path MTU is an error. */
     int pmtu = IP_PMTUDISC_DO;
     (void)setsockopt(u->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
@@ -144,7 +149,7 @@ int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
         h->msg_iov = &u->iov[i];
         h->msg_iovlen = 1;
         h->msg_control = u->ctl[i].buf;
-        h->msg_controllen = sizeof u->ctl[i].buf;
+        h->msg_controllen = CMSG_SPACE(sizeof(int));
         struct cmsghdr *c = CMSG_FIRSTHDR(h);
         c->cmsg_level = IPPROTO_IP;
         c->cmsg_type = IP_TOS;
@@ -196,6 +201,7 @@ int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
         r = recvmmsg(u->fd, u->msg, (unsigned)n, MSG_DONTWAIT, NULL);
     } while (r < 0 && errno == EINTR);
     if (r < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : FE_EIO;
+    int64_t off = u->timestamps && r > 0 ? fe_io_realtime_offset_ns() : 0;
     for (int i = 0; i < r; i++) {
         struct msghdr *h = &u->msg[i].msg_hdr;
         d[i].len = u->msg[i].msg_len;
@@ -203,9 +209,18 @@ int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
         d[i].ip = ntohl(u->addr[i].sin_addr.s_addr);
         d[i].port = ntohs(u->addr[i].sin_port);
         d[i].tos = 0;
+        d[i].ts_ns = 0;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-            if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1))
+            if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
+                c->cmsg_len >= CMSG_LEN(1)) {
                 d[i].tos = *(const uint8_t *)CMSG_DATA(c);
+            } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+                       c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+                struct timespec ts;
+                memcpy(&ts, CMSG_DATA(c), sizeof ts);
+                int64_t t = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - off;
+                d[i].ts_ns = t > 0 ? (uint64_t)t : 0;
+            }
         }
         if (d[i].trunc) u->st.rx_trunc++;
         u->st.rx_bytes += d[i].len;

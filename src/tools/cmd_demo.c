@@ -45,7 +45,7 @@ static const char usage[] =
     "  --queue SIZE       switch queue limit (every sender's window: no tail drops)\n"
     "  --replay SIZE      each sender's replay window (8 ms at the rate)\n"
     "  --loss P           random loss at the bottleneck (0)\n"
-    "  --msg-size SIZE    message size (64K), --mtu N (4096)\n"
+    "  --msg-size SIZE    message size (2 ms at the rate, 4K..64K), --mtu N (4096)\n"
     "  --base ADDR        loopback addresses used: ADDR+1 receiver, +2.. senders, +100 switch\n"
     "                     (127.77.0.0)\n"
     "  --probe            only measure what one core carries (Gb/s) and exit\n"
@@ -61,7 +61,7 @@ struct demo_cfg {
     const struct fe_cc_algo *algo;
     struct fe_cc_params ccp;
     bool ecn, shaped, live, json;
-    uint64_t kmin, kmax, queue, replay;
+    uint64_t kmin, kmax, queue, replay, burst;
     uint32_t pmax_ppm, loss_ppm;
     uint32_t msg_bytes, mtu;
     uint32_t base_ip;
@@ -136,7 +136,7 @@ static int run_incast(const struct demo_cfg *c, struct demo_res *res)
         fc.qp.line_rate_bps = c->rate_bps;
         fc.qp.cc_algo = c->algo;
         fc.qp.cc_params = c->algo ? &c->ccp : NULL;
-        fc.qp.pacer_burst_bytes = 65536; /* covers late wake-ups of a busy machine */
+        fc.qp.pacer_burst_bytes = c->burst; /* covers late wake-ups of a busy machine */
         /* longer than the fullest queue's delay plus software hiccups: no spurious resends */
         fc.qp.ack_timeout_ns = 50000000ull + 2 * c->queue * 8000000000ull / c->rate_bps;
         fc.qp.replay_bytes = c->replay;
@@ -189,11 +189,16 @@ static int run_incast(const struct demo_cfg *c, struct demo_res *res)
     uint64_t tick = 0, last_tick = 0, prev_bytes[MAX_SENDERS] = {0};
     uint64_t prev_marked = 0, prev_cnps = 0, prev_retx = 0;
     bool header = false;
+    unsigned rot = 0;
     while (phase != END) {
         uint64_t now = fe_io_now_ns();
         fe_daq_step(daq, now, ready[0]);
         fe_eswitch_step(sw, now, ready[1]);
-        for (unsigned i = 0; i < c->senders; i++) fe_frontend_step(fe[i], now, ready[2 + i]);
+        rot = (rot + 1) % c->senders; /* senders take turns at going first */
+        for (unsigned j = 0; j < c->senders; j++) {
+            unsigned i = (rot + j) % c->senders;
+            fe_frontend_step(fe[i], now, ready[2 + i]);
+        }
         memset(ready, 0, sizeof ready);
 
         bool all_rts = true;
@@ -381,6 +386,8 @@ static double probe(const struct demo_cfg *base)
     c.loss_ppm = 0;
     c.queue = 8u << 20;
     c.replay = 2u << 20;
+    c.msg_bytes = 65536;
+    c.burst = 65536;
     struct demo_res r;
     if (run_incast(&c, &r) != 0 || r.errors || r.qp_error) return 0;
     return r.f[0].gbps;
@@ -393,7 +400,7 @@ static int run(int argc, char **argv)
     c.senders = 3;
     c.duration_ns = 12000000000ull;
     c.ecn = c.shaped = true;
-    c.msg_bytes = 65536;
+    c.msg_bytes = 0; /* 2 ms at the rate, 4..64 KiB */
     c.mtu = 4096;
     c.pmax_ppm = 200000;
     c.base_ip = 0x7F4D0000; /* 127.77.0.0 */
@@ -514,11 +521,17 @@ static int run(int argc, char **argv)
      * sends what it owes), and its round trips take milliseconds, not microseconds: buffers,
      * RED thresholds and windows are set in time at the bottleneck rate; DCQCN (ConnectX
      * profile) keeps its rate steps relative to the port (5 and 50 Mb/s per Gb/s) and gets
-     * timers for millisecond feedback: alpha period 100 us, increase timer 3 ms.
+     * timers for millisecond feedback, slower at lower rates where packets are fewer: alpha
+     * period 100 us and increase timer 3 ms at 1 Gb/s (10 us and 300 us at 10 Gb/s).
      *   Kmin 2 ms, Kmax 8 ms, Pmax 20 %; each sender's replay window 8 ms; the queue holds
      *   every window, so nothing is ever tail-dropped (the role PFC plays in a real lossless
      *   fabric) and DCQCN's job is to keep the queue short and the shares fair. */
     double Bps = (double)c.rate_bps / 8;
+    if (!c.msg_bytes) {
+        c.msg_bytes = 65536;
+        while (c.msg_bytes > 4096 && c.msg_bytes > Bps * 0.002) c.msg_bytes /= 2;
+    }
+    c.burst = (uint64_t)fmin(fmax(Bps * 0.0005, 2.0 * c.mtu), 65536);
     c.kmin = kmin ? kmin : (uint64_t)fmax(Bps * 0.002, 4.0 * c.mtu);
     c.kmax = kmax ? kmax : (uint64_t)fmax(Bps * 0.008, 16.0 * c.mtu);
     c.replay = replay ? replay : (uint64_t)fmax(Bps * 0.008, 4.0 * c.msg_bytes);
@@ -530,7 +543,8 @@ static int run(int argc, char **argv)
         char scaled[160];
         if (!strcmp(c.algo->name, "dcqcn")) {
             snprintf(scaled, sizeof scaled,
-                     "dce_tcp_rtt=100,rpg_time_reset=3000,rpg_ai_rate=%.0f,rpg_hai_rate=%.0f",
+                     "dce_tcp_rtt=%.0f,rpg_time_reset=%.0f,rpg_ai_rate=%.0f,rpg_hai_rate=%.0f",
+                     fmin(fmax(100 / r, 1), 131071), fmin(fmax(3000 / r, 1), 131071),
                      fmin(fmax(5 * r, 1), 65535), fmin(fmax(50 * r, 1), 65535));
             char err[256];
             if (fe_cc_params_parse(&c.ccp, scaled, err, sizeof err)) {

@@ -45,13 +45,14 @@ static const char usage[] =
     "transport: --mtu N (4096)  --no-cnp  --cnp-interval TIME (4us)  --ack-every N (32)\n"
     "           --rnr-timer CODE: IB RNR timer code in RNR NAKs (12 = 0.64 ms)\n"
     "run: --duration TIME  --timeout TIME (give up; 60s)  --cpu N  --busy-poll\n"
+    "     --warmup TIME: per-flow Gb/s counts from then until the stop (steady state only)\n"
     "     --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
     "\n"
     "Exit status 0 when every expected message arrived exactly once and verified.\n";
 
 struct opts {
     struct fe_daq_config dc;
-    uint64_t duration_ns, timeout_ns, interval_ns;
+    uint64_t duration_ns, timeout_ns, interval_ns, warmup_ns;
     int cpu;
     bool busy_poll, quiet, json;
     const char *record;
@@ -222,6 +223,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--duration")) {
             NEED();
             if (fe_parse_duration_ns(val, &o->duration_ns, a)) return -1;
+        } else if (!strcmp(a, "--warmup")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &o->warmup_ns, a)) return -1;
         } else if (!strcmp(a, "--timeout")) {
             NEED();
             if (fe_parse_duration_ns(val, &o->timeout_ns, a)) return -1;
@@ -324,6 +328,8 @@ static int run(int argc, char **argv)
     uint64_t prev_bytes[FE_DAQ_MAX_FLOWS] = {0};
     uint64_t next_tick = t0 + (o.interval_ns ? o.interval_ns : UINT64_MAX / 2), last_tick = t0;
     bool timed_out = false, blocked = false;
+    uint64_t warm_bytes[FE_DAQ_MAX_FLOWS] = {0}, warm_ns = 0, stop_ns = 0;
+    uint64_t stop_bytes[FE_DAQ_MAX_FLOWS] = {0};
     unsigned ready = FE_READY_ALL;
     while (phase != END) {
         uint64_t now = fe_io_now_ns();
@@ -346,6 +352,11 @@ static int run(int argc, char **argv)
             last_tick = now;
             while (next_tick <= now) next_tick += o.interval_ns;
         }
+        if (o.warmup_ns && !warm_ns && now >= t0 + o.warmup_ns) {
+            warm_ns = now;
+            for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
+                warm_bytes[i] = fe_daq_flow(d, i)->bytes;
+        }
         bool all_failed = true;
         for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
             const struct fe_daq_flow *fl = fe_daq_flow(d, i);
@@ -359,6 +370,9 @@ static int run(int argc, char **argv)
             } else if (g_signals || (o.duration_ns && now >= t0 + o.duration_ns) ||
                        now >= t0 + o.timeout_ns) {
                 timed_out = !g_signals && !o.duration_ns;
+                stop_ns = now;
+                for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
+                    stop_bytes[i] = fe_daq_flow(d, i)->bytes;
                 fe_daq_stop(d, now);
                 phase = DRAIN;
                 phase_ns = now;
@@ -412,6 +426,10 @@ static int run(int argc, char **argv)
         const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &z;
         double secs = fl->last_ns > fl->first_ns ? (double)(fl->last_ns - fl->first_ns) / 1e9 : 0;
         double gbps = secs > 0 ? (double)fl->bytes * 8 / secs / 1e9 : 0;
+        if (warm_ns && stop_ns > warm_ns) { /* the steady state: from the warm-up to the stop */
+            secs = (double)(stop_ns - warm_ns) / 1e9;
+            gbps = (double)(stop_bytes[i] - warm_bytes[i]) * 8 / secs / 1e9;
+        }
         bool lost = o.dc.count && fl->msgs != o.dc.count;
         bool bad = fl->qp_error || fl->verify_errors || fl->seq_errors || lost ||
                    fl->sc_state == FE_SC_H_FAILED;

@@ -4,24 +4,27 @@
 # bottleneck, every byte verified, no work request lost, DCQCN keeps the queue well below what
 # the senders' windows would fill; then the same with 2 % random loss: still everything
 # verified and no QP in error.
-# The bottleneck is 1 Gb/s when one core here carries >= 3 Gb/s through the emulated fabric;
+# The bottleneck is 1 Gb/s when one core here carries >= 2.5 Gb/s through the emulated fabric;
 # on a slower (or busy, or sanitizer) build it is scaled down and the same ratios are asserted.
+# Functional checks must hold on every run; the timing-dependent ones (shares, aggregate, queue)
+# get a second run when the first misses them, and fail if that one misses them too.
 set -eu
 BIN=$1
 PY=/usr/bin/python3
-DUR=${FEROCE_INCAST_SECONDS:-6}
+DUR=${FEROCE_INCAST_SECONDS:-10}
 cap=$("$BIN" demo --probe --json --base 127.77.10.0 | $PY -c 'import json,sys; print(json.load(sys.stdin)["capacity_gbps"])')
 rate=$($PY -c "
 c = float('$cap')
 for r in (1e9, 5e8, 2e8, 1e8):
-    if r <= c * 1e9 / 3: print(int(r)); break
+    if r <= c * 1e9 / 2.5: print(int(r)); break
 else: print(int(5e7))")
 echo "one core carries $cap Gb/s here: bottleneck $rate b/s"
 [ "$rate" = 1000000000 ] || echo "NOTE: scaled down from 1 Gb/s (slow or busy machine)"
 
-out=$("$BIN" demo --rate "$rate" --duration "${DUR}s" --json --base 127.77.11.0)
-echo "$out"
-$PY - "$out" "$rate" <<'PYEOF'
+incast() {
+    out=$("$BIN" demo --rate "$rate" --duration "${DUR}s" --json --base 127.77.11.0) || return 1
+    echo "$out"
+    $PY - "$out" "$rate" <<'PYEOF'
 import json, sys
 d = json.loads(sys.argv[1]); rate = float(sys.argv[2])
 g = [f['gbps'] for f in d['flows']]
@@ -31,8 +34,6 @@ agg = d['aggregate_gbps'] * 1e9 / rate
 print('shares %s Gb/s, spread %.1f %%, aggregate %.1f %% of the bottleneck, Jain %.4f'
       % (['%.3f' % x for x in g], 100 * spread, 100 * agg, d['jain']))
 print('queue mean %d KiB of %d KiB of windows; %d CE marks' % (d['qavg_bytes'] // 1024, d['windows_bytes'] // 1024, d['marked']))
-assert spread <= 0.10, 'shares differ by more than 10 %'
-assert agg >= 0.90, 'aggregate below 90 % of the bottleneck'
 assert d['errors'] == 0 and d['verified_bytes'] > 0, 'verification'
 assert d['lost_wrs'] == 0, 'lost work requests'
 assert not d['qp_error'], 'a QP failed'
@@ -41,8 +42,22 @@ for f in d['flows']:
     assert f['msgs'] == f['posted'] == f['sent_msgs'], f   # every WR completed on both sides
     assert f['cnps'] > 0, 'no CNP reached a sender'
 assert d['marked'] > 0
-assert d['qavg_bytes'] < 0.5 * d['windows_bytes'], 'DCQCN did not keep the queue short'
+# timing-dependent: the machine must give the one thread its core in time
+if spread > 0.10: print('shares differ by more than 10 %'); sys.exit(2)
+if agg < 0.90: print('aggregate below 90 % of the bottleneck'); sys.exit(2)
+if d['qavg_bytes'] >= 0.5 * d['windows_bytes']: print('DCQCN did not keep the queue short'); sys.exit(2)
 PYEOF
+}
+set +e
+incast
+rc=$?
+if [ $rc = 2 ]; then
+    echo "retrying once: a timing-dependent criterion was missed (busy machine?)"
+    incast
+    rc=$?
+fi
+set -e
+[ $rc = 0 ] || exit 1
 
 out=$("$BIN" demo --rate "$rate" --duration "${DUR}s" --loss 0.02 --json --base 127.77.12.0)
 echo "$out"
