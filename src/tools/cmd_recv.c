@@ -46,13 +46,15 @@ static const char usage[] =
     "           --rnr-timer CODE: IB RNR timer code in RNR NAKs (12 = 0.64 ms)\n"
     "run: --duration TIME  --timeout TIME (give up; 60s)  --cpu N  --busy-poll\n"
     "     --warmup TIME: per-flow Gb/s counts from then until the stop (steady state only)\n"
+    "     --drain TIME: after asking the senders to stop, wait until nothing arrived for this\n"
+    "     long (in-flight messages and their retransmissions), then close (1s)\n"
     "     --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
     "\n"
     "Exit status 0 when every expected message arrived exactly once and verified.\n";
 
 struct opts {
     struct fe_daq_config dc;
-    uint64_t duration_ns, timeout_ns, interval_ns, warmup_ns;
+    uint64_t duration_ns, timeout_ns, interval_ns, warmup_ns, drain_ns;
     int cpu;
     bool busy_poll, quiet, json;
     const char *record;
@@ -92,6 +94,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->cpu = -1;
     o->interval_ns = 1000000000ull;
     o->timeout_ns = 60000000000ull;
+    o->drain_ns = 1000000000ull;
     uint64_t v;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -223,6 +226,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--duration")) {
             NEED();
             if (fe_parse_duration_ns(val, &o->duration_ns, a)) return -1;
+        } else if (!strcmp(a, "--drain")) {
+            NEED();
+            if (fe_parse_duration_ns(val, &o->drain_ns, a)) return -1;
         } else if (!strcmp(a, "--warmup")) {
             NEED();
             if (fe_parse_duration_ns(val, &o->warmup_ns, a)) return -1;
@@ -379,8 +385,8 @@ static int run(int argc, char **argv)
             }
             break;
         case DRAIN: /* the senders stop; take what is in flight until quiet */
-            if (g_signals > 1 || now >= phase_ns + 10000000000ull ||
-                (now >= last_progress + 300000000ull && now >= phase_ns + 300000000ull)) {
+            if (g_signals > 1 || now >= phase_ns + 10 * o.drain_ns + 10000000000ull ||
+                (now >= last_progress + o.drain_ns && now >= phase_ns + o.drain_ns)) {
                 phase = LINGER;
                 phase_ns = now;
             }

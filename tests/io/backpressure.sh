@@ -10,7 +10,7 @@ FE=127.66.3.2
 HOST=127.66.3.1
 cleanup() { [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null; rm -rf "$D"; }
 trap cleanup EXIT INT TERM
-"$BIN" send --bind $FE --once --line-rate 400Mbps --json >"$D/send.json" 2>"$D/send.err" &
+"$BIN" send --bind $FE --once --line-rate 400Mbps --ack-timeout 100ms --json >"$D/send.json" 2>"$D/send.err" &
 SPID=$!
 sleep 0.3
 "$BIN" recv --bind $HOST --fe $FE --count 600 --msg-size 16K --consume-rate 40Mbps --timeout 60s \
