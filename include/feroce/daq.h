@@ -40,7 +40,7 @@ struct fe_daq_config {
     uint16_t sc_reply_port;
     uint64_t sc_timeout_ns;
     unsigned sc_tries;
-    bool send_start; /* send a tx-meta start once a QP is RTS */
+    bool send_start; /* send the tx-meta start, to every QP at once when all are RTS */
     /* manual mode (no side channel): n_manual QPs; QP i expects peer_qpn + i */
     unsigned n_manual;
     uint32_t manual_peer_qpn;

@@ -28,6 +28,7 @@ struct fe_daq {
     struct fe_daq_flow flow[FE_DAQ_MAX_FLOWS];
     struct daq_rt rt[FE_DAQ_MAX_FLOWS];
     unsigned consume_rr;
+    bool started;   /* the tx-meta start went to every ready QP */
     int64_t tokens; /* consumer credit, bytes */
     uint64_t tokens_ns;
 };
@@ -249,13 +250,7 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
                 hc.local.rkey = cfg->rkey + i;
                 hc.local.va = cfg->va + (uint64_t)i * ring_bytes(d);
                 hc.local.ip = my_ip;
-                if (cfg->send_start) {
-                    hc.start.valid = hc.start.start = hc.start.write = true;
-                    hc.start.immediate = cfg->imm;
-                    hc.start.msg_len_bytes = cfg->msg_bytes;
-                    hc.start.msg_count = cfg->count > UINT32_MAX ? 0 : (uint32_t)cfg->count;
-                    hc.start.gap = cfg->gap_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)cfg->gap_ns;
-                }
+                /* the start goes out when every QP is ready (fe_daq_step) */
                 e = fe_sc_host_init(&d->rt[i].host, &hc);
                 if (e) {
                     snprintf(errbuf, errcap, "bad side-channel configuration");
@@ -404,6 +399,30 @@ static void consume(struct fe_daq *d, uint64_t now_ns)
     }
 }
 
+/* A run starts on every front-end at once, when all QPs are connected (or failed): no flow
+ * gets a head start. */
+static void start_all(struct fe_daq *d)
+{
+    if (d->started || !d->cfg.send_start || !d->cfg.n_fe) return;
+    bool any = false;
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        const struct fe_sc_host *h = &d->rt[i].host;
+        if (h->state == FE_SC_H_RTS && d->flow[i].qp)
+            any = true;
+        else if (h->state != FE_SC_H_FAILED && h->state != FE_SC_H_CLOSED)
+            return;
+    }
+    d->started = true;
+    if (!any) return;
+    struct fe_sc_tx_meta tx = {.valid = true, .start = true, .write = true};
+    tx.immediate = d->cfg.imm;
+    tx.msg_len_bytes = d->cfg.msg_bytes;
+    tx.msg_count = d->cfg.count > UINT32_MAX ? 0 : (uint32_t)d->cfg.count;
+    tx.gap = d->cfg.gap_ns > UINT32_MAX ? UINT32_MAX : (uint32_t)d->cfg.gap_ns;
+    for (unsigned i = 0; i < d->n_flows; i++)
+        if (d->rt[i].host.state == FE_SC_H_RTS) (void)fe_sc_host_send_tx_meta(&d->rt[i].host, &tx);
+}
+
 void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
 {
     if (d->sc_sock && (ready & 2u)) {
@@ -419,6 +438,7 @@ void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
     for (unsigned i = 0; i < d->n_flows; i++)
         if (d->flow[i].qp) flow_completions(d, i, now_ns);
     consume(d, now_ns);
+    start_all(d);
     for (unsigned i = 0; i < d->n_flows; i++) {
         struct daq_rt *rt = &d->rt[i];
         if (!rt->has_host) continue;

@@ -12,7 +12,10 @@ set -eu
 BIN=$1
 PY=/usr/bin/python3
 DUR=${FEROCE_INCAST_SECONDS:-10}
-cap=$("$BIN" demo --probe --json --base 127.77.10.0 | $PY -c 'import json,sys; print(json.load(sys.stdin)["capacity_gbps"])')
+# loopback addresses of this run only: concurrent test runs must not collide
+N1=$((100 + $$ % 100))
+N2=$((($$ / 100) % 83))
+cap=$("$BIN" demo --probe --json --base 127.$N1.$((N2 * 3)).0 | $PY -c 'import json,sys; print(json.load(sys.stdin)["capacity_gbps"])')
 rate=$($PY -c "
 c = float('$cap')
 for r in (1e9, 5e8, 2e8, 1e8):
@@ -22,7 +25,7 @@ echo "one core carries $cap Gb/s here: bottleneck $rate b/s"
 [ "$rate" = 1000000000 ] || echo "NOTE: scaled down from 1 Gb/s (slow or busy machine)"
 
 incast() {
-    out=$("$BIN" demo --rate "$rate" --duration "${DUR}s" --json --base 127.77.11.0) || return 1
+    out=$("$BIN" demo --rate "$rate" --duration "${DUR}s" --json --base 127.$N1.$((N2 * 3 + 1)).0) || return 1
     echo "$out"
     $PY - "$out" "$rate" <<'PYEOF'
 import json, sys
@@ -59,7 +62,7 @@ fi
 set -e
 [ $rc = 0 ] || exit 1
 
-out=$("$BIN" demo --rate "$rate" --duration "${DUR}s" --loss 0.02 --json --base 127.77.12.0)
+out=$("$BIN" demo --rate "$rate" --duration "${DUR}s" --loss 0.02 --json --base 127.$N1.$((N2 * 3 + 2)).0)
 echo "$out"
 $PY - "$out" <<'PYEOF'
 import json, sys

@@ -51,7 +51,7 @@ done
 # The bottleneck: 1 Gb/s when this machine carries it (a third of what one core carries
 # through the loopback fabric), else 500 or 200 Mb/s (DCQCN's integer Mb/s steps get coarse
 # below); the stream and DCQCN settings are the demo's for that rate.
-cap=$("$BIN" demo --probe --json --base 127.77.20.0 | $PY -c 'import json,sys; print(json.load(sys.stdin)["capacity_gbps"])')
+cap=$("$BIN" demo --probe --json --base 127.$((100 + $$ % 100)).$((($$ / 100) % 250)).0 | $PY -c 'import json,sys; print(json.load(sys.stdin)["capacity_gbps"])')
 eval "$($PY - "$cap" <<'PYEOF'
 import os, sys
 cap = float(sys.argv[1]) * 1e9

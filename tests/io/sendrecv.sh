@@ -6,8 +6,10 @@ set -eu
 BIN=$1
 PY=/usr/bin/python3
 D=$(mktemp -d)
-FE=127.66.1.2
-HOST=127.66.1.1
+# loopback addresses of this run only: concurrent test runs must not collide
+PFX=127.$((100 + $$ % 100)).$((($$ / 100) % 250))
+FE=$PFX.2
+HOST=$PFX.1
 cleanup() { [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null; rm -rf "$D"; }
 trap cleanup EXIT INT TERM
 
