@@ -17,7 +17,7 @@
 #include "feroce/err.h"
 #include "feroce/io.h"
 
-#define CONNECT_TRIES 100 /* 10 s: the server may still be starting */
+#define CONNECT_TRIES 300 /* 30 s: the server may still be starting */
 
 struct handshake {
     struct fe_send_perftest *p;

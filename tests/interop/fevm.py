@@ -99,6 +99,19 @@ class Cmd:
         except FileNotFoundError:
             return ""
 
+    def wait_for_output(self, text, timeout):
+        """Waits until the command's output contains `text` (e.g. a server saying it is
+        ready); raises TimeoutError or RuntimeError (the command ended without it)."""
+        end = time.monotonic() + timeout
+        while text not in self.output():
+            if self.done():
+                raise RuntimeError(f"guest command {self.n} ({self.what}) ended without "
+                                   f"'{text}':\n{self.output()}")
+            if time.monotonic() > end:
+                raise TimeoutError(f"guest command {self.n} ({self.what}): no '{text}' after "
+                                   f"{timeout} s; output so far:\n{self.output()}")
+            time.sleep(0.05)
+
     def wait(self, timeout):
         """(exit code, output); raises TimeoutError (with the output so far) after timeout."""
         end = time.monotonic() + timeout

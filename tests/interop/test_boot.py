@@ -36,9 +36,13 @@ def main():
         _, out = vm.run(f"ping -c 1 -W 5 {fevm.HOST_IP}")
         expect(" 0% packet loss" in out, "guest reaches the host's tap address", out)
         srv = vm.submit("ibv_rc_pingpong -d rxe0 -g 1 -n 20 -s 4096", "pingpong server")
-        time.sleep(0.5)
-        rc, out = vm.run(f"ibv_rc_pingpong -d rxe0 -g 1 -n 20 -s 4096 {fevm.GUEST_IP}",
-                         timeout=60, check=False)
+        # The client gives up at once when the server is not listening yet: try again.
+        for _ in range(20):
+            time.sleep(0.5)
+            rc, out = vm.run(f"ibv_rc_pingpong -d rxe0 -g 1 -n 20 -s 4096 {fevm.GUEST_IP}",
+                             timeout=60, check=False)
+            if "Couldn't connect" not in out:
+                break
         src, sout = srv.wait(30)
         expect(rc == 0 and src == 0 and "iters in" in out,
                "ibv_rc_pingpong over rxe in the guest", out + sout)
