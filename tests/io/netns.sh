@@ -3,7 +3,8 @@
 # (feroce send), an L2 switch with a shaped, ECN-marking bottleneck port (feroce switch) and a
 # DAQ receiver (feroce recv), each in its own namespace, joined by veth pairs this test creates.
 # Whole frames built by feroce (Ethernet/IPv4/UDP/BTH.../ICRC); ARP, the side channel and the
-# data all go through the switch. The interfaces carry no kernel address: feroce answers ARP.
+# data all go through the switch. The interfaces carry no kernel address: feroce answers ARP
+# (and ICMP echo, checked first against a kernel that pings a front-end).
 # Checks as on loopback: shares within 10 %, aggregate >= 90 % of the bottleneck, every byte
 # verified, no lost work request. The timing-dependent two get a second run when missed, and are
 # not enforced on a machine measured too busy to hold rates across five processes. Needs root (skipped otherwise); all traffic stays in the
@@ -23,7 +24,7 @@ PIDS=
 cleanup() {
     for p in $PIDS; do kill "$p" 2>/dev/null; done
     for p in $PIDS; do wait "$p" 2>/dev/null; done
-    for n in $NS_SW $NS_RX ${TAG}s1 ${TAG}s2 ${TAG}s3; do ip netns del "$n" 2>/dev/null; done
+    for n in $NS_SW $NS_RX ${TAG}s1 ${TAG}s2 ${TAG}s3 ${TAG}pg ${TAG}pf; do ip netns del "$n" 2>/dev/null; done
     rm -rf "$D"
 }
 trap cleanup EXIT
@@ -47,6 +48,54 @@ for i in 1 2 3; do
     ip netns add ${TAG}s$i || exit 1
     setup_ns ${TAG}s$i eth0 sw$i || exit 1
 done
+
+# First, as a board does: a front-end answers ARP and ICMP echo for its own address. A kernel
+# with an address on the other end of a veth pings it.
+ip netns add ${TAG}pg || exit 1
+ip netns add ${TAG}pf || exit 1
+ip link add pg0 netns ${TAG}pg type veth peer name pf0 netns ${TAG}pf || exit 1
+ip -n ${TAG}pg addr add 10.232.0.1/24 dev pg0 && ip -n ${TAG}pg link set pg0 up || exit 1
+ip -n ${TAG}pf link set pf0 up || exit 1
+ip netns exec ${TAG}pf "$BIN" send --backend raw --if pf0 --bind 10.232.0.2 --quiet \
+    --interval 0 >"$D/pf.out" 2>&1 &
+PF=$!
+PIDS="$PIDS $PF"
+sleep 0.3
+ip netns exec ${TAG}pg $PY - <<'PYEOF' || exit 1
+import socket, struct, time
+def csum(b):
+    if len(b) % 2: b += b'\0'
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b))
+    while s >> 16: s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+s.settimeout(1.0)
+got = 0
+for seq in range(1, 4):
+    payload = b'feroce-ping-%d' % seq
+    hdr = struct.pack('!BBHHH', 8, 0, 0, 0x4242, seq)
+    pkt = struct.pack('!BBHHH', 8, 0, csum(hdr + payload), 0x4242, seq) + payload
+    s.sendto(pkt, ('10.232.0.2', 0))
+    end = time.time() + 1.0
+    while time.time() < end:
+        try:
+            data, addr = s.recvfrom(2048)
+        except socket.timeout:
+            break
+        ihl = (data[0] & 15) * 4
+        icmp = data[ihl:]
+        if addr[0] == '10.232.0.2' and icmp[0] == 0 and struct.unpack('!HH', icmp[4:8]) == (0x4242, seq) \
+                and icmp[8:] == payload and csum(icmp) == 0:
+            got += 1
+            break
+print('ICMP echo: %d of 3 answered by the front-end (ARP resolved by the kernel against it)' % got)
+assert got == 3
+PYEOF
+kill $PF 2>/dev/null
+wait $PF 2>/dev/null
+PIDS=
+ip netns del ${TAG}pg
+ip netns del ${TAG}pf
 
 # The bottleneck: 1 Gb/s when this machine carries it (a third of what one core carries
 # through the loopback fabric), else 500 or 200 Mb/s (DCQCN's integer Mb/s steps get coarse
