@@ -117,6 +117,24 @@ static bool next_pkt(const struct fe_qp *qp, struct next_pkt *n)
     return true;
 }
 
+/* Whether the next new packet (the send queue's current one) would be held back by the replay
+ * ring, the CC window or receiver credit, with the state as it is now. The pacer does not count:
+ * time alone releases it. An empty send queue does not count either: a message's last packet
+ * always asks for an ACK. */
+static bool new_pkt_blocked(const struct fe_qp *qp)
+{
+    const struct fe_req *r = &qp->req;
+    if (r->send_seq == r->tail_seq) return false;
+    if (outstanding(r) >= r->ring_limit) return true;
+    const struct fe_cc_out *o = &qp->cc->out;
+    if (o->window_bytes == FE_CC_UNLIMITED && o->credit_bytes == FE_CC_UNLIMITED) return false;
+    const struct fe_sq_entry *e = sq_at(r, r->send_seq);
+    uint64_t left = e->wr.len - (uint64_t)r->send_pkt * qp->cfg.mtu_bytes;
+    uint32_t len = (uint32_t)(left < qp->cfg.mtu_bytes ? left : qp->cfg.mtu_bytes);
+    if (r->inflight_bytes && r->inflight_bytes + len > o->window_bytes) return true;
+    return o->credit_bytes != FE_CC_UNLIMITED && r->new_bytes_sent + len > o->credit_bytes;
+}
+
 static inline bool is_write(enum fe_wr_op op)
 {
     return op == FE_WR_WRITE || op == FE_WR_WRITE_IMM;
@@ -214,12 +232,6 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
         qp->ctr.retx_pkts++;
     } else {
         psn = r->next_psn;
-        r->pkts_since_ackreq++;
-        /* AckReq: message end, every ackreq_every packets, and the packet that fills the replay
-         * ring (otherwise a large ackreq_every could leave the ring full and nothing acked) */
-        ackreq =
-            last || r->pkts_since_ackreq >= c->ackreq_every || outstanding(r) + 1 >= r->ring_limit;
-        if (ackreq) r->pkts_since_ackreq = 0;
         struct fe_sq_entry *we = sq_at(r, n.seq);
         if (n.pkt_idx == 0) we->first_psn = psn;
         struct fe_replay_entry *re = ring_at(r, psn);
@@ -227,7 +239,6 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
         re->sq_seq = n.seq;
         re->pkt_idx = n.pkt_idx;
         re->payload_len = (uint16_t)n.len;
-        re->flags = ackreq ? FE_RE_ACKREQ : 0;
         r->next_psn = r->tx_psn = fe_psn_add(psn, 1);
         r->inflight_bytes += n.len;
         r->new_bytes_sent += n.len;
@@ -238,9 +249,18 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
             r->send_pkt++;
         }
         r->stalled = false;
+        /* on_send may move the window: the AckReq decision below reads the outputs after it */
+        fe_cc_on_send(qp->cc, now_ns, fbytes);
+        /* AckReq: message end, every ackreq_every packets, and the last packet before the
+         * requester blocks (replay ring full, CC window or credit closed). Without the latter a
+         * coalescing responder waits for packets that cannot come, and only the retransmit
+         * timeout would get the flow going again. */
+        ackreq = last || ++r->pkts_since_ackreq >= c->ackreq_every || new_pkt_blocked(qp);
+        if (ackreq) r->pkts_since_ackreq = 0;
+        re->flags = ackreq ? FE_RE_ACKREQ : 0;
     }
     if (!r->timer_armed) arm_timer(r, c, now_ns);
-    fe_cc_on_send(qp->cc, now_ns, fbytes);
+    if (n.retx) fe_cc_on_send(qp->cc, now_ns, fbytes);
     qp->ctr.tx_pkts++;
     qp->ctr.tx_bytes += n.len;
 
