@@ -643,7 +643,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     b->route = f->path_rev;
 
     const struct fe_sim_cc *cc = &sc->cc[f->spec.cc];
-    bool per_packet_acks = sim->cc_needs_acks[f->spec.cc];
+    bool per_packet_acks = sim->cc_acks_every_pkt[f->spec.cc];
     uint64_t line = hs->node->ports[0].rate_bps;
     uint64_t replay = sim->window_bdp_bytes ? sim->window_bdp_bytes : hc->replay_bytes;
     struct fe_qp_config ca, cb;
@@ -671,9 +671,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     ca.ack_timeout_ns = hc->ack_timeout_ns;
     ca.retry_cnt = hc->retry_cnt;
     ca.rnr_retry = 7;
-    /* A window or credit limit stops the sender short of the 32nd packet that would ask for an
-     * ACK: such algorithms (HPCC, Swift, Homa) get an ACK per packet, as they are designed
-     * for (HPCC reads INT from every ACK). */
+    /* HPCC and Homa: an ACK per packet, as their models have (see sim_create) */
     ca.ackreq_every = per_packet_acks ? 1 : hc->ackreq_every;
     ca.ack_every = per_packet_acks ? 1 : hc->ack_every;
     ca.np_enable = hc->np_enable;

@@ -222,11 +222,11 @@ struct fe_sim {
     uint32_t n_chunks, cap_chunks;
     uint64_t pool_pkts, pkts_in_use;
     /* settings derived from the scenario */
-    uint32_t wire_extra;               /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
-    uint32_t ifg;                      /* preamble + IFG counted on links */
-    uint64_t dt_alpha_q16;             /* dynamic-threshold alpha in 2^-16 */
-    uint64_t window_bdp_bytes;         /* host.window_bdp: replay bytes per QP */
-    bool cc_needs_acks[FE_SIM_MAX_CC]; /* the profile limits by window or credit */
+    uint32_t wire_extra;                   /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
+    uint32_t ifg;                          /* preamble + IFG counted on links */
+    uint64_t dt_alpha_q16;                 /* dynamic-threshold alpha in 2^-16 */
+    uint64_t window_bdp_bytes;             /* host.window_bdp: replay bytes per QP */
+    bool cc_acks_every_pkt[FE_SIM_MAX_CC]; /* the algorithm's model ACKs every data packet */
     bool int_enable;
     /* stats */
     struct fe_sim_stats st;

@@ -288,9 +288,9 @@ static void test_switch_check(void **s)
     fe_sim_scenario_free(&sc);
 }
 
-/* Every algorithm drives the same transport through the simulator to completion: the
- * window- and credit-limited ones (HPCC, Swift, Homa with the hosts' grant scheduler) get an
- * ACK per packet, INT for HPCC; no retransmission, no loss. */
+/* Every algorithm drives the same transport through the simulator to completion: HPCC (INT)
+ * and Homa (the hosts' grant scheduler) with an ACK per packet, the others, window-limited Swift
+ * too, with the hosts' ACK coalescing; no retransmission, no timeout, no loss. */
 static void test_every_cca(void **s)
 {
     (void)s;
