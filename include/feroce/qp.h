@@ -132,6 +132,8 @@ struct fe_qp_counters {
     uint64_t tx_msgs_completed;
     uint64_t retx_pkts;                  /* every retransmitted packet */
     uint64_t retx_seq_nak, retx_timeout, retx_rnr; /* Go-Back-N episodes by cause */
+    uint64_t ackreq_probes; /* newest packet resent with AckReq: the CC closed the window on
+                             * packets none of which asked for an ACK (not in retx_pkts) */
     uint64_t timeouts;
     uint64_t rx_acks, rx_naks[5], rx_rnr_naks; /* NAKs by code (fe_nak_code) */
     uint64_t rx_cnps;

@@ -323,7 +323,10 @@ void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns)
 {
     if (qp->state != FE_QPS_RTS) return;
     fe_req_expiry(qp, now_ns);
-    if (qp->state == FE_QPS_RTS && qp->cc->out.timer_ns <= now_ns) fe_cc_on_timer(qp->cc, now_ns);
+    if (qp->state == FE_QPS_RTS && qp->cc->out.timer_ns <= now_ns) {
+        fe_cc_on_timer(qp->cc, now_ns);
+        fe_req_cc_changed(qp);
+    }
 }
 
 int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
@@ -346,6 +349,7 @@ int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
     if (op == FE_OP_CNP) {
         qp->ctr.rx_cnps++;
         fe_cc_on_cnp(qp->cc, now_ns);
+        fe_req_cc_changed(qp);
         return 0;
     }
     if (op >= FE_OP_READ_RESP_FIRST && op <= FE_OP_ATOMIC_ACK) {

@@ -45,6 +45,8 @@ struct fe_req {
     uint64_t inflight_bytes;
     uint64_t new_bytes_sent; /* cumulative first-transmission payload (receiver credit) */
     uint32_t pkts_since_ackreq;
+    uint32_t ackreq_psn; /* newest PSN sent with AckReq: an ACK is due while it is in flight */
+    bool probe;          /* tx_psn is a probe (fe_req_cc_changed), not a Go-Back-N */
 
     uint8_t retry_left, rnr_left;
     bool nak_psn_valid; /* obeyed a sequence NAK for nak_psn since the last progress: */
@@ -151,6 +153,7 @@ int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr);
 int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
 uint64_t fe_req_deadline(const struct fe_qp *qp);
 void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns);
+void fe_req_cc_changed(struct fe_qp *qp);
 int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
 void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_status status);
 

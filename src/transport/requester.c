@@ -53,6 +53,7 @@ int fe_req_init(struct fe_qp *qp)
     r->ring = calloc(ring_size, sizeof *r->ring);
     if (!r->sq || !r->ring) return FE_ENOMEM;
     r->una_psn = r->next_psn = r->tx_psn = c->sq_psn;
+    r->ackreq_psn = fe_psn_add(c->sq_psn, -1); /* none in flight */
     r->retry_left = c->retry_cnt;
     r->rnr_left = c->rnr_retry;
     return 0;
@@ -229,7 +230,11 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
         r->tx_psn = fe_psn_add(psn, 1);
         /* the last packet of a go-back burst asks for an ACK at once */
         ackreq = (re->flags & FE_RE_ACKREQ) || r->tx_psn == r->next_psn;
-        qp->ctr.retx_pkts++;
+        if (r->probe)
+            qp->ctr.ackreq_probes++;
+        else
+            qp->ctr.retx_pkts++;
+        r->probe = false;
     } else {
         psn = r->next_psn;
         struct fe_sq_entry *we = sq_at(r, n.seq);
@@ -259,6 +264,7 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
         if (ackreq) r->pkts_since_ackreq = 0;
         re->flags = ackreq ? FE_RE_ACKREQ : 0;
     }
+    if (ackreq) r->ackreq_psn = psn;
     if (!r->timer_armed) arm_timer(r, c, now_ns);
     if (n.retx) fe_cc_on_send(qp->cc, now_ns, fbytes);
     qp->ctr.tx_pkts++;
@@ -329,6 +335,7 @@ void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_
     r->timer_armed = false;
     r->rnr_wait = false;
     r->paced = false;
+    r->probe = false;
 }
 
 /* The WR that PSN p (in [una, next)) belongs to. */
@@ -420,9 +427,29 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
         qp->ctr.retx_timeout++;
         r->paced = false;
         r->tx_psn = r->una_psn;
+        r->probe = false;
         r->nak_psn_valid = false;
         arm_timer(r, &qp->cfg, now_ns);
     }
+}
+
+/* The CC's outputs changed (ACK, CNP, timer). A window or credit that closes while the
+ * requester waits for the pacer can leave packets in flight none of which asks for an ACK; a
+ * coalescing responder would then wait for packets that cannot come, and only the retransmit
+ * timeout would end it. Resend the newest with AckReq (TCP's tail loss probe, here at once: the
+ * duplicate is re-acknowledged, never re-executed). */
+void fe_req_cc_changed(struct fe_qp *qp)
+{
+    struct fe_req *r = &qp->req;
+    uint32_t out_n = outstanding(r);
+    if (!out_n || r->tx_psn != r->next_psn || r->rnr_wait) return;
+    if ((uint32_t)fe_psn_diff(r->ackreq_psn, r->una_psn) < out_n) return; /* an ACK is due */
+    if (!new_pkt_blocked(qp)) return;
+    uint32_t newest = fe_psn_add(r->next_psn, -1);
+    ring_at(r, newest)->flags |= FE_RE_ACKREQ;
+    r->tx_psn = newest;
+    r->probe = true;
+    r->paced = false;
 }
 
 static enum fe_wc_status nak_status(uint8_t code)
@@ -462,6 +489,7 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         if (d >= 0) a.acked_bytes = ack_to(qp, psn, now_ns, &a.rtt_ns);
         a.inflight_bytes = r->inflight_bytes;
         fe_cc_on_ack(qp->cc, now_ns, &a);
+        fe_req_cc_changed(qp);
         return 0;
     }
     if (kind == FE_AETH_RESERVED || (kind == FE_AETH_NAK && val > FE_NAK_INVALID_RD_REQ)) {
@@ -498,6 +526,7 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         r->rnr_wait = true;
         r->rnr_until_ns = now_ns + fe_rnr_timer_ns(val);
         r->tx_psn = psn;
+        r->probe = false;
         r->timer_armed = false; /* re-armed when sending resumes */
         return 0;
     }
@@ -513,6 +542,7 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
     if (!progress && !take_retry(qp, psn)) return 0;
     qp->ctr.retx_seq_nak++;
     r->tx_psn = psn;
+    r->probe = false;
     r->nak_psn_valid = true;
     r->nak_psn = psn;
     return 0;

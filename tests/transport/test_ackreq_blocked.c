@@ -9,6 +9,7 @@
 static struct fe_cc_out g_init;
 static uint64_t g_shrink_after_sends; /* on_send: window -> g_shrunk_window after this many */
 static uint64_t g_shrunk_window;
+static uint64_t g_ack_window; /* on_ack: window -> this, when not 0 */
 
 struct probe {
     uint64_t sends;
@@ -30,12 +31,21 @@ static void p_send(void *ctx, uint64_t now_ns, uint32_t bytes, struct fe_cc_out 
     if (++s->sends == g_shrink_after_sends) out->window_bytes = g_shrunk_window;
 }
 
+static void p_ack(void *ctx, uint64_t now_ns, const struct fe_cc_ack *a, struct fe_cc_out *out)
+{
+    (void)ctx;
+    (void)now_ns;
+    (void)a;
+    if (g_ack_window) out->window_bytes = g_ack_window;
+}
+
 static const struct fe_cc_algo probe_algo = {
     .name = "probe-fixed",
     .summary = "fixed window and credit",
     .ctx_size = sizeof(struct probe),
     .init = p_init,
     .on_send = p_send,
+    .on_ack = p_ack,
 };
 
 static int setup(void **state)
@@ -44,6 +54,7 @@ static int setup(void **state)
     g_init = (struct fe_cc_out){FE_CC_UNLIMITED, FE_CC_UNLIMITED, FE_CC_UNLIMITED, FE_CC_NO_TIMER};
     g_shrink_after_sends = 0;
     g_shrunk_window = 0;
+    g_ack_window = 0;
     return 0;
 }
 
@@ -199,6 +210,60 @@ static void test_unlimited_policy_unchanged(void **state)
     fe_qp_destroy(b);
 }
 
+/* The window closes on an ACK while the pacer holds the requester back: the packets in flight
+ * were sent under an open window, none asked for an ACK, and the responder (ACK every 4) has
+ * counted only two of them since its last ACK. The requester resends the newest with AckReq
+ * (a probe, not a retransmission); its duplicate is re-acknowledged and the flow goes on. */
+static void test_window_closed_by_ack_probes(void **state)
+{
+    (void)state;
+    struct fe_qp *a, *b;
+    g_init.rate_Bps = 1000000000; /* 1 B/ns: about 1.1 us per frame */
+    mk_pair(&a, &b, 16 * MTU, FE_CC_UNLIMITED);
+    g_ack_window = MTU; /* the first ACK closes the window to one packet */
+    struct fe_qp_config cb = *fe_qp_config(b);
+    fe_qp_destroy(b);
+    cb.ack_every = 4;
+    b = tq_create(&cb, 0);
+    struct fe_mr mr = {.rkey = RKEY_B, .va = VA_B, .len = 1ull << 32, .base = NULL};
+    assert_int_equal(fe_qp_reg_mr(b, &mr), 0);
+    post_write(a, 100 * MTU, 1);
+    /* six paced packets, none with AckReq; all reach the responder */
+    uint64_t now = 0;
+    struct fe_pkt p;
+    for (int i = 0; i < 6; i++) {
+        now = fe_qp_next_deadline(a) > now ? fe_qp_next_deadline(a) : now;
+        assert_int_equal(fe_qp_tx(a, now, &p), 1);
+        assert_int_equal(p.bth.psn, (uint32_t)i);
+        assert_false(p.bth.ackreq);
+        assert_int_equal(fe_qp_rx(b, now, &p), 0);
+    }
+    /* the responder's 4th packet brought one ACK (PSN 3), which closes the window */
+    assert_int_equal(fe_qp_tx(b, now, &p), 1);
+    assert_int_equal(p.bth.psn, 3);
+    assert_int_equal(fe_qp_tx(b, now, &p), 0);
+    assert_int_equal(fe_qp_rx(a, now, &p), 0);
+    /* the probe: PSN 5 again, asking */
+    now = fe_qp_next_deadline(a) > now ? fe_qp_next_deadline(a) : now;
+    assert_true(now < fe_qp_config(a)->ack_timeout_ns);
+    assert_int_equal(fe_qp_tx(a, now, &p), 1);
+    assert_int_equal(p.bth.psn, 5);
+    assert_true(p.bth.ackreq);
+    assert_int_equal(fe_qp_counters(a)->ackreq_probes, 1);
+    assert_int_equal(fe_qp_rx(b, now, &p), 0);
+    /* and the rest flows, one packet per round trip, each asking */
+    uint64_t t = tq_run(a, b, now, 100000000);
+    assert_int_equal(completed(a), 1);
+    const struct fe_qp_counters *ca = fe_qp_counters(a);
+    assert_int_equal(ca->timeouts, 0);
+    assert_int_equal(ca->retx_pkts, 0);
+    assert_int_equal(ca->ackreq_probes, 1);
+    assert_int_equal(ca->tx_pkts, 101);
+    assert_true(t < fe_qp_config(a)->ack_timeout_ns);
+    fe_qp_destroy(a);
+    fe_qp_destroy(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +273,7 @@ int main(void)
         cmocka_unit_test_setup(test_window_random_messages, setup),
         cmocka_unit_test_setup(test_credit_last_packet_asks, setup),
         cmocka_unit_test_setup(test_unlimited_policy_unchanged, setup),
+        cmocka_unit_test_setup(test_window_closed_by_ack_probes, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
