@@ -325,6 +325,7 @@ void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns)
     fe_req_expiry(qp, now_ns);
     if (qp->state == FE_QPS_RTS && qp->cc->out.timer_ns <= now_ns) {
         fe_cc_on_timer(qp->cc, now_ns);
+        qp->req.paced = false; /* the window or credit may have closed */
         fe_req_cc_changed(qp);
     }
 }
@@ -349,6 +350,7 @@ int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
     if (op == FE_OP_CNP) {
         qp->ctr.rx_cnps++;
         fe_cc_on_cnp(qp->cc, now_ns);
+        qp->req.paced = false; /* the window or credit may have closed */
         fe_req_cc_changed(qp);
         return 0;
     }

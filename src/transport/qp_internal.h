@@ -26,6 +26,12 @@ struct fe_replay_entry {
     uint8_t flags;
 };
 
+/* The packet that would leave next: WR, packet index, payload bytes, retransmission or not. */
+struct fe_next_pkt {
+    uint32_t seq, pkt_idx, len;
+    bool retx;
+};
+
 struct fe_req {
     /* Send queue: WRs by 32-bit sequence numbers (slot = seq % sq_cap).
      * [head, send): at least one packet sent (PSNs assigned); [send, tail): not yet started. */
@@ -59,12 +65,16 @@ struct fe_req {
     bool rnr_wait;
     uint64_t rnr_until_ns;
 
-    /* The pacer's answer for a packet it held back: its release time depends only on the rate,
-     * the packet's size and the bucket, and the bucket only changes when a packet leaves. */
+    /* The next packet and the pacer's answer for it, worked out when the previous one left (or
+     * when the pacer held it back): its release time depends only on the rate, the packet's
+     * size and the bucket, and the bucket only changes when a packet leaves. Whatever can change
+     * the next packet or close the window on it (a NAK, a timeout, a window or credit that
+     * shrinks, a CNP or CC timer, a flush) clears `paced`; the rate is compared at use. */
     bool paced;
     uint64_t paced_rate_Bps;
     uint32_t paced_bytes;
     uint64_t paced_until_ns;
+    struct fe_next_pkt paced_pkt;
 };
 
 struct fe_recv_entry {

@@ -81,14 +81,9 @@ int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr)
 
 /* ---- the next packet to send ---- */
 
-struct next_pkt {
-    uint32_t seq, pkt_idx, len;
-    bool retx;
-};
-
 /* What would leave next, ignoring the pacer. Returns false when nothing may leave (nothing to
  * send, RNR wait, replay ring full, CC window or credit closed). Counts a stall at most once. */
-static bool next_pkt(const struct fe_qp *qp, struct next_pkt *n)
+static bool next_pkt(const struct fe_qp *qp, struct fe_next_pkt *n)
 {
     const struct fe_req *r = &qp->req;
     if (r->rnr_wait) return false;
@@ -183,36 +178,42 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_req *r = &qp->req;
     const struct fe_qp_config *c = &qp->cfg;
-    /* fast path: the packet the pacer holds back is still the next one (any ACK, NAK or timer
-     * clears `paced`) and its time has not come */
-    if (r->paced && now_ns < r->paced_until_ns && qp->cc->out.rate_Bps == r->paced_rate_Bps)
-        return 0;
-    if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
-        r->rnr_wait = false;
-        if (outstanding(r)) arm_timer(r, c, now_ns);
-    }
-    struct next_pkt n;
-    if (!next_pkt(qp, &n)) {
-        if (!r->rnr_wait && r->tx_psn == r->next_psn && r->send_seq != r->tail_seq &&
-            outstanding(r) >= r->ring_limit && !r->stalled) {
-            r->stalled = true;
-            qp->ctr.replay_full_stalls++;
-        }
-        return 0;
-    }
-    const struct fe_sq_entry *e = sq_at(r, n.seq);
-
-    /* The single earliest-send-time hook: the pacer at the CC's rate. */
-    uint32_t fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
     uint64_t rate = qp->cc->out.rate_Bps;
-    if (rate != FE_CC_UNLIMITED) {
-        uint64_t t = pacer_release(qp, rate, fbytes);
-        if (t > now_ns) {
-            r->paced = true;
-            r->paced_rate_Bps = rate;
-            r->paced_bytes = fbytes;
-            r->paced_until_ns = t;
+    struct fe_next_pkt n;
+    uint32_t fbytes;
+    const struct fe_sq_entry *e;
+    if (r->paced && rate == r->paced_rate_Bps) {
+        /* fast path: the next packet and its release time are known (see struct fe_req) */
+        if (now_ns < r->paced_until_ns) return 0;
+        n = r->paced_pkt;
+        fbytes = r->paced_bytes;
+        e = sq_at(r, n.seq);
+    } else {
+        if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
+            r->rnr_wait = false;
+            if (outstanding(r)) arm_timer(r, c, now_ns);
+        }
+        if (!next_pkt(qp, &n)) {
+            if (!r->rnr_wait && r->tx_psn == r->next_psn && r->send_seq != r->tail_seq &&
+                outstanding(r) >= r->ring_limit && !r->stalled) {
+                r->stalled = true;
+                qp->ctr.replay_full_stalls++;
+            }
             return 0;
+        }
+        e = sq_at(r, n.seq);
+        /* The single earliest-send-time hook: the pacer at the CC's rate. */
+        fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
+        if (rate != FE_CC_UNLIMITED) {
+            uint64_t t = fe_pacer_when(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
+            if (t > now_ns) {
+                r->paced = true;
+                r->paced_rate_Bps = rate;
+                r->paced_bytes = fbytes;
+                r->paced_until_ns = t;
+                r->paced_pkt = n;
+                return 0;
+            }
         }
     }
     fe_pacer_consume(&qp->pacer, rate, fbytes, now_ns);
@@ -291,6 +292,18 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
     out->icrc = FE_ICRC_UNCHECKED;
     out->int_md = NULL;
     out->credit_bytes = 0;
+
+    /* Work out the next packet and its release now, while everything is at hand: the deadline
+     * query that follows and the send at that time then cost nothing. */
+    rate = qp->cc->out.rate_Bps;
+    if (rate != FE_CC_UNLIMITED && next_pkt(qp, &n)) {
+        fbytes = frame_bytes(qp, sq_at(r, n.seq), n.pkt_idx, n.len);
+        r->paced = true;
+        r->paced_rate_Bps = rate;
+        r->paced_bytes = fbytes;
+        r->paced_until_ns = fe_pacer_when(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
+        r->paced_pkt = n;
+    }
     return 1;
 }
 
@@ -302,7 +315,7 @@ uint64_t fe_req_deadline(const struct fe_qp *qp)
     if (r->timer_armed) d = r->timer_ns;
     uint64_t rate = qp->cc->out.rate_Bps;
     if (r->paced && rate == r->paced_rate_Bps) return r->paced_until_ns < d ? r->paced_until_ns : d;
-    struct next_pkt n;
+    struct fe_next_pkt n;
     if (next_pkt(qp, &n)) {
         if (rate == FE_CC_UNLIMITED) return 0;
         uint64_t t = pacer_release(qp, rate, frame_bytes(qp, sq_at(r, n.seq), n.pkt_idx, n.len));
@@ -467,7 +480,6 @@ static enum fe_wc_status nak_status(uint8_t code)
 int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 {
     struct fe_req *r = &qp->req;
-    r->paced = false; /* the next packet may change (window, Go-Back-N, RNR) */
     uint8_t syn = pkt->aeth.syndrome;
     uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
     uint32_t out_n = outstanding(r);
@@ -486,12 +498,20 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
                               .ecn_echo = pkt->bth.becn,
                               .int_md = pkt->int_md,
                               .credit_bytes = pkt->credit_bytes};
+        /* the next packet stays what it was unless the ACK moves tx_psn (during a Go-Back-N)
+         * or the window or credit shrinks */
+        uint32_t tx_psn = r->tx_psn;
+        uint64_t window = qp->cc->out.window_bytes, credit = qp->cc->out.credit_bytes;
         if (d >= 0) a.acked_bytes = ack_to(qp, psn, now_ns, &a.rtt_ns);
         a.inflight_bytes = r->inflight_bytes;
         fe_cc_on_ack(qp->cc, now_ns, &a);
+        if (r->tx_psn != tx_psn || qp->cc->out.window_bytes < window ||
+            qp->cc->out.credit_bytes < credit)
+            r->paced = false;
         fe_req_cc_changed(qp);
         return 0;
     }
+    r->paced = false; /* NAKs: the next packet may change (Go-Back-N, RNR, error) */
     if (kind == FE_AETH_RESERVED || (kind == FE_AETH_NAK && val > FE_NAK_INVALID_RD_REQ)) {
         qp->ctr.rx_dropped++;
         return FE_EPARSE;
