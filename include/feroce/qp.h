@@ -198,7 +198,10 @@ void fe_qp_set_grant(struct fe_qp *qp, uint64_t credit_bytes);
 
 enum fe_qp_state fe_qp_state(const struct fe_qp *qp);
 const struct fe_qp_counters *fe_qp_counters(const struct fe_qp *qp);
-/* The requester's CC instance (always present; "none" when not configured). */
+/* The requester's CC instance (always present; "none" when not configured), for reading its
+ * outputs and traces. Events reach it through fe_qp_rx and fe_qp_handle_expiry: the requester
+ * keeps its next packet and release time across calls, so outputs changed behind its back are
+ * seen only at its next event. */
 struct fe_cc *fe_qp_cc(struct fe_qp *qp);
 
 /* PSN state for tools and tests. */
