@@ -103,7 +103,9 @@ struct fe_qp_config {
     uint8_t retry_cnt;     /* 0..7, or FE_RETRY_INFINITE */
     uint8_t rnr_retry;     /* 0..7, 7 = infinite */
     uint8_t min_rnr_timer; /* code the responder sends in RNR NAKs */
-    uint16_t ackreq_every; /* requester: AckReq on a message's last packet and every N; 1 = all */
+    uint16_t ackreq_every; /* requester: AckReq on a message's last packet and every N; 1 = all
+                            * (and always on the last packet the CC window, receiver credit
+                            * or replay buffer lets it send) */
     uint16_t ack_every;    /* responder: ACK at least every N packets (coalescing) */
     /* Notification point (responder): answer CE-marked data with a CNP, at most one per
      * cnp_interval_ns; or, in ns-3 compatible mode, echo congestion in the ACK's BECN bit. */
