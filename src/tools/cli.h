@@ -3,13 +3,14 @@
 #ifndef FE_TOOLS_CLI_H
 #define FE_TOOLS_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
 struct fe_cmd {
     const char *name;
-    const char *summary; /* one line for `feroce help` */
-    const char *usage;   /* full text for `feroce NAME --help` */
+    const char *summary;               /* one line for `feroce help` */
+    const char *usage;                 /* full text for `feroce NAME --help` */
     int (*run)(int argc, char **argv); /* argv[0] is the subcommand name; returns exit code */
 };
 
@@ -32,6 +33,16 @@ int fe_parse_duration_ns(const char *s, uint64_t *out, const char *what);
 int fe_parse_size_bytes(const char *s, uint64_t *out, const char *what);
 int fe_parse_rate_bps(const char *s, uint64_t *out, const char *what);
 int fe_parse_u64(const char *s, uint64_t *out, const char *what);
+
+/* MAC address "aa:bb:cc:dd:ee:ff". */
+int fe_parse_mac(const char *s, uint8_t mac[6], const char *what);
+/* A whole number that fits in 32 bits and is at most `max`. */
+int fe_parse_u32_max(const char *s, uint32_t *out, const char *what, uint64_t max);
+
+/* SIGINT/SIGTERM counter for long-running tools: the first asks for a clean stop (finish what
+ * is in flight), a second for a prompt exit. */
+extern volatile sig_atomic_t fe_cli_signals;
+void fe_cli_catch_stop_signals(void);
 
 /* Monotonic wall clock for tools and benchmarks (the core never reads a clock). */
 uint64_t fe_wall_ns(void);

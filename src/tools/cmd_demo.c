@@ -19,13 +19,6 @@
 
 #define MAX_SENDERS 8
 
-static volatile sig_atomic_t g_signals;
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_signals++;
-}
-
 static const char usage[] =
     "usage: feroce demo [OPTIONS]\n"
     "Incast on loopback: N software front-ends (feroce send) -> an emulated switch with a\n"
@@ -268,7 +261,7 @@ static int run_incast(const struct demo_cfg *c, struct demo_res *res)
         }
         switch (phase) {
         case RUN:
-            if (g_signals || (start && now >= start + c->duration_ns)) {
+            if (fe_cli_signals || (start && now >= start + c->duration_ns)) {
                 uint64_t end = now;
                 double secs = res->seconds > 0 ? (double)(end - (uint64_t)res->seconds) / 1e9 : 0;
                 for (unsigned i = 0; i < c->senders; i++) {
@@ -291,7 +284,7 @@ static int run_incast(const struct demo_cfg *c, struct demo_res *res)
             for (unsigned i = 0; i < c->senders; i++)
                 if (!fe_frontend_done(fe[i])) senders_done = false;
             if ((senders_done && now >= last_progress + 50000000ull) ||
-                now >= phase_ns + 10000000000ull || g_signals > 1) {
+                now >= phase_ns + 10000000000ull || fe_cli_signals > 1) {
                 phase = LINGER;
                 phase_ns = now;
             }
@@ -482,8 +475,7 @@ static int run(int argc, char **argv)
             return 2;
         }
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    fe_cli_catch_stop_signals();
     bool talk = !c.json && !quiet;
     if (probe_only) {
         double cap = probe(&c);

@@ -13,13 +13,6 @@
 #include "feroce/io.h"
 #include "tools/cli.h"
 
-static volatile sig_atomic_t g_signals;
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_signals++;
-}
-
 static const char usage[] =
     "usage: feroce recv [OPTIONS] --fe ADDR[:PORT][,qps=N] ...\n"
     "A software DAQ receiver: opens QPs on one or more front-ends over the side channel (feroce\n"
@@ -60,29 +53,6 @@ struct opts {
     const char *record;
 };
 
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-    unsigned v[6];
-    if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return -1;
-    for (int i = 0; i < 6; i++) {
-        if (v[i] > 255) return -1;
-        mac[i] = (uint8_t)v[i];
-    }
-    return 0;
-}
-
-static int parse_u32(const char *s, uint32_t *out, const char *what, uint64_t max)
-{
-    uint64_t v;
-    if (fe_parse_u64(s, &v, what)) return -1;
-    if (v > max) {
-        fprintf(stderr, "feroce recv: %s must be at most %" PRIu64 "\n", what, max);
-        return -1;
-    }
-    *out = (uint32_t)v;
-    return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     struct fe_daq_config *c = &o->dc;
@@ -121,22 +91,22 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             char *comma = strchr(buf, ',');
             if (comma) {
                 *comma = 0;
-                if (strncmp(comma + 1, "qps=", 4) || parse_u32(comma + 5, &fe->qps, "qps", 16) ||
-                    !fe->qps)
+                if (strncmp(comma + 1, "qps=", 4) ||
+                    fe_parse_u32_max(comma + 5, &fe->qps, "qps", 16) || !fe->qps)
                     goto bad;
             }
             if (fe_io_parse_addr(buf, &fe->ip, &fe->port)) goto bad;
             c->n_fe++;
         } else if (!strcmp(a, "--manual")) {
             NEED();
-            if (parse_u32(val, &c->n_manual, a, FE_DAQ_MAX_FLOWS)) return -1;
+            if (fe_parse_u32_max(val, &c->n_manual, a, FE_DAQ_MAX_FLOWS)) return -1;
         } else if (!strcmp(a, "--peer")) {
             NEED();
             c->manual_peer_port = 4791;
             if (fe_io_parse_addr(val, &c->manual_peer_ip, &c->manual_peer_port)) goto bad;
         } else if (!strcmp(a, "--peer-qpn")) {
             NEED();
-            if (parse_u32(val, &c->manual_peer_qpn, a, 0xFFFFFF)) return -1;
+            if (fe_parse_u32_max(val, &c->manual_peer_qpn, a, 0xFFFFFF)) return -1;
         } else if (!strcmp(a, "--backend")) {
             NEED();
             if (fe_backend_parse(val, &c->ep.backend)) goto bad;
@@ -153,21 +123,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             snprintf(c->ep.raw.ifname, sizeof c->ep.raw.ifname, "%s", val);
         } else if (!strcmp(a, "--mac")) {
             NEED();
-            if (parse_mac(val, c->ep.raw.mac)) goto bad;
+            if (fe_parse_mac(val, c->ep.raw.mac, a)) goto bad;
         } else if (!strcmp(a, "--sc-port")) {
             NEED();
             uint32_t p;
-            if (parse_u32(val, &p, a, 65535) || !p) goto bad;
+            if (fe_parse_u32_max(val, &p, a, 65535) || !p) goto bad;
             c->sc_reply_port = (uint16_t)p;
         } else if (!strcmp(a, "--qpn")) {
             NEED();
-            if (parse_u32(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
+            if (fe_parse_u32_max(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
         } else if (!strcmp(a, "--psn")) {
             NEED();
-            if (parse_u32(val, &c->psn, a, 0xFFFFFF)) return -1;
+            if (fe_parse_u32_max(val, &c->psn, a, 0xFFFFFF)) return -1;
         } else if (!strcmp(a, "--rkey")) {
             NEED();
-            if (parse_u32(val, &c->rkey, a, UINT32_MAX)) return -1;
+            if (fe_parse_u32_max(val, &c->rkey, a, UINT32_MAX)) return -1;
         } else if (!strcmp(a, "--va")) {
             NEED();
             char *end;
@@ -176,7 +146,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (errno || *end) goto bad;
         } else if (!strcmp(a, "--slots")) {
             NEED();
-            if (parse_u32(val, &c->slots, a, 1u << 20) || c->slots < 2) goto bad;
+            if (fe_parse_u32_max(val, &c->slots, a, 1u << 20) || c->slots < 2) goto bad;
         } else if (!strcmp(a, "--msg-size")) {
             NEED();
             if (fe_parse_size_bytes(val, &v, a) || !v || v > (64u << 20)) goto bad;
@@ -207,7 +177,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->record = val;
         } else if (!strcmp(a, "--mtu")) {
             NEED();
-            if (parse_u32(val, &c->qp.mtu_bytes, a, 4096)) return -1;
+            if (fe_parse_u32_max(val, &c->qp.mtu_bytes, a, 4096)) return -1;
         } else if (!strcmp(a, "--no-cnp")) {
             c->qp.np_enable = false;
         } else if (!strcmp(a, "--cnp-interval")) {
@@ -216,12 +186,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--rnr-timer")) {
             NEED();
             uint32_t r;
-            if (parse_u32(val, &r, a, 31)) return -1;
+            if (fe_parse_u32_max(val, &r, a, 31)) return -1;
             c->qp.min_rnr_timer = (uint8_t)r;
         } else if (!strcmp(a, "--ack-every")) {
             NEED();
             uint32_t r;
-            if (parse_u32(val, &r, a, 65535) || !r) goto bad;
+            if (fe_parse_u32_max(val, &r, a, 65535) || !r) goto bad;
             c->qp.ack_every = (uint16_t)r;
         } else if (!strcmp(a, "--duration")) {
             NEED();
@@ -238,7 +208,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--cpu")) {
             NEED();
             uint32_t cpu;
-            if (parse_u32(val, &cpu, a, 4095)) return -1;
+            if (fe_parse_u32_max(val, &cpu, a, 4095)) return -1;
             o->cpu = (int)cpu;
         } else if (!strcmp(a, "--busy-poll")) {
             o->busy_poll = true;
@@ -326,8 +296,7 @@ static int run(int argc, char **argv)
     }
     int fds[4], nfd = fe_daq_fds(d, fds, 4);
     for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    fe_cli_catch_stop_signals();
 
     enum { RUN, DRAIN, LINGER, CLOSING, END } phase = RUN;
     uint64_t phase_ns = t0, last_progress = t0, last_msgs = 0;
@@ -373,9 +342,9 @@ static int run(int argc, char **argv)
             if (fe_daq_done(d) || all_failed) {
                 phase = LINGER;
                 phase_ns = now;
-            } else if (g_signals || (o.duration_ns && now >= t0 + o.duration_ns) ||
+            } else if (fe_cli_signals || (o.duration_ns && now >= t0 + o.duration_ns) ||
                        now >= t0 + o.timeout_ns) {
-                timed_out = !g_signals && !o.duration_ns;
+                timed_out = !fe_cli_signals && !o.duration_ns;
                 stop_ns = now;
                 for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
                     stop_bytes[i] = fe_daq_flow(d, i)->bytes;
@@ -385,21 +354,22 @@ static int run(int argc, char **argv)
             }
             break;
         case DRAIN: /* the senders stop; take what is in flight until quiet */
-            if (g_signals > 1 || now >= phase_ns + 10 * o.drain_ns + 10000000000ull ||
+            if (fe_cli_signals > 1 || now >= phase_ns + 10 * o.drain_ns + 10000000000ull ||
                 (now >= last_progress + o.drain_ns && now >= phase_ns + o.drain_ns)) {
                 phase = LINGER;
                 phase_ns = now;
             }
             break;
         case LINGER: /* our last ACKs reach the senders before CLOSE_QP does */
-            if (now >= phase_ns + 50000000ull || g_signals > 1) {
+            if (now >= phase_ns + 50000000ull || fe_cli_signals > 1) {
                 fe_daq_close(d, now);
                 phase = CLOSING;
                 phase_ns = now;
             }
             break;
         case CLOSING:
-            if (fe_daq_sc_idle(d) || now >= phase_ns + 2000000000ull || g_signals > 1) phase = END;
+            if (fe_daq_sc_idle(d) || now >= phase_ns + 2000000000ull || fe_cli_signals > 1)
+                phase = END;
             break;
         default:
             break;

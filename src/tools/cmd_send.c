@@ -14,13 +14,6 @@
 #include "tools/cli.h"
 #include "tools/send_perftest.h"
 
-static volatile sig_atomic_t g_signals;
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_signals++;
-}
-
 static const char usage[] =
     "usage: feroce send [OPTIONS]\n"
     "A software front-end: answers the side channel (UDP 17185) like the Lite-RoCEv2 firmware and\n"
@@ -67,29 +60,6 @@ struct opts {
     uint64_t interval_ns;
 };
 
-static int parse_mac(const char *s, uint8_t mac[6])
-{
-    unsigned v[6];
-    if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) return -1;
-    for (int i = 0; i < 6; i++) {
-        if (v[i] > 255) return -1;
-        mac[i] = (uint8_t)v[i];
-    }
-    return 0;
-}
-
-static int parse_u32(const char *s, uint32_t *out, const char *what, uint64_t max)
-{
-    uint64_t v;
-    if (fe_parse_u64(s, &v, what)) return -1;
-    if (v > max) {
-        fprintf(stderr, "feroce send: %s must be at most %" PRIu64 "\n", what, max);
-        return -1;
-    }
-    *out = (uint32_t)v;
-    return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     struct fe_frontend_config *c = &o->fc;
@@ -134,7 +104,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             snprintf(c->ep.raw.ifname, sizeof c->ep.raw.ifname, "%s", val);
         } else if (!strcmp(a, "--mac")) {
             NEED();
-            if (parse_mac(val, c->ep.raw.mac)) goto bad;
+            if (fe_parse_mac(val, c->ep.raw.mac, a)) goto bad;
         } else if (!strcmp(a, "--to")) {
             NEED();
             c->to_port = FE_ROCEV2_UDP_PORT;
@@ -152,14 +122,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (fe_io_parse_addr(val, &c->peer_ip, &c->peer_port)) goto bad;
         } else if (!strcmp(a, "--peer-qpn")) {
             NEED();
-            if (parse_u32(val, &c->peer_qpn, a, 0xFFFFFF)) return -1;
+            if (fe_parse_u32_max(val, &c->peer_qpn, a, 0xFFFFFF)) return -1;
             manual = true;
         } else if (!strcmp(a, "--peer-psn")) {
             NEED();
-            if (parse_u32(val, &c->peer_psn, a, 0xFFFFFF)) return -1;
+            if (fe_parse_u32_max(val, &c->peer_psn, a, 0xFFFFFF)) return -1;
         } else if (!strcmp(a, "--rkey")) {
             NEED();
-            if (parse_u32(val, &c->peer_rkey, a, UINT32_MAX)) return -1;
+            if (fe_parse_u32_max(val, &c->peer_rkey, a, UINT32_MAX)) return -1;
         } else if (!strcmp(a, "--va")) {
             NEED();
             char *end;
@@ -168,10 +138,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (errno || *end) goto bad;
         } else if (!strcmp(a, "--qpn")) {
             NEED();
-            if (parse_u32(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
+            if (fe_parse_u32_max(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
         } else if (!strcmp(a, "--qps")) {
             NEED();
-            if (parse_u32(val, &c->n_qps, a, FE_FRONTEND_MAX_QPS)) return -1;
+            if (fe_parse_u32_max(val, &c->n_qps, a, FE_FRONTEND_MAX_QPS)) return -1;
         } else if (!strcmp(a, "--op")) {
             NEED();
             if (!strcmp(val, "write"))
@@ -186,7 +156,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 goto bad;
         } else if (!strcmp(a, "--imm-every")) {
             NEED();
-            if (parse_u32(val, &c->stream.imm_every, a, UINT32_MAX)) return -1;
+            if (fe_parse_u32_max(val, &c->stream.imm_every, a, UINT32_MAX)) return -1;
         } else if (!strcmp(a, "--msg-size")) {
             NEED();
             if (fe_parse_size_bytes(val, &v, a) || !v || v > (64u << 20)) goto bad;
@@ -202,13 +172,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (fe_parse_duration_ns(val, &c->stream.gap_ns, a)) return -1;
         } else if (!strcmp(a, "--slots")) {
             NEED();
-            if (parse_u32(val, &c->stream.slots, a, 1u << 24) || !c->stream.slots) goto bad;
+            if (fe_parse_u32_max(val, &c->stream.slots, a, 1u << 24) || !c->stream.slots) goto bad;
         } else if (!strcmp(a, "--pattern")) {
             NEED();
             if (fe_data_pattern_parse(val, &c->stream.pattern)) goto bad;
         } else if (!strcmp(a, "--mtu")) {
             NEED();
-            if (parse_u32(val, &c->qp.mtu_bytes, a, 4096)) return -1;
+            if (fe_parse_u32_max(val, &c->qp.mtu_bytes, a, 4096)) return -1;
         } else if (!strcmp(a, "--cc")) {
             NEED();
             algo = fe_cc_find(val);
@@ -236,17 +206,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--retry")) {
             NEED();
             uint32_t r;
-            if (parse_u32(val, &r, a, 7)) return -1;
+            if (fe_parse_u32_max(val, &r, a, 7)) return -1;
             c->qp.retry_cnt = (uint8_t)r;
         } else if (!strcmp(a, "--rnr-retry")) {
             NEED();
             uint32_t r;
-            if (parse_u32(val, &r, a, 7)) return -1;
+            if (fe_parse_u32_max(val, &r, a, 7)) return -1;
             c->qp.rnr_retry = (uint8_t)r;
         } else if (!strcmp(a, "--ackreq-every")) {
             NEED();
             uint32_t r;
-            if (parse_u32(val, &r, a, 65535)) return -1;
+            if (fe_parse_u32_max(val, &r, a, 65535)) return -1;
             c->qp.ackreq_every = (uint16_t)r;
         } else if (!strcmp(a, "--drop-every")) {
             NEED();
@@ -260,12 +230,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                     fprintf(stderr, "feroce send: at most 32 PSNs to drop\n");
                     return -1;
                 }
-                if (parse_u32(t, &c->drop_psn[c->n_drop_psn++], a, 0xFFFFFF)) return -1;
+                if (fe_parse_u32_max(t, &c->drop_psn[c->n_drop_psn++], a, 0xFFFFFF)) return -1;
             }
         } else if (!strcmp(a, "--cpu")) {
             NEED();
             uint32_t cpu;
-            if (parse_u32(val, &cpu, a, 4095)) return -1;
+            if (fe_parse_u32_max(val, &cpu, a, 4095)) return -1;
             o->cpu = (int)cpu;
         } else if (!strcmp(a, "--busy-poll")) {
             o->busy_poll = true;
@@ -367,8 +337,8 @@ static int run(int argc, char **argv)
         return 1;
     }
     struct fe_send_perftest pt;
-    if (o.perftest && (fe_send_perftest_parse(&pt, o.perftest) ||
-                       fe_send_perftest_connect(&pt, &o.fc))) {
+    if (o.perftest &&
+        (fe_send_perftest_parse(&pt, o.perftest) || fe_send_perftest_connect(&pt, &o.fc))) {
         fe_loop_destroy(loop);
         return 1;
     }
@@ -382,8 +352,7 @@ static int run(int argc, char **argv)
     }
     int fds[4], nfd = fe_frontend_fds(f, fds, 4);
     for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    fe_cli_catch_stop_signals();
     if (!o.quiet && !o.json) {
         char a[32];
         uint32_t ip;
@@ -406,12 +375,12 @@ static int run(int argc, char **argv)
         uint64_t now = fe_io_now_ns();
         fe_frontend_step(f, now, ready);
         ready = 0;
-        if (g_signals && !stopping) { /* first signal: finish in-flight messages, then exit */
+        if (fe_cli_signals && !stopping) { /* first signal: finish in-flight messages, then exit */
             fe_frontend_stop(f, now);
             stopping = true;
             stop_deadline = now + 2000000000ull;
         }
-        if (g_signals > 1 || (stopping && now > stop_deadline)) break;
+        if (fe_cli_signals > 1 || (stopping && now > stop_deadline)) break;
         if (o.interval_ns && now >= next_tick && !o.quiet && !o.json) {
             double dt = (double)(now - last_tick) / 1e9;
             for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {

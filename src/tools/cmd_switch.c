@@ -10,13 +10,6 @@
 #include "feroce/io.h"
 #include "tools/cli.h"
 
-static volatile sig_atomic_t g_stop;
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
-
 static const char usage[] =
     "usage: feroce switch [OPTIONS]\n"
     "An emulated switch on real sockets.\n"
@@ -179,14 +172,13 @@ static int run(int argc, char **argv)
     }
     int fds[32], nfd = fe_eswitch_fds(s, fds, 32);
     for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    fe_cli_catch_stop_signals();
     bool udp = c.backend == FE_BACKEND_UDP;
     struct fe_esw_port_stats prev[FE_ESW_MAX_PORTS + 1];
     memset(prev, 0, sizeof prev);
     uint64_t next_tick = t0 + (interval ? interval : UINT64_MAX / 2), last = t0;
     unsigned ready = FE_READY_ALL;
-    while (!g_stop) {
+    while (!fe_cli_signals) {
         uint64_t now = fe_io_now_ns();
         fe_eswitch_step(s, now, ready);
         ready = 0;

@@ -90,13 +90,6 @@ struct opts {
  * carries (frames are recognised by their magic), or not at all. */
 enum check { CHECK_NONE, CHECK_COUNTER, CHECK_FRAMES, CHECK_AUTO };
 
-static volatile sig_atomic_t g_stop;
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
-
 static const char usage[] =
     "usage: feroce verbs-recv --fe IP[:PORT] [--fe IP[:PORT] ...] [OPTIONS]\n"
     "The DAQ receiver on an RDMA NIC (ConnectX, Soft-RoCE): opens RC QPs on front-ends through\n"
@@ -724,12 +717,11 @@ static int run(int argc, char **argv)
         goto out;
     }
 
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    fe_cli_catch_stop_signals();
     uint64_t last_progress = t_start, next_report = t_start + o.interval_ns;
     uint64_t last_total = 0, next_sc_rx = 0;
     bool all_done = false;
-    while (!g_stop) {
+    while (!fe_cli_signals) {
         uint64_t now = fe_wall_ns();
         /* side channel out */
         for (unsigned i = 0; i < nflows; i++) {
@@ -780,7 +772,7 @@ static int run(int argc, char **argv)
                     if (fe_verbs_qp_connect(f->qp, &dev, &peer, err, sizeof err)) {
                         fprintf(stderr, "flow %u: %s\n", i, err);
                         f->failed = true;
-                        g_stop = 1;
+                        fe_cli_signals = 1;
                     }
                     f->connected = true;
                     if (!o.quiet)

@@ -62,13 +62,6 @@ struct opts {
     uint64_t timeout_ns;
 };
 
-static volatile sig_atomic_t g_stop;
-static void on_signal(int sig)
-{
-    (void)sig;
-    g_stop = 1;
-}
-
 static const char usage[] =
     "usage: feroce verbs-send [OPTIONS]\n"
     "A software front-end on an RDMA NIC (ConnectX, Soft-RoCE): answers the side channel (UDP\n"
@@ -473,10 +466,9 @@ static int run(int argc, char **argv)
                c->o.sc_port);
         fflush(stdout);
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    fe_cli_catch_stop_signals();
     uint64_t last_event = fe_wall_ns(), done_ns = 0;
-    while (!g_stop) {
+    while (!fe_cli_signals) {
         uint64_t now = fe_wall_ns();
         uint8_t buf[256];
         struct sockaddr_in from;
