@@ -512,6 +512,10 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     bool homa = sq->homa_idx != NOPOS;
     after_qp_event(sim, h, sq);
     if (homa) homa_schedule(sim, h);
+    /* An ACK can move a QP's deadline earlier while it stays under a timer (a window CC's
+     * window reopens but the pacer holds the packet until later): re-arm the host's wake, or
+     * the QP would sleep until its previous, later deadline (the retransmit timer). */
+    arm_wake(sim, h);
     if (h->ready_head) sim_host_kick(sim, h);
 }
 
