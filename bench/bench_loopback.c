@@ -6,10 +6,15 @@
  * is what the RDMA transport (PSNs, ACKs, ICRC both ways, placement, completions) costs. */
 #include "tools/cli.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/udp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "feroce/daq.h"
@@ -120,6 +125,7 @@ static void *udp_rx(void *arg)
     fe_udpsock_config_default(&uc);
     uc.bind_ip = r->base_ip + 1;
     uc.bind_port = 4792;
+    uc.no_offload = true; /* the baseline is plain sendmmsg/recvmmsg */
     struct fe_udpsock *u = fe_udpsock_open(&uc, &r->err);
     atomic_store(&r->rx_ready, true);
     if (!u) return NULL;
@@ -154,6 +160,7 @@ static void *udp_tx(void *arg)
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
     uc.bind_ip = r->base_ip + 2;
+    uc.no_offload = true;
     struct fe_udpsock *u = fe_udpsock_open(&uc, &r->err);
     if (!u) {
         atomic_store(&r->stop, true);
@@ -168,6 +175,122 @@ static void *udp_tx(void *arg)
         d[i] = (struct fe_dgram){.buf = buf, .len = len, .ip = r->base_ip + 1, .port = 4792};
     while (!atomic_load(&r->stop)) (void)fe_udpsock_send(u, d, 32);
     fe_udpsock_close(u);
+    return NULL;
+}
+
+/* ---- ceiling: the same datagrams with UDP GSO on send and UDP GRO on receive ----
+ * One sendmmsg carries GSO_MSGS super-datagrams of up to 64 KiB, each cut by the kernel into
+ * segments of the packet size; the receiver asks for GRO so a loopback GSO skb arrives whole.
+ * Sockets are opened here directly: this is what the kernel can do, not what feroce does. */
+
+enum { GSO_MSGS = 8, GSO_BYTES = 65000 };
+
+static int gso_socket(uint32_t ip, uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) return -1;
+    int v = 8 << 20;
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &v, sizeof v);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &v, sizeof v);
+    struct timeval tv = {0, 100000}; /* the receiver must notice stop */
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+    sa.sin_addr.s_addr = htonl(ip);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void *gso_rx(void *arg)
+{
+    struct run *r = arg;
+    pin(r->cpu_rx);
+    int fd = gso_socket(r->base_ip + 1, 4792), one = 1;
+    if (fd >= 0 && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd < 0) r->err = FE_EIO;
+    atomic_store(&r->rx_ready, true);
+    if (fd < 0) return NULL;
+    static uint8_t mem[GSO_MSGS][65536];
+    struct mmsghdr m[GSO_MSGS];
+    struct iovec iov[GSO_MSGS];
+    uint64_t t0 = fe_io_now_ns(), w0 = 0, bytes = 0;
+    while (!atomic_load(&r->stop)) {
+        memset(m, 0, sizeof m);
+        for (int i = 0; i < GSO_MSGS; i++) {
+            iov[i] = (struct iovec){mem[i], sizeof mem[i]};
+            m[i].msg_hdr.msg_iov = &iov[i];
+            m[i].msg_hdr.msg_iovlen = 1;
+        }
+        int n = recvmmsg(fd, m, GSO_MSGS, MSG_WAITFORONE, NULL);
+        uint64_t now = fe_io_now_ns();
+        if (!w0 && now >= t0 + r->warm_ns) {
+            w0 = now;
+            bytes = 0;
+        }
+        for (int i = 0; i < n; i++) bytes += m[i].msg_len;
+        if (w0 && now >= w0 + r->measure_ns) {
+            r->bytes = bytes;
+            r->secs = (double)(now - w0) / 1e9;
+            break;
+        }
+    }
+    atomic_store(&r->stop, true);
+    close(fd);
+    return NULL;
+}
+
+static void *gso_tx(void *arg)
+{
+    struct run *r = arg;
+    pin(r->cpu_tx);
+    while (!atomic_load(&r->rx_ready)) usleep(1000);
+    int fd = gso_socket(r->base_ip + 2, 0);
+    if (fd < 0) {
+        r->err = FE_EIO;
+        atomic_store(&r->stop, true);
+        return NULL;
+    }
+    uint16_t seg = (uint16_t)(r->mtu + 16);
+    uint32_t total = GSO_BYTES / seg * seg;
+    static uint8_t buf[GSO_BYTES];
+    memset(buf, 0xA5, sizeof buf);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(4792)};
+    to.sin_addr.s_addr = htonl(r->base_ip + 1);
+    union {
+        char b[CMSG_SPACE(sizeof(uint16_t))];
+        struct cmsghdr align;
+    } ctl[GSO_MSGS];
+    struct mmsghdr m[GSO_MSGS];
+    struct iovec iov[GSO_MSGS];
+    memset(m, 0, sizeof m);
+    memset(ctl, 0, sizeof ctl);
+    for (int i = 0; i < GSO_MSGS; i++) {
+        iov[i] = (struct iovec){buf, total};
+        struct msghdr *h = &m[i].msg_hdr;
+        h->msg_name = &to;
+        h->msg_namelen = sizeof to;
+        h->msg_iov = &iov[i];
+        h->msg_iovlen = 1;
+        h->msg_control = ctl[i].b;
+        h->msg_controllen = sizeof ctl[i].b;
+        struct cmsghdr *c = CMSG_FIRSTHDR(h);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof seg);
+        memcpy(CMSG_DATA(c), &seg, sizeof seg);
+    }
+    while (!atomic_load(&r->stop)) {
+        if (sendmmsg(fd, m, GSO_MSGS, MSG_DONTWAIT) < 0 && errno != EAGAIN && errno != ENOBUFS) {
+            r->err = FE_EIO; /* the kernel refuses GSO: no ceiling to report */
+            atomic_store(&r->stop, true);
+        }
+    }
+    close(fd);
     return NULL;
 }
 
@@ -218,20 +341,25 @@ static int run(int argc, char **argv)
            "immediate messages%s\n",
            ncpu >= 2 ? "" : " (one CPU only: unpinned)",
            r.verify ? ", every byte verified" : " (verification off; --verify adds it)");
-    printf("%-6s %14s %20s %8s\n", "MTU", "feroce Gb/s", "plain UDP Gb/s", "ratio");
+    printf("%-6s %14s %20s %8s %18s %8s\n", "MTU", "feroce Gb/s", "plain UDP Gb/s", "ratio",
+           "UDP GSO/GRO Gb/s", "ratio");
     int rc = 0;
     for (int k = 0; k < 2; k++) {
         r.mtu = k ? 4096 : 1024;
         double fe = run_pair(&r, feroce_tx, feroce_rx);
         int fe_err = r.err;
         double base = run_pair(&r, udp_tx, udp_rx);
-        printf("%-6u %14.2f %20.2f %8.2f%s\n", r.mtu, fe, base, base > 0 ? fe / base : 0,
-               fe_err ? "  (feroce run failed)" : "");
+        double gso = run_pair(&r, gso_tx, gso_rx);
+        printf("%-6u %14.2f %20.2f %8.2f %18.2f %8.2f%s%s\n", r.mtu, fe, base,
+               base > 0 ? fe / base : 0, gso, gso > 0 ? fe / gso : 0,
+               fe_err ? "  (feroce run failed)" : "", gso > 0 ? "" : "  (GSO/GRO refused)");
         fflush(stdout);
         if (fe <= 0 || base <= 0) rc = 1;
     }
     printf("feroce Gb/s: verified-or-placed payload of completed messages; plain UDP: datagram "
-           "bytes received (BTH + payload + ICRC sized), sender blasting without flow control\n");
+           "bytes received (BTH + payload + ICRC sized), sender blasting without flow control; "
+           "GSO/GRO: the same with %u-byte super-datagrams cut into packets by the kernel\n",
+           (unsigned)GSO_BYTES);
     return rc;
 }
 

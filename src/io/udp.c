@@ -1,12 +1,16 @@
 /* UDP sockets for RoCEv2-over-UDP-payload (FE_FRAME_BTH): batched with sendmmsg/recvmmsg, the
  * TOS byte (DSCP + ECN) set per datagram on send (IP_TOS control message) and reported per
- * datagram on receive (IP_RECVTOS), so ECN marks survive real sockets. */
+ * datagram on receive (IP_RECVTOS), so ECN marks survive real sockets. Runs of equal packets to
+ * one peer go as one UDP GSO send and arrive, with UDP GRO, as one super-datagram split here by
+ * its segment size: the kernel walks its stack once per run instead of once per packet. A run
+ * never mixes TOS values, so every packet keeps its own ECN codepoint. */
 #include "feroce/io.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +18,28 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Control space for IP_TOS and a receive timestamp, aligned as cmsg requires. */
+/* Control space for IP_TOS, UDP_SEGMENT / UDP_GRO and a receive timestamp, aligned as cmsg
+ * requires. */
 union tos_cmsg {
-    char buf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
+    char buf[2 * CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec))];
     struct cmsghdr align;
+};
+
+enum {
+    GSO_MAX_SEGS = 64,       /* kernel UDP_MAX_SEGMENTS on older kernels (128 on newer) */
+    UDP_MAX_PAYLOAD = 65507, /* 65535 - IPv4 header - UDP header */
+    GRO_MSGS = 8,            /* super-datagrams per recvmmsg */
+    GRO_BUF_BYTES = 65536,   /* one GRO super-datagram at most */
+};
+
+/* A received (possibly coalesced) datagram not yet handed out in full. */
+struct gro_slot {
+    uint32_t len, seg; /* seg 0: not coalesced */
+    uint32_t ip;
+    uint16_t port;
+    uint8_t tos;
+    bool trunc;
+    uint64_t ts_ns;
 };
 
 struct fe_udpsock {
@@ -26,6 +48,11 @@ struct fe_udpsock {
     uint16_t port;
     uint64_t rcvbuf, sndbuf;
     bool timestamps;
+    bool gso;         /* send runs with UDP_SEGMENT (cleared when the kernel refuses) */
+    uint8_t *gro_buf; /* GRO_MSGS x GRO_BUF_BYTES when UDP GRO is on, else NULL */
+    int gro_n, gro_i; /* slots filled by the last recvmmsg / next one to hand out */
+    uint32_t gro_off; /* bytes of slot gro_i already handed out */
+    struct gro_slot gro[GRO_MSGS];
     struct fe_udpsock_stats st;
     struct mmsghdr msg[FE_IO_MAX_BATCH];
     struct iovec iov[FE_IO_MAX_BATCH];
@@ -70,6 +97,19 @@ struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err
     /* RoCE packets are never fragmented: a datagram larger than the path MTU is an error. */
     int pmtu = IP_PMTUDISC_DO;
     (void)setsockopt(u->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
+    u->gso = !cfg->no_offload;
+    if (!cfg->no_offload) {
+        /* Without GRO a GSO super-datagram is cut up again on receive; with it, it stays whole. */
+        u->gro_buf = malloc((size_t)GRO_MSGS * GRO_BUF_BYTES);
+        if (!u->gro_buf) {
+            e = FE_ENOMEM;
+            goto fail;
+        }
+        if (setsockopt(u->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0) {
+            free(u->gro_buf);
+            u->gro_buf = NULL;
+        }
+    }
     size_buffer(u->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf_bytes);
     size_buffer(u->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf_bytes);
 
@@ -94,6 +134,7 @@ fail:
     if (u) {
         int saved = errno;
         if (u->fd >= 0) close(u->fd);
+        free(u->gro_buf);
         free(u);
         errno = saved;
     }
@@ -105,6 +146,7 @@ void fe_udpsock_close(struct fe_udpsock *u)
 {
     if (!u) return;
     close(u->fd);
+    free(u->gro_buf);
     free(u);
 }
 
@@ -130,41 +172,79 @@ const struct fe_udpsock_stats *fe_udpsock_stats(const struct fe_udpsock *u)
     return &u->st;
 }
 
+/* How many datagrams from d[0] form one GSO run: same address and TOS, same length except a
+ * shorter last one, within the kernel's segment and size limits. */
+static int gso_run(const struct fe_dgram *d, int n)
+{
+    uint32_t seg = d[0].len, total = seg;
+    int k = 1;
+    if (!seg) return 1;
+    while (k < n && k < GSO_MAX_SEGS && d[k].ip == d[0].ip && d[k].port == d[0].port &&
+           d[k].tos == d[0].tos && d[k].len && d[k].len <= seg &&
+           total + d[k].len <= UDP_MAX_PAYLOAD) {
+        total += d[k].len;
+        if (d[k++].len < seg) break;
+    }
+    return k;
+}
+
 int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
 {
     if (n <= 0) return 0;
     if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
-    for (int i = 0; i < n; i++) {
-        struct sockaddr_in *sa = &u->addr[i];
+    int cnt[FE_IO_MAX_BATCH]; /* datagrams carried by each message */
+    int nmsg = 0;
+    for (int i = 0; i < n; nmsg++) {
+        int k = u->gso ? gso_run(d + i, n - i) : 1;
+        cnt[nmsg] = k;
+        struct sockaddr_in *sa = &u->addr[nmsg];
         memset(sa, 0, sizeof *sa);
         sa->sin_family = AF_INET;
         sa->sin_addr.s_addr = htonl(d[i].ip);
         sa->sin_port = htons(d[i].port);
-        u->iov[i].iov_base = d[i].buf;
-        u->iov[i].iov_len = d[i].len;
-        struct msghdr *h = &u->msg[i].msg_hdr;
+        /* One iovec per packet: the kernel gathers them and cuts the run at seg bytes. */
+        for (int j = 0; j < k; j++) {
+            u->iov[i + j].iov_base = d[i + j].buf;
+            u->iov[i + j].iov_len = d[i + j].len;
+        }
+        struct msghdr *h = &u->msg[nmsg].msg_hdr;
         memset(h, 0, sizeof *h);
         h->msg_name = sa;
         h->msg_namelen = sizeof *sa;
         h->msg_iov = &u->iov[i];
-        h->msg_iovlen = 1;
-        h->msg_control = u->ctl[i].buf;
+        h->msg_iovlen = (size_t)k;
+        h->msg_control = u->ctl[nmsg].buf;
         h->msg_controllen = CMSG_SPACE(sizeof(int));
+        memset(u->ctl[nmsg].buf, 0, sizeof u->ctl[nmsg].buf);
         struct cmsghdr *c = CMSG_FIRSTHDR(h);
         c->cmsg_level = IPPROTO_IP;
         c->cmsg_type = IP_TOS;
         c->cmsg_len = CMSG_LEN(sizeof(int));
         int tos = d[i].tos;
         memcpy(CMSG_DATA(c), &tos, sizeof tos);
+        if (k > 1) {
+            h->msg_controllen += CMSG_SPACE(sizeof(uint16_t));
+            c = CMSG_NXTHDR(h, c);
+            c->cmsg_level = SOL_UDP;
+            c->cmsg_type = UDP_SEGMENT;
+            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+            uint16_t seg = (uint16_t)d[i].len;
+            memcpy(CMSG_DATA(c), &seg, sizeof seg);
+        }
+        i += k;
     }
-    int done = 0;
-    while (done < n) {
+    int done = 0, m = 0; /* datagrams / messages consumed */
+    while (m < nmsg) {
         u->st.tx_calls++;
-        int r = sendmmsg(u->fd, u->msg + done, (unsigned)(n - done), MSG_DONTWAIT);
+        int r = sendmmsg(u->fd, u->msg + m, (unsigned)(nmsg - m), MSG_DONTWAIT);
         if (r > 0) {
-            for (int i = done; i < done + r; i++) u->st.tx_bytes += d[i].len;
-            u->st.tx_dgrams += (uint64_t)r;
-            done += r;
+            for (int j = m; j < m + r; j++) {
+                for (int q = done; q < done + cnt[j]; q++) u->st.tx_bytes += d[q].len;
+                u->st.tx_dgrams += (uint64_t)cnt[j];
+                if (cnt[j] > 1) u->st.tx_gso_sends++;
+                done += cnt[j];
+            }
+            m += r;
             continue;
         }
         if (r < 0 && errno == EINTR) continue;
@@ -172,20 +252,48 @@ int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
             u->st.tx_again++;
             break;
         }
-        /* The first remaining datagram is refused (EMSGSIZE, unreachable...): drop it. */
-        u->st.tx_errors++;
-        done++;
+        if (cnt[m] > 1 &&
+            (errno == EINVAL || errno == EIO || errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
+            /* No GSO here (old kernel, device without checksum offload, segment above the
+             * path MTU): send the rest, and everything after, one datagram per message. */
+            u->gso = false;
+            return done + fe_udpsock_send(u, d + done, n - done);
+        }
+        /* The first remaining message is refused (EMSGSIZE, unreachable...): drop it. */
+        u->st.tx_errors += (uint64_t)cnt[m];
+        done += cnt[m++];
     }
     return done;
 }
 
-int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
+/* Hands out the next datagram (or segment of a GRO super-datagram) kept from recvmmsg. */
+static void gro_take(struct fe_udpsock *u, struct fe_dgram *out)
 {
-    if (n <= 0) return 0;
-    if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
+    const struct gro_slot *s = &u->gro[u->gro_i];
+    const uint8_t *src = u->gro_buf + (size_t)u->gro_i * GRO_BUF_BYTES + u->gro_off;
+    uint32_t left = s->len - u->gro_off;
+    uint32_t len = s->seg && s->seg < left ? s->seg : left;
+    uint32_t copy = len < out->cap ? len : out->cap;
+    memcpy(out->buf, src, copy);
+    out->len = copy;
+    out->trunc = s->trunc || copy < len;
+    out->ip = s->ip;
+    out->port = s->port;
+    out->tos = s->tos;
+    out->ts_ns = s->ts_ns;
+    u->gro_off += len;
+    if (u->gro_off >= s->len) {
+        u->gro_i++;
+        u->gro_off = 0;
+    }
+}
+
+/* Fills msg[0..n) to receive into bufs of cap bytes each. */
+static void rx_prepare(struct fe_udpsock *u, int n, uint8_t *const *bufs, const uint32_t *caps)
+{
     for (int i = 0; i < n; i++) {
-        u->iov[i].iov_base = d[i].buf;
-        u->iov[i].iov_len = d[i].cap;
+        u->iov[i].iov_base = bufs[i];
+        u->iov[i].iov_len = caps[i];
         struct msghdr *h = &u->msg[i].msg_hdr;
         memset(h, 0, sizeof *h);
         h->msg_name = &u->addr[i];
@@ -195,36 +303,107 @@ int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
         h->msg_control = u->ctl[i].buf;
         h->msg_controllen = sizeof u->ctl[i].buf;
     }
+}
+
+/* Source, TOS, timestamp and GRO segment size of received message i. */
+static void rx_meta(struct fe_udpsock *u, int i, int64_t off, struct gro_slot *s)
+{
+    struct msghdr *h = &u->msg[i].msg_hdr;
+    s->len = u->msg[i].msg_len;
+    s->trunc = (h->msg_flags & MSG_TRUNC) != 0;
+    s->ip = ntohl(u->addr[i].sin_addr.s_addr);
+    s->port = ntohs(u->addr[i].sin_port);
+    s->tos = 0;
+    s->seg = 0;
+    s->ts_ns = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
+        if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS && c->cmsg_len >= CMSG_LEN(1)) {
+            s->tos = *(const uint8_t *)CMSG_DATA(c);
+        } else if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_GRO &&
+                   c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int seg;
+            memcpy(&seg, CMSG_DATA(c), sizeof seg);
+            s->seg = seg > 0 ? (uint32_t)seg : 0;
+        } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+                   c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            int64_t t = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - off;
+            s->ts_ns = t > 0 ? (uint64_t)t : 0;
+        }
+    }
+}
+
+static int recv_calls(struct fe_udpsock *u, int n)
+{
     int r;
     do {
         u->st.rx_calls++;
         r = recvmmsg(u->fd, u->msg, (unsigned)n, MSG_DONTWAIT, NULL);
     } while (r < 0 && errno == EINTR);
     if (r < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : FE_EIO;
-    int64_t off = u->timestamps && r > 0 ? fe_io_realtime_offset_ns() : 0;
-    for (int i = 0; i < r; i++) {
-        struct msghdr *h = &u->msg[i].msg_hdr;
-        d[i].len = u->msg[i].msg_len;
-        d[i].trunc = (h->msg_flags & MSG_TRUNC) != 0;
-        d[i].ip = ntohl(u->addr[i].sin_addr.s_addr);
-        d[i].port = ntohs(u->addr[i].sin_port);
-        d[i].tos = 0;
-        d[i].ts_ns = 0;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c)) {
-            if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS &&
-                c->cmsg_len >= CMSG_LEN(1)) {
-                d[i].tos = *(const uint8_t *)CMSG_DATA(c);
-            } else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
-                       c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
-                struct timespec ts;
-                memcpy(&ts, CMSG_DATA(c), sizeof ts);
-                int64_t t = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - off;
-                d[i].ts_ns = t > 0 ? (uint64_t)t : 0;
-            }
-        }
+    return r;
+}
+
+static void count_rx(struct fe_udpsock *u, const struct fe_dgram *d, int n)
+{
+    for (int i = 0; i < n; i++) {
         if (d[i].trunc) u->st.rx_trunc++;
         u->st.rx_bytes += d[i].len;
     }
-    u->st.rx_dgrams += (uint64_t)r;
+    u->st.rx_dgrams += (uint64_t)n;
+}
+
+int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
+{
+    if (n <= 0) return 0;
+    if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
+    uint8_t *bufs[FE_IO_MAX_BATCH];
+    uint32_t caps[FE_IO_MAX_BATCH];
+    if (u->gro_buf) {
+        /* Kept segments first, then at most one system call into the GRO buffers. */
+        int out = 0;
+        while (out < n && u->gro_i < u->gro_n) gro_take(u, &d[out++]);
+        if (out < n) {
+            int want = n - out < GRO_MSGS ? n - out : GRO_MSGS;
+            for (int i = 0; i < want; i++) {
+                bufs[i] = u->gro_buf + (size_t)i * GRO_BUF_BYTES;
+                caps[i] = GRO_BUF_BYTES;
+            }
+            rx_prepare(u, want, bufs, caps);
+            int r = recv_calls(u, want);
+            if (r < 0 && !out) return r;
+            int64_t off = u->timestamps && r > 0 ? fe_io_realtime_offset_ns() : 0;
+            for (int i = 0; i < r; i++) {
+                rx_meta(u, i, off, &u->gro[i]);
+                if (u->gro[i].seg && u->gro[i].len > u->gro[i].seg) u->st.rx_gro_dgrams++;
+            }
+            u->gro_n = r > 0 ? r : 0;
+            u->gro_i = 0;
+            u->gro_off = 0;
+            while (out < n && u->gro_i < u->gro_n) gro_take(u, &d[out++]);
+        }
+        count_rx(u, d, out);
+        return out;
+    }
+    for (int i = 0; i < n; i++) {
+        bufs[i] = d[i].buf;
+        caps[i] = d[i].cap;
+    }
+    rx_prepare(u, n, bufs, caps);
+    int r = recv_calls(u, n);
+    if (r <= 0) return r;
+    int64_t off = u->timestamps ? fe_io_realtime_offset_ns() : 0;
+    for (int i = 0; i < r; i++) {
+        struct gro_slot s;
+        rx_meta(u, i, off, &s);
+        d[i].len = s.len;
+        d[i].trunc = s.trunc;
+        d[i].ip = s.ip;
+        d[i].port = s.port;
+        d[i].tos = s.tos;
+        d[i].ts_ns = s.ts_ns;
+    }
+    count_rx(u, d, r);
     return r;
 }
