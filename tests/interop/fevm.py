@@ -56,6 +56,9 @@ def setup():
         skip("unshare (util-linux) or ip (iproute2) missing")
     if subprocess.run(["unshare", "--net", "true"]).returncode != 0:
         skip("cannot create a network namespace here (unshare --net failed)")
+    # The image is built (or found in the cache) here, before entering the namespace: its
+    # Debian packages are downloaded, and the test's namespace has no route to a registry.
+    image_dir()
     env = dict(os.environ, FEROCE_VM_NETNS="inner")
     os.execvpe("unshare", ["unshare", "--net", "--", sys.executable] + sys.argv, env)
 
