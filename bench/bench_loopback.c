@@ -125,7 +125,7 @@ static void *udp_rx(void *arg)
     fe_udpsock_config_default(&uc);
     uc.bind_ip = r->base_ip + 1;
     uc.bind_port = 4792;
-    uc.no_offload = true; /* the baseline is plain sendmmsg/recvmmsg */
+    uc.no_gso = true; /* the baseline is plain sendmmsg/recvmmsg */
     struct fe_udpsock *u = fe_udpsock_open(&uc, &r->err);
     atomic_store(&r->rx_ready, true);
     if (!u) return NULL;
@@ -160,7 +160,7 @@ static void *udp_tx(void *arg)
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
     uc.bind_ip = r->base_ip + 2;
-    uc.no_offload = true;
+    uc.no_gso = true;
     struct fe_udpsock *u = fe_udpsock_open(&uc, &r->err);
     if (!u) {
         atomic_store(&r->stop, true);

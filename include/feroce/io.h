@@ -55,7 +55,11 @@ struct fe_udpsock_config {
     uint64_t rcvbuf_bytes, sndbuf_bytes; /* 0 = kernel default; forced past rmem_max when root */
     bool reuse_port;
     bool timestamps; /* report each datagram's kernel arrival time (fe_dgram.ts_ns) */
-    bool no_offload; /* never coalesce: no UDP GSO on send, no UDP GRO on receive */
+    bool no_gso;     /* send every datagram alone (no UDP GSO runs) */
+    /* Accept UDP GRO super-datagrams and split them here. Off by default: segments that do not
+     * fit in one fe_udpsock_recv call are kept in the socket object, invisible to poll/epoll,
+     * so only a caller that calls recv again whenever it got n back may turn it on. */
+    bool gro;
 };
 void fe_udpsock_config_default(struct fe_udpsock_config *cfg);
 
@@ -77,14 +81,13 @@ void fe_udpsock_local(const struct fe_udpsock *u, uint32_t *ip, uint16_t *port);
 void fe_udpsock_bufsizes(const struct fe_udpsock *u, uint64_t *rcv_bytes, uint64_t *snd_bytes);
 /* Sends up to n datagrams in one system call (each with its TOS). Runs of consecutive datagrams
  * to the same address with the same TOS and length (the last may be shorter) go as one UDP GSO
- * send unless no_offload is set or the kernel refused GSO once. Returns how many were
+ * send unless no_gso is set or the kernel refused GSO once. Returns how many were
  * consumed, 0..n: fewer than n when the socket is full (retry the rest later); a datagram the
  * kernel refuses (e.g. larger than the path MTU) is consumed and counted in tx_errors. */
 int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n);
 /* Receives up to n datagrams without blocking; returns how many (0 when none) or FE_EIO. With
- * UDP GRO (unless no_offload), coalesced datagrams are split back by their segment size; the
- * segments that did not fit in n are kept and returned first by the next call, so a caller that
- * got n back must call again before waiting on the descriptor. */
+ * gro, coalesced datagrams are split back by their segment size; the segments that did not fit
+ * in n are kept and returned first by the next call. */
 int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n);
 const struct fe_udpsock_stats *fe_udpsock_stats(const struct fe_udpsock *u);
 

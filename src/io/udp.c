@@ -1,9 +1,9 @@
 /* UDP sockets for RoCEv2-over-UDP-payload (FE_FRAME_BTH): batched with sendmmsg/recvmmsg, the
  * TOS byte (DSCP + ECN) set per datagram on send (IP_TOS control message) and reported per
  * datagram on receive (IP_RECVTOS), so ECN marks survive real sockets. Runs of equal packets to
- * one peer go as one UDP GSO send and arrive, with UDP GRO, as one super-datagram split here by
- * its segment size: the kernel walks its stack once per run instead of once per packet. A run
- * never mixes TOS values, so every packet keeps its own ECN codepoint. */
+ * one peer go as one UDP GSO send: the sending kernel walks its stack once per run instead of
+ * once per packet. A run never mixes TOS values, so every packet keeps its own ECN codepoint.
+ * Optionally (gro) the receiver takes UDP GRO super-datagrams and splits them by segment size. */
 #include "feroce/io.h"
 
 #include <arpa/inet.h>
@@ -97,8 +97,8 @@ struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err
     /* RoCE packets are never fragmented: a datagram larger than the path MTU is an error. */
     int pmtu = IP_PMTUDISC_DO;
     (void)setsockopt(u->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
-    u->gso = !cfg->no_offload;
-    if (!cfg->no_offload) {
+    u->gso = !cfg->no_gso;
+    if (cfg->gro) {
         /* Without GRO a GSO super-datagram is cut up again on receive; with it, it stays whole. */
         u->gro_buf = malloc((size_t)GRO_MSGS * GRO_BUF_BYTES);
         if (!u->gro_buf) {

@@ -96,7 +96,8 @@ static struct fe_udpsock *open_lo_offload(bool offload)
     struct fe_udpsock_config c;
     fe_udpsock_config_default(&c);
     c.bind_ip = LO;
-    c.no_offload = !offload;
+    c.no_gso = !offload;
+    c.gro = offload;
     int err = 1;
     struct fe_udpsock *u = fe_udpsock_open(&c, &err);
     assert_non_null(u);
