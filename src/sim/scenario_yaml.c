@@ -596,7 +596,8 @@ static int parse_links(struct yctx *c, yaml_node_t *seq)
     for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
          it++) {
         yaml_node_t *e = node(c, *it);
-        int a, b;
+        int a = -1,
+            b = -1; /* set by node_ref on success; initialised for -O3 -Wmaybe-uninitialized */
         uint64_t rate = c->link_rate, delay = c->link_delay;
         double loss = c->link_loss;
         if (e->type == YAML_SEQUENCE_NODE) {
@@ -652,7 +653,7 @@ static int host_list(struct yctx *c, yaml_node_t *n, uint32_t **out, uint32_t *c
     if (n->type != YAML_SEQUENCE_NODE) return yerr(c, n, "a list of hosts or 'all'");
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
          it++) {
-        int id;
+        int id = -1;
         if (node_ref(c, node(c, *it), "host", &id)) return FE_EPARSE;
         if (*count >= c->sc->n_nodes) return yerr(c, n, "too many hosts listed");
         (*out)[(*count)++] = (uint32_t)id;
@@ -709,7 +710,8 @@ static int parse_flows(struct yctx *c, yaml_node_t *seq)
         if (!pattern) {
             yaml_node_t *s = map_get(c, e, "src"), *d = map_get(c, e, "dst");
             if (!s || !d) return yerr(c, e, "a flow needs src and dst (or a pattern)");
-            int a, b;
+            int a = -1,
+                b = -1; /* set by node_ref on success; initialised for -O3 -Wmaybe-uninitialized */
             if (node_ref(c, s, "flow.src", &a) || node_ref(c, d, "flow.dst", &b)) return FE_EPARSE;
             f.src = (uint32_t)a;
             f.dst = (uint32_t)b;
@@ -718,7 +720,7 @@ static int parse_flows(struct yctx *c, yaml_node_t *seq)
             /* srcs (a list or all) -> dst */
             yaml_node_t *d = map_get(c, e, "dst"), *s = map_get(c, e, "srcs");
             if (!d) return yerr(c, e, "an incast needs dst");
-            int b;
+            int b = -1;
             if (node_ref(c, d, "flow.dst", &b)) return FE_EPARSE;
             uint32_t *hosts, n;
             yaml_node_t all = {.type = YAML_SCALAR_NODE};
