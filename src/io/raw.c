@@ -3,6 +3,7 @@
  * requests for its own IPv4 address itself (the interface carries no kernel address), and learns
  * its peers' MACs from ARP. */
 #include "feroce/io.h"
+#include "io/sockbuf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -57,14 +58,6 @@ void fe_raw_config_default(struct fe_raw_config *cfg)
     cfg->sndbuf_bytes = 4u << 20;
 }
 
-static void size_buffer(int fd, int force_opt, int opt, uint64_t bytes)
-{
-    if (!bytes) return;
-    int v = bytes > (uint64_t)(INT32_MAX / 2) ? INT32_MAX / 2 : (int)bytes;
-    if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0)
-        (void)setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
-}
-
 struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
 {
     int e = FE_EIO;
@@ -114,8 +107,7 @@ struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
         mr.mr_type = PACKET_MR_PROMISC;
         if (setsockopt(r->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0) goto fail;
     }
-    size_buffer(r->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf_bytes);
-    size_buffer(r->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf_bytes);
+    fe_io_size_buffers(r->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
     int on = 1;
     if (cfg->timestamps && setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0)
         goto fail;

@@ -5,6 +5,7 @@
  * once per packet. A run never mixes TOS values, so every packet keeps its own ECN codepoint.
  * Optionally (gro) the receiver takes UDP GRO super-datagrams and splits them by segment size. */
 #include "feroce/io.h"
+#include "io/sockbuf.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -67,16 +68,6 @@ void fe_udpsock_config_default(struct fe_udpsock_config *cfg)
     cfg->sndbuf_bytes = 4u << 20;
 }
 
-/* The *FORCE variants pass rmem_max/wmem_max when we have CAP_NET_ADMIN; otherwise the plain
- * option gives what the system allows. */
-static void size_buffer(int fd, int force_opt, int opt, uint64_t bytes)
-{
-    if (!bytes) return;
-    int v = bytes > (uint64_t)(INT32_MAX / 2) ? INT32_MAX / 2 : (int)bytes;
-    if (setsockopt(fd, SOL_SOCKET, force_opt, &v, sizeof v) != 0)
-        (void)setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
-}
-
 struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err)
 {
     int e = FE_EIO;
@@ -110,8 +101,7 @@ struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err
             u->gro_buf = NULL;
         }
     }
-    size_buffer(u->fd, SO_RCVBUFFORCE, SO_RCVBUF, cfg->rcvbuf_bytes);
-    size_buffer(u->fd, SO_SNDBUFFORCE, SO_SNDBUF, cfg->sndbuf_bytes);
+    fe_io_size_buffers(u->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
 
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
