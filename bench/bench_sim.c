@@ -218,9 +218,9 @@ static int run(int argc, char **argv)
         if (only_queue >= 0 && k != only_queue) continue;
         if (bench_advcam(quick, (enum fe_sim_queue_kind)k)) return 1;
     }
-    /* the fat-tree once, with the default queue (the wheel) unless one is asked for */
+    /* the fat-tree once, with the default queue (the heap) unless one is asked for */
     if (bench_fattree(quick,
-                      only_queue >= 0 ? (enum fe_sim_queue_kind)only_queue : FE_SIM_EVQ_WHEEL))
+                      only_queue >= 0 ? (enum fe_sim_queue_kind)only_queue : FE_SIM_EVQ_HEAP))
         return 1;
     return 0;
 }

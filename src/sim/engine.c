@@ -1,5 +1,6 @@
 /* Event queue: a 4-ary heap, or a timing wheel of 1 ns slots over a 65.5 us horizon with a heap
- * for later events. Both pop in (time, scheduling order); see engine.h. */
+ * for later events. Both pop in (time, scheduling order); see engine.h (the heap's push and pop
+ * are inline there; here are growth, renumbering, the wheel). */
 #include "sim/engine.h"
 
 #include <stdlib.h>
@@ -180,15 +181,44 @@ void fe_evq_free(struct fe_evq *q)
     memset(q, 0, sizeof(*q));
 }
 
-int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
+static int cmp_key(const void *a, const void *b)
+{
+    uint64_t x = ((const struct fe_ev *)a)->key, y = ((const struct fe_ev *)b)->key;
+    return x < y ? -1 : x > y;
+}
+
+/* The scheduling numbers ran out: renumber the heap's events by their rank among the events of
+ * the same time. Sorted, the array is still a valid heap, and the order is unchanged. */
+static int renumber(struct fe_evq *q)
+{
+    struct fe_evq_heap *h = &q->heap;
+    qsort(h->v, h->n, sizeof(*h->v), cmp_key);
+    uint64_t next = 0, prev_t = FE_SIM_NO_TIME, rank = 0;
+    for (size_t i = 0; i < h->n; i++) {
+        uint64_t t = h->v[i].key >> FE_EVQ_SEQ_BITS;
+        rank = t == prev_t ? rank + 1 : 0;
+        if (rank > FE_EVQ_SEQ_MASK) return FE_ENOSPC; /* 2^20 events at one nanosecond */
+        prev_t = t;
+        h->v[i].key = t << FE_EVQ_SEQ_BITS | rank;
+        if (rank + 1 > next) next = rank + 1;
+    }
+    q->seq = next;
+    return 0;
+}
+
+int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
 {
     if (t < q->now || t > FE_SIM_MAX_TIME) return FE_ERANGE;
+    if (q->seq > FE_EVQ_SEQ_MASK) {
+        int rc = renumber(q);
+        if (rc) return rc;
+        if (q->seq > FE_EVQ_SEQ_MASK) return FE_ENOSPC;
+    }
     int rc;
     if (q->kind == FE_SIM_EVQ_WHEEL && t - q->now < FE_EVQ_WHEEL_SLOTS)
         rc = wheel_insert(q, t, data);
     else
-        rc = heap_push(&q->heap, t << FE_EVQ_SEQ_BITS | (q->seq & ((1u << FE_EVQ_SEQ_BITS) - 1)),
-                       data);
+        rc = heap_push(&q->heap, t << FE_EVQ_SEQ_BITS | q->seq, data);
     if (rc) return rc;
     q->seq++;
     q->n++;
@@ -197,7 +227,7 @@ int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
 }
 
 /* Pops the earliest event if its time is <= limit (one scan of the wheel's bitmap). */
-bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
+bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
     if (!q->n) return false;
     if (q->kind == FE_SIM_EVQ_HEAP) {

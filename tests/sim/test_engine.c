@@ -120,13 +120,45 @@ static void test_many_pending(void **s)
     }
 }
 
+/* FIFO among events of one time across more schedulings than the key's 20-bit number holds
+ * (the queue renumbers its pending events when the number runs out). */
+static void test_fifo_long_run(void **s)
+{
+    (void)s;
+    for (int k = 0; k < 2; k++) {
+        struct fe_evq q;
+        assert_int_equal(fe_evq_init(&q, k ? FE_SIM_EVQ_WHEEL : FE_SIM_EVQ_HEAP), 0);
+        const uint64_t far = 1000000000;
+        uint64_t id = 0;
+        /* tie groups at the far time, scheduled before, across and after the renumbering */
+        for (int i = 0; i < 5; i++) assert_int_equal(fe_evq_push(&q, far, id++), 0);
+        assert_int_equal(fe_evq_push(&q, 0, UINT64_MAX), 0);
+        uint64_t t, d, near = 0;
+        for (uint32_t i = 0; i < 3u << 20; i++) {
+            assert_true(fe_evq_pop(&q, &t, &d));
+            assert_int_equal(d, UINT64_MAX);
+            if (i % 500000 == 0)
+                for (int j = 0; j < 3; j++) assert_int_equal(fe_evq_push(&q, far, id++), 0);
+            assert_int_equal(fe_evq_push(&q, ++near, UINT64_MAX), 0);
+        }
+        for (int i = 0; i < 5; i++) assert_int_equal(fe_evq_push(&q, far, id++), 0);
+        assert_true(fe_evq_pop(&q, &t, &d)); /* the last near event */
+        for (uint64_t i = 0; i < id; i++) {
+            assert_true(fe_evq_pop(&q, &t, &d));
+            assert_int_equal(t, far);
+            assert_int_equal(d, i);
+        }
+        assert_false(fe_evq_pop(&q, &t, &d));
+        fe_evq_free(&q);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fifo_heap),
-        cmocka_unit_test(test_fifo_wheel),
-        cmocka_unit_test(test_agree_random),
-        cmocka_unit_test(test_many_pending),
+        cmocka_unit_test(test_fifo_heap),     cmocka_unit_test(test_fifo_wheel),
+        cmocka_unit_test(test_agree_random),  cmocka_unit_test(test_many_pending),
+        cmocka_unit_test(test_fifo_long_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
