@@ -30,7 +30,7 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
     p->red_on = true;
 }
 
-void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
+void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     if (pkt->kind != PKT_ROCE && pkt->kind != PKT_TEST) return;
     if (p->red_on && (pkt->pkt.ecn == FE_ECN_ECT0 || pkt->pkt.ecn == FE_ECN_ECT1)) {

@@ -60,13 +60,9 @@ static void send_pfc(struct fe_sim *sim, struct sim_port *p, uint8_t prio, uint1
     sim_port_kick(sim, p);
 }
 
-void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
-                        uint8_t prio)
+void sim_pfc_xoff(struct fe_sim *sim, struct sim_port *in, uint8_t prio)
 {
-    if (!sim->sc.sw.pfc || !(sim->sc.sw.lossless_mask >> prio & 1)) return;
-    struct sim_ingress *ing = &in->in[prio];
-    if (ing->xoff || !sim_buffer_should_pause(sim, sw, in, prio)) return;
-    ing->xoff = true;
+    in->in[prio].xoff = true;
     sim->st.pause_events++;
     send_pfc(sim, in, prio, sim->sc.sw.pause_quanta);
     if (sim->sc.sw.pfc_mode == FE_SIM_PFC_QUANTA && !in->refresh_pending) {
@@ -75,11 +71,9 @@ void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw, struct sim_po
     }
 }
 
-void sim_pfc_check_xon(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in, uint8_t prio)
+void sim_pfc_xon(struct fe_sim *sim, struct sim_port *in, uint8_t prio)
 {
-    struct sim_ingress *ing = &in->in[prio];
-    if (!ing->xoff || !sim_buffer_should_resume(sim, sw, in, prio)) return;
-    ing->xoff = false;
+    in->in[prio].xoff = false;
     send_pfc(sim, in, prio, 0);
 }
 
@@ -148,12 +142,10 @@ void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
     }
 }
 
-uint8_t sim_pfc_allowed(struct fe_sim *sim, struct sim_port *p)
+uint8_t sim_pfc_allowed_slow(struct fe_sim *sim, struct sim_port *p)
 {
-    if (p->paused) {
-        for (uint8_t prio = 0; prio < FE_SIM_PRIOS; prio++)
-            if ((p->paused >> prio & 1) && p->paused_until[prio] <= sim->now) unpause(sim, p, prio);
-    }
+    for (uint8_t prio = 0; prio < FE_SIM_PRIOS; prio++)
+        if ((p->paused >> prio & 1) && p->paused_until[prio] <= sim->now) unpause(sim, p, prio);
     return (uint8_t)~p->paused;
 }
 

@@ -1,6 +1,6 @@
 /* Internal structures of the simulator, shared by its files (one per role):
  * engine.c (event queue), pool.c (packet descriptors), link.c (serialization, propagation, loss),
- * buffer.c (shared-buffer admission), pfc.c (pause generation and reaction), ecn.c (RED marking,
+ * buffer.h (shared-buffer admission), pfc.c (pause generation and reaction), ecn.c (RED marking,
  * INT), switch.c (forwarding, queues), host.c (NIC running fe_qp), topology.c (build, routes),
  * sim.c (public API, the run loop). */
 #ifndef FE_SIM_INTERNAL_H
@@ -291,43 +291,72 @@ static inline uint32_t sim_wire_bytes(const struct fe_sim *sim, const struct sim
 }
 
 /* ---- port transmit side (switch.c) ---- */
-void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
-struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio);
+static inline void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
+{
+    struct sim_queue *q = &p->q[pkt->prio];
+    pkt->next = NULL;
+    if (q->tail)
+        q->tail->next = pkt;
+    else
+        q->head = pkt;
+    q->tail = pkt;
+    q->bytes += pkt->frame_bytes;
+    q->pkts++;
+    p->nonempty |= (uint8_t)(1u << pkt->prio);
+    p->queue_bytes += pkt->frame_bytes;
+    if (p->queue_bytes > p->max_queue_bytes) p->max_queue_bytes = p->queue_bytes;
+    (void)sim;
+}
+static inline struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio)
+{
+    struct sim_queue *q = &p->q[prio];
+    struct sim_pkt *pkt = q->head;
+    q->head = pkt->next;
+    if (!q->head) {
+        q->tail = NULL;
+        p->nonempty &= (uint8_t) ~(1u << prio);
+    }
+    q->bytes -= pkt->frame_bytes;
+    q->pkts--;
+    p->queue_bytes -= pkt->frame_bytes;
+    pkt->next = NULL;
+    return pkt;
+}
 /* Sends the next eligible frame if the transmitter is free. */
 void sim_port_kick(struct fe_sim *sim, struct sim_port *p);
 void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p);
 void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt *pkt);
 
-/* ---- buffer.c ---- */
-/* Admits a frame arriving on (in, prio) into the switch buffer; false = drop (reason set). */
-bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in, uint8_t prio,
-                      uint32_t bytes, int *reason);
-void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
-                        uint8_t prio, uint32_t bytes);
-uint64_t sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim);
-bool sim_buffer_should_pause(const struct fe_sim *sim, const struct sim_switch *sw,
-                             const struct sim_port *in, uint8_t prio);
-bool sim_buffer_should_resume(const struct fe_sim *sim, const struct sim_switch *sw,
-                              const struct sim_port *in, uint8_t prio);
+/* ---- buffer.h: shared-buffer admission (inline) ---- */
 
 /* ---- pfc.c ---- */
 uint64_t sim_pfc_headroom(const struct fe_sim *sim, const struct sim_port *p);
-/* After an admission / a release on ingress (in, prio): send PAUSE or RESUME when due. */
-void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
-                        uint8_t prio);
-void sim_pfc_check_xon(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
-                       uint8_t prio);
+/* Send PAUSE (and arm its refresh) / RESUME for ingress (in, prio); buffer.h decides when. */
+void sim_pfc_xoff(struct fe_sim *sim, struct sim_port *in, uint8_t prio);
+void sim_pfc_xon(struct fe_sim *sim, struct sim_port *in, uint8_t prio);
 /* A PFC frame reached port p: pause or resume its transmitter. */
 void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pfc);
 void sim_pfc_refresh(struct fe_sim *sim, struct sim_port *p);
 void sim_pfc_pause_end(struct fe_sim *sim, struct sim_port *p);
-/* Priorities port p may send now (bit set = allowed). */
-uint8_t sim_pfc_allowed(struct fe_sim *sim, struct sim_port *p);
+/* Priorities port p may send now (bit set = allowed); ends pauses whose quanta ran out. */
+uint8_t sim_pfc_allowed_slow(struct fe_sim *sim, struct sim_port *p);
+static inline uint8_t sim_pfc_allowed(struct fe_sim *sim, struct sim_port *p)
+{
+    return p->paused ? sim_pfc_allowed_slow(sim, p) : 0xFF;
+}
 
 /* ---- ecn.c ---- */
 void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p);
-/* At egress dequeue: RED marking of ECT frames and INT stamping. */
-void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+/* At egress dequeue: RED marking of ECT frames and INT stamping (inline: the frames with
+ * nothing to do, most of them, cost a test). */
+void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+static inline void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
+{
+    bool ect = pkt->pkt.ecn == FE_ECN_ECT0 || pkt->pkt.ecn == FE_ECN_ECT1;
+    if ((p->red_on && ect && p->q[pkt->prio].bytes > p->red.kmin_bytes) ||
+        (pkt->int_md && pkt->pkt.payload_len))
+        sim_ecn_on_dequeue_slow(sim, p, pkt);
+}
 /* The CNP monitor at a port facing a host (switch.cnp_monitor_bps). */
 void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pkt);
 

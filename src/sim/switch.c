@@ -2,40 +2,8 @@
  * (PFC frames first, then the highest PCP), the shared buffer (buffer.c), PFC (pfc.c) and
  * egress marking (ecn.c). A port's transmitter needs an event only when frames wait behind the
  * one on the wire, so an uncongested hop costs one event (the arrival). */
+#include "sim/buffer.h"
 #include "sim/sim_internal.h"
-
-void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
-{
-    struct sim_queue *q = &p->q[pkt->prio];
-    pkt->next = NULL;
-    if (q->tail)
-        q->tail->next = pkt;
-    else
-        q->head = pkt;
-    q->tail = pkt;
-    q->bytes += pkt->frame_bytes;
-    q->pkts++;
-    p->nonempty |= (uint8_t)(1u << pkt->prio);
-    p->queue_bytes += pkt->frame_bytes;
-    if (p->queue_bytes > p->max_queue_bytes) p->max_queue_bytes = p->queue_bytes;
-    (void)sim;
-}
-
-struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio)
-{
-    struct sim_queue *q = &p->q[prio];
-    struct sim_pkt *pkt = q->head;
-    q->head = pkt->next;
-    if (!q->head) {
-        q->tail = NULL;
-        p->nonempty &= (uint8_t) ~(1u << prio);
-    }
-    q->bytes -= pkt->frame_bytes;
-    q->pkts--;
-    p->queue_bytes -= pkt->frame_bytes;
-    pkt->next = NULL;
-    return pkt;
-}
 
 static inline int top_prio(uint8_t mask)
 {

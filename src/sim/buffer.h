@@ -3,10 +3,13 @@
  * guaranteed reserve, then the shared pool up to a dynamic threshold alpha x (free shared
  * buffer), then, for lossless priorities, the port's PFC headroom. The headroom and the reserves
  * are carved out of the buffer at build time, so a lossless frame that fits its headroom always
- * has room. */
+ * has room. Inline: every frame through a switch passes here twice (admission, release). */
+#ifndef FE_SIM_BUFFER_H
+#define FE_SIM_BUFFER_H
+
 #include "sim/sim_internal.h"
 
-uint64_t sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim)
+static inline uint64_t sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim)
 {
     uint64_t free_shared =
         sw->shared_used < sw->shared_bytes ? sw->shared_bytes - sw->shared_used : 0;
@@ -14,13 +17,13 @@ uint64_t sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *
            ((free_shared & 0xFFFF) * sim->dt_alpha_q16 >> 16);
 }
 
-static inline bool lossless(const struct fe_sim *sim, uint8_t prio)
+static inline bool sim_buffer_lossless(const struct fe_sim *sim, uint8_t prio)
 {
     return sim->sc.sw.pfc && (sim->sc.sw.lossless_mask >> prio & 1);
 }
 
-bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in, uint8_t prio,
-                      uint32_t bytes, int *reason)
+static inline bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
+                                    uint8_t prio, uint32_t bytes, int *reason)
 {
     struct sim_ingress *ing = &in->in[prio];
     if (ing->reserve_used + bytes <= sim->sc.sw.reserve_bytes) {
@@ -29,7 +32,7 @@ bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port
                sw->shared_used + bytes <= sw->shared_bytes) {
         ing->shared_used += bytes;
         sw->shared_used += bytes;
-    } else if (lossless(sim, prio)) {
+    } else if (sim_buffer_lossless(sim, prio)) {
         if (ing->hdrm_used + bytes > in->headroom_bytes) {
             *reason = FE_SIM_DROP_HEADROOM;
             return false;
@@ -46,8 +49,8 @@ bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port
     return true;
 }
 
-void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
-                        uint8_t prio, uint32_t bytes)
+static inline void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw,
+                                      struct sim_port *in, uint8_t prio, uint32_t bytes)
 {
     (void)sim;
     struct sim_ingress *ing = &in->in[prio];
@@ -64,18 +67,38 @@ void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw, struct sim_po
     sw->used_bytes -= bytes;
 }
 
-bool sim_buffer_should_pause(const struct fe_sim *sim, const struct sim_switch *sw,
-                             const struct sim_port *in, uint8_t prio)
+static inline bool sim_buffer_should_pause(const struct fe_sim *sim, const struct sim_switch *sw,
+                                           const struct sim_port *in, uint8_t prio)
 {
     const struct sim_ingress *ing = &in->in[prio];
     return ing->hdrm_used > 0 || ing->shared_used >= sim_buffer_threshold(sw, sim);
 }
 
-bool sim_buffer_should_resume(const struct fe_sim *sim, const struct sim_switch *sw,
-                              const struct sim_port *in, uint8_t prio)
+static inline bool sim_buffer_should_resume(const struct fe_sim *sim, const struct sim_switch *sw,
+                                            const struct sim_port *in, uint8_t prio)
 {
     const struct sim_ingress *ing = &in->in[prio];
     if (ing->hdrm_used > 0) return false;
     return ing->shared_used == 0 ||
            ing->shared_used + sim->sc.sw.xon_offset_bytes <= sim_buffer_threshold(sw, sim);
 }
+
+/* PFC after an admission / a release on ingress (in, prio): the decision inline, the frames
+ * from pfc.c. */
+static inline void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw,
+                                      struct sim_port *in, uint8_t prio)
+{
+    if (!sim_buffer_lossless(sim, prio) || in->in[prio].xoff ||
+        !sim_buffer_should_pause(sim, sw, in, prio))
+        return;
+    sim_pfc_xoff(sim, in, prio);
+}
+
+static inline void sim_pfc_check_xon(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
+                                     uint8_t prio)
+{
+    if (!in->in[prio].xoff || !sim_buffer_should_resume(sim, sw, in, prio)) return;
+    sim_pfc_xon(sim, in, prio);
+}
+
+#endif
