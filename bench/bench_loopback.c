@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "feroce/daq.h"
@@ -27,16 +28,32 @@ struct run {
     uint64_t warm_ns, measure_ns;
     bool verify;
     int cpu_tx, cpu_rx;
-    atomic_bool stop, rx_ready;
+    atomic_bool stop, rx_ready, tx_known;
+    pthread_t tx_thread; /* written before tx_known is set */
     /* results (receiver thread) */
     uint64_t bytes;
     double secs;
+    double cpu_tx_s, cpu_rx_s; /* CPU time each thread used during the measured window */
     int err;
 };
 
 static void pin(int cpu)
 {
     if (cpu >= 0) (void)fe_io_pin_cpu(cpu);
+}
+
+/* CPU seconds used so far by the sender thread and by the calling thread: on a shared machine
+ * throughput per CPU-second of the busier thread is what one core would carry. */
+static void thread_cpu(struct run *r, double *tx_s, double *rx_s)
+{
+    struct timespec ts;
+    clockid_t id;
+    *tx_s = *rx_s = 0;
+    if (atomic_load(&r->tx_known) && pthread_getcpuclockid(r->tx_thread, &id) == 0 &&
+        clock_gettime(id, &ts) == 0)
+        *tx_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+        *rx_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* ---- feroce path ---- */
@@ -64,16 +81,21 @@ static void *feroce_rx(void *arg)
     }
     atomic_store(&r->rx_ready, true);
     uint64_t t0 = fe_io_now_ns(), w0 = 0, b0 = 0;
+    double tx0 = 0, rx0 = 0;
     while (!atomic_load(&r->stop)) {
         uint64_t now = fe_io_now_ns();
         fe_daq_step(d, now, FE_READY_ALL);
         if (!w0 && now >= t0 + r->warm_ns) {
             w0 = now;
             b0 = fe_daq_flow(d, 0)->bytes;
+            thread_cpu(r, &tx0, &rx0);
         }
         if (w0 && now >= w0 + r->measure_ns) {
             r->bytes = fe_daq_flow(d, 0)->bytes - b0;
             r->secs = (double)(now - w0) / 1e9;
+            thread_cpu(r, &r->cpu_tx_s, &r->cpu_rx_s);
+            r->cpu_tx_s -= tx0;
+            r->cpu_rx_s -= rx0;
             if (fe_daq_flow(d, 0)->verify_errors || fe_daq_flow(d, 0)->qp_error) r->err = FE_EIO;
             break;
         }
@@ -298,8 +320,9 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
 {
     atomic_store(&r->stop, false);
     atomic_store(&r->rx_ready, false);
+    atomic_store(&r->tx_known, false);
     r->bytes = 0;
-    r->secs = 0;
+    r->secs = r->cpu_tx_s = r->cpu_rx_s = 0;
     r->err = 0;
     pthread_t a, b;
     if (pthread_create(&b, NULL, rx, r)) return 0;
@@ -308,6 +331,8 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
         pthread_join(b, NULL);
         return 0;
     }
+    r->tx_thread = a;
+    atomic_store(&r->tx_known, true);
     pthread_join(b, NULL);
     atomic_store(&r->stop, true);
     pthread_join(a, NULL);
@@ -320,15 +345,26 @@ static int run(int argc, char **argv)
     struct run r;
     memset(&r, 0, sizeof r);
     uint64_t ms = 2000;
+    uint32_t only_mtu = 0;
+    bool feroce_only = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--time-ms") && i + 1 < argc) {
             if (fe_parse_u64(argv[++i], &ms, "--time-ms")) return 2;
         } else if (!strcmp(argv[i], "--verify")) {
             r.verify = true;
+        } else if (!strcmp(argv[i], "--mtu") && i + 1 < argc) {
+            if (fe_parse_u32_max(argv[++i], &only_mtu, "--mtu", 4096)) return 2;
+        } else if (!strcmp(argv[i], "--feroce-only")) {
+            feroce_only = true; /* for profiling feroce's own path */
         } else {
-            fprintf(stderr, "usage: feroce bench loopback [--time-ms MS (2000)] [--verify]\n");
+            fprintf(stderr, "usage: feroce bench loopback [--time-ms MS (2000)] [--verify] "
+                            "[--mtu 1024|4096 (both)] [--feroce-only]\n");
             return 2;
         }
+    }
+    if (only_mtu && only_mtu != 1024 && only_mtu != 4096) {
+        fprintf(stderr, "bench loopback: --mtu is 1024 or 4096\n");
+        return 2;
     }
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     r.cpu_tx = ncpu >= 2 ? 0 : -1;
@@ -346,15 +382,25 @@ static int run(int argc, char **argv)
     int rc = 0;
     for (int k = 0; k < 2; k++) {
         r.mtu = k ? 4096 : 1024;
+        if (only_mtu && r.mtu != only_mtu) continue;
         double fe = run_pair(&r, feroce_tx, feroce_rx);
         int fe_err = r.err;
-        double base = run_pair(&r, udp_tx, udp_rx);
-        double gso = run_pair(&r, gso_tx, gso_rx);
+        double busy_s = r.cpu_tx_s > r.cpu_rx_s ? r.cpu_tx_s : r.cpu_rx_s;
+        double fe_core = busy_s > 0 ? (double)r.bytes * 8 / busy_s / 1e9 : 0;
+        double util_tx = r.secs > 0 ? r.cpu_tx_s / r.secs : 0;
+        double util_rx = r.secs > 0 ? r.cpu_rx_s / r.secs : 0;
+        double base = feroce_only ? 0 : run_pair(&r, udp_tx, udp_rx);
+        double gso = feroce_only ? 0 : run_pair(&r, gso_tx, gso_rx);
         printf("%-6u %14.2f %20.2f %8.2f %18.2f %8.2f%s%s\n", r.mtu, fe, base,
                base > 0 ? fe / base : 0, gso, gso > 0 ? fe / gso : 0,
-               fe_err ? "  (feroce run failed)" : "", gso > 0 ? "" : "  (GSO/GRO refused)");
+               fe_err ? "  (feroce run failed)" : "",
+               gso > 0 || feroce_only ? "" : "  (GSO/GRO refused)");
+        printf(
+            "       feroce per CPU-second of the busier thread: %.2f Gb/s (sender had %.0f %% of a "
+            "core, receiver %.0f %%)\n",
+            fe_core, 100 * util_tx, 100 * util_rx);
         fflush(stdout);
-        if (fe <= 0 || base <= 0) rc = 1;
+        if (fe <= 0 || (base <= 0 && !feroce_only)) rc = 1;
     }
     printf("feroce Gb/s: verified-or-placed payload of completed messages; plain UDP: datagram "
            "bytes received (BTH + payload + ICRC sized), sender blasting without flow control; "

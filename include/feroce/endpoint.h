@@ -80,7 +80,11 @@ int fe_ep_poll_rx(struct fe_ep *ep, uint64_t now_ns, int budget);
 /* Sends what the QPs may send at now_ns (round-robin over QPs, one packet each in turn), up to
  * `budget` packets. Packets the socket cannot take yet stay queued here. Returns packets sent. */
 int fe_ep_poll_tx(struct fe_ep *ep, uint64_t now_ns, int budget);
-/* Earliest time something is due: a QP deadline, or now when packets wait to be sent. */
+/* True when received packets wait inside the endpoint (UDP GRO segments kept from the last
+ * receive): poll does not see them, so call fe_ep_poll_rx before sleeping. */
+bool fe_ep_rx_pending(const struct fe_ep *ep);
+/* Earliest time something is due: a QP deadline, or now when packets wait to be sent or
+ * received. */
 uint64_t fe_ep_next_deadline(const struct fe_ep *ep);
 /* Calls fe_qp_handle_expiry on every QP whose deadline has passed. */
 void fe_ep_handle_expiry(struct fe_ep *ep, uint64_t now_ns);

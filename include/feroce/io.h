@@ -56,9 +56,9 @@ struct fe_udpsock_config {
     bool reuse_port;
     bool timestamps; /* report each datagram's kernel arrival time (fe_dgram.ts_ns) */
     bool no_gso;     /* send every datagram alone (no UDP GSO runs) */
-    /* Accept UDP GRO super-datagrams and split them here. Off by default: segments that do not
-     * fit in one fe_udpsock_recv call are kept in the socket object, invisible to poll/epoll,
-     * so only a caller that calls recv again whenever it got n back may turn it on. */
+    /* Accept UDP GRO super-datagrams and split them here. Segments that do not fit in one
+     * fe_udpsock_recv call are kept in the socket object, where poll/epoll cannot see them: a
+     * caller that turns this on must ask fe_udpsock_rx_pending before it sleeps. */
     bool gro;
 };
 void fe_udpsock_config_default(struct fe_udpsock_config *cfg);
@@ -89,6 +89,13 @@ int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n);
  * gro, coalesced datagrams are split back by their segment size; the segments that did not fit
  * in n are kept and returned first by the next call. */
 int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n);
+/* The same, but GRO segments are not copied: d[i].buf is pointed into the socket's own buffer
+ * (d[i].cap is ignored for them), valid until the next receive call on this socket. Saves a copy
+ * per packet; may return fewer than n while more waits (call again). */
+int fe_udpsock_recv_borrow(struct fe_udpsock *u, struct fe_dgram *d, int n);
+/* Segments of GRO super-datagrams already received and kept for the next fe_udpsock_recv (the
+ * kernel's socket is empty of them, so poll does not report them). */
+int fe_udpsock_rx_pending(const struct fe_udpsock *u);
 const struct fe_udpsock_stats *fe_udpsock_stats(const struct fe_udpsock *u);
 
 /* ---- raw Ethernet (AF_PACKET) ---- */

@@ -433,7 +433,7 @@ void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
         for (int k = 0; k < n; k++)
             sc_input(d, now_ns, g[k].buf, g[k].trunc ? 129 : g[k].len, g[k].ip, g[k].port);
     }
-    if (ready & 1u) fe_ep_poll_rx(d->ep, now_ns, 512);
+    if ((ready & 1u) || fe_ep_rx_pending(d->ep)) fe_ep_poll_rx(d->ep, now_ns, 512);
     fe_ep_handle_expiry(d->ep, now_ns);
     for (unsigned i = 0; i < d->n_flows; i++)
         if (d->flow[i].qp) flow_completions(d, i, now_ns);

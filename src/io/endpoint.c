@@ -57,6 +57,7 @@ void fe_ep_config_default(struct fe_ep_config *cfg)
     cfg->backend = FE_BACKEND_UDP;
     fe_udpsock_config_default(&cfg->udp);
     cfg->udp.bind_port = FE_ROCEV2_UDP_PORT;
+    cfg->udp.gro = true; /* kept segments are reported by fe_ep_rx_pending */
     fe_raw_config_default(&cfg->raw);
     cfg->verify_icrc = true;
     cfg->batch = 32;
@@ -298,13 +299,15 @@ int fe_ep_poll_rx(struct fe_ep *ep, uint64_t now_ns, int budget)
             ep->rxd[i].buf = ep->rxmem + (size_t)i * RX_BUF_LEN;
             ep->rxd[i].cap = RX_BUF_LEN;
         }
-        int n =
-            ep->udp ? fe_udpsock_recv(ep->udp, ep->rxd, want) : fe_raw_recv(ep->raw, ep->rxd, want);
+        /* segments kept from the last call come first; the socket is read after them */
+        int kept = ep->udp ? fe_udpsock_rx_pending(ep->udp) : 0;
+        int n = ep->udp ? fe_udpsock_recv_borrow(ep->udp, ep->rxd, want)
+                        : fe_raw_recv(ep->raw, ep->rxd, want);
         if (n <= 0) break;
         ep->st.rx_dgrams += (uint64_t)n;
         for (int i = 0; i < n; i++) rx_one(ep, now_ns, &ep->rxd[i]);
         total += n;
-        if (n < want) break;
+        if (n < want && n > kept) break; /* the socket is empty */
     }
     return total;
 }
@@ -400,9 +403,14 @@ bool fe_ep_tx_blocked(const struct fe_ep *ep)
     return ep->tx_head < ep->tx_n;
 }
 
+bool fe_ep_rx_pending(const struct fe_ep *ep)
+{
+    return ep->udp && fe_udpsock_rx_pending(ep->udp) > 0;
+}
+
 uint64_t fe_ep_next_deadline(const struct fe_ep *ep)
 {
-    if (ep->tx_head < ep->tx_n) return 0;
+    if (ep->tx_head < ep->tx_n || fe_ep_rx_pending(ep)) return 0;
     uint64_t d = FE_NO_DEADLINE;
     for (unsigned i = 0; i < ep->n_qps; i++) {
         uint64_t q = fe_qp_next_deadline(ep->qps[i].qp);

@@ -452,7 +452,7 @@ void fe_frontend_step(struct fe_frontend *f, uint64_t now_ns, unsigned ready)
         for (int i = 0; i < n; i++)
             sc_input(f, now_ns, d[i].buf, d[i].trunc ? 129 : d[i].len, d[i].ip, d[i].port);
     }
-    if (ready & 1u) fe_ep_poll_rx(f->ep, now_ns, 512);
+    if ((ready & 1u) || fe_ep_rx_pending(f->ep)) fe_ep_poll_rx(f->ep, now_ns, 512);
     fe_ep_handle_expiry(f->ep, now_ns);
     if (f->cfg.duration_ns && f->any_started && !f->stopped &&
         now_ns >= f->first_start_ns + f->cfg.duration_ns)

@@ -256,17 +256,24 @@ int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
     return done;
 }
 
-/* Hands out the next datagram (or segment of a GRO super-datagram) kept from recvmmsg. */
-static void gro_take(struct fe_udpsock *u, struct fe_dgram *out)
+/* Hands out the next datagram (or segment of a GRO super-datagram) kept from recvmmsg: copied
+ * into out->buf, or (borrow) out->buf pointed at it inside the socket's own buffer. */
+static void gro_take(struct fe_udpsock *u, struct fe_dgram *out, bool borrow)
 {
     const struct gro_slot *s = &u->gro[u->gro_i];
-    const uint8_t *src = u->gro_buf + (size_t)u->gro_i * GRO_BUF_BYTES + u->gro_off;
+    uint8_t *src = u->gro_buf + (size_t)u->gro_i * GRO_BUF_BYTES + u->gro_off;
     uint32_t left = s->len - u->gro_off;
     uint32_t len = s->seg && s->seg < left ? s->seg : left;
-    uint32_t copy = len < out->cap ? len : out->cap;
-    memcpy(out->buf, src, copy);
-    out->len = copy;
-    out->trunc = s->trunc || copy < len;
+    if (borrow) {
+        out->buf = src;
+        out->len = len;
+        out->trunc = s->trunc || len > out->cap; /* as if copied into cap bytes */
+    } else {
+        uint32_t copy = len < out->cap ? len : out->cap;
+        memcpy(out->buf, src, copy);
+        out->len = copy;
+        out->trunc = s->trunc || copy < len;
+    }
     out->ip = s->ip;
     out->port = s->port;
     out->tos = s->tos;
@@ -344,7 +351,19 @@ static void count_rx(struct fe_udpsock *u, const struct fe_dgram *d, int n)
     u->st.rx_dgrams += (uint64_t)n;
 }
 
-int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
+int fe_udpsock_rx_pending(const struct fe_udpsock *u)
+{
+    if (!u->gro_buf || u->gro_i >= u->gro_n) return 0;
+    int k = 0;
+    for (int i = u->gro_i; i < u->gro_n; i++) {
+        const struct gro_slot *s = &u->gro[i];
+        uint32_t left = s->len - (i == u->gro_i ? u->gro_off : 0);
+        k += s->seg ? (int)((left + s->seg - 1) / s->seg) : 1;
+    }
+    return k;
+}
+
+static int recv_batch(struct fe_udpsock *u, struct fe_dgram *d, int n, bool borrow)
 {
     if (n <= 0) return 0;
     if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
@@ -353,8 +372,9 @@ int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
     if (u->gro_buf) {
         /* Kept segments first, then at most one system call into the GRO buffers. */
         int out = 0;
-        while (out < n && u->gro_i < u->gro_n) gro_take(u, &d[out++]);
-        if (out < n) {
+        while (out < n && u->gro_i < u->gro_n) gro_take(u, &d[out++], borrow);
+        /* Borrowed segments live in the GRO buffers: no new receive over them in this call. */
+        if (out < n && !(borrow && out)) {
             int want = n - out < GRO_MSGS ? n - out : GRO_MSGS;
             for (int i = 0; i < want; i++) {
                 bufs[i] = u->gro_buf + (size_t)i * GRO_BUF_BYTES;
@@ -371,7 +391,7 @@ int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
             u->gro_n = r > 0 ? r : 0;
             u->gro_i = 0;
             u->gro_off = 0;
-            while (out < n && u->gro_i < u->gro_n) gro_take(u, &d[out++]);
+            while (out < n && u->gro_i < u->gro_n) gro_take(u, &d[out++], borrow);
         }
         count_rx(u, d, out);
         return out;
@@ -396,4 +416,14 @@ int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
     }
     count_rx(u, d, r);
     return r;
+}
+
+int fe_udpsock_recv(struct fe_udpsock *u, struct fe_dgram *d, int n)
+{
+    return recv_batch(u, d, n, false);
+}
+
+int fe_udpsock_recv_borrow(struct fe_udpsock *u, struct fe_dgram *d, int n)
+{
+    return recv_batch(u, d, n, true);
 }

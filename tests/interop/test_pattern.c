@@ -50,6 +50,19 @@ static void test_matches_definition(void **state)
             }
 }
 
+/* The word index wraps at 2^32 words (32 GiB into a message): the vector fill must hand over. */
+static void test_word_index_wrap(void **state)
+{
+    (void)state;
+    uint8_t b[300];
+    for (uint64_t back = 0; back < 70; back += 1) {
+        uint64_t off = (1ull << 35) - back * 5 - 1;
+        fe_pattern_fill(b, sizeof b, 5, 77, off);
+        for (size_t i = 0; i < sizeof b; i++) assert_int_equal(b[i], ref_byte(5, 77, off + i));
+        assert_int_equal(fe_pattern_check(b, sizeof b, 5, 77, off), sizeof b);
+    }
+}
+
 static void test_piecewise_fill(void **state)
 {
     (void)state;
@@ -144,6 +157,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_answer),
         cmocka_unit_test(test_matches_definition),
+        cmocka_unit_test(test_word_index_wrap),
         cmocka_unit_test(test_piecewise_fill),
         cmocka_unit_test(test_every_corruption_found),
         cmocka_unit_test(test_corruption_in_long_buffers),

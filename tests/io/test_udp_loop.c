@@ -126,10 +126,12 @@ static void gso_batch(uint16_t port, uint16_t other_port)
     }
 }
 
-/* Receives `want` datagrams from u in chunks of `chunk`, checking each against gd[] (those to
- * port only), in order. */
-static void expect_batch(struct fe_udpsock *u, uint16_t port, int chunk)
+/* Receives `want` datagrams from u in chunks of `chunk` (copied, or borrowed from the socket's
+ * GRO buffers), checking each against gd[] (those to port only), in order. Returns how many
+ * times segments were left kept in the socket (fe_udpsock_rx_pending > 0) after a call. */
+static int expect_batch(struct fe_udpsock *u, uint16_t port, int chunk, bool borrow)
 {
+    int kept = 0;
     static uint8_t rx[FE_IO_MAX_BATCH][4300];
     int next = 0;
     uint64_t until = fe_io_now_ns() + 2000000000ull;
@@ -138,8 +140,9 @@ static void expect_batch(struct fe_udpsock *u, uint16_t port, int chunk)
         if (next == GN) break;
         struct fe_dgram r[FE_IO_MAX_BATCH];
         for (int i = 0; i < chunk; i++) r[i] = (struct fe_dgram){.buf = rx[i], .cap = sizeof rx[i]};
-        int n = fe_udpsock_recv(u, r, chunk);
+        int n = borrow ? fe_udpsock_recv_borrow(u, r, chunk) : fe_udpsock_recv(u, r, chunk);
         assert_true(n >= 0 && n <= chunk);
+        if (fe_udpsock_rx_pending(u) > 0) kept++;
         for (int i = 0; i < n; i++) {
             while (next < GN && gd[next].port != port) next++;
             assert_true(next < GN);
@@ -154,6 +157,8 @@ static void expect_batch(struct fe_udpsock *u, uint16_t port, int chunk)
     assert_int_equal(next, GN);
     struct fe_dgram extra = {.buf = rx[0], .cap = sizeof rx[0]};
     assert_int_equal(fe_udpsock_recv(u, &extra, 1), 0);
+    assert_int_equal(fe_udpsock_rx_pending(u), 0);
+    return kept;
 }
 
 /* GSO on the sender and GRO on the receiver, each on or off: the receiver always sees the same
@@ -161,8 +166,8 @@ static void expect_batch(struct fe_udpsock *u, uint16_t port, int chunk)
 static void test_gso_gro_identical(void **state)
 {
     (void)state;
-    for (int mode = 0; mode < 4; mode++) {
-        bool tx_off = mode & 1, rx_off = mode & 2;
+    for (int mode = 0; mode < 8; mode++) {
+        bool tx_off = mode & 1, rx_off = mode & 2, borrow = mode & 4;
         struct fe_udpsock *a = open_lo_offload(!tx_off), *b = open_lo_offload(!rx_off);
         struct fe_udpsock *o = open_lo_offload(true);
         uint16_t bport, oport;
@@ -175,10 +180,14 @@ static void test_gso_gro_identical(void **state)
             assert_int_equal(fe_udpsock_stats(a)->tx_gso_sends, 0);
         else if (!fe_udpsock_stats(a)->tx_gso_sends)
             print_message("note: kernel refused UDP GSO; tested the fallback\n");
-        expect_batch(b, bport, mode == 0 ? 3 : 32); /* 3: segments kept across calls */
-        expect_batch(o, oport, 1);
-        if (!tx_off && !rx_off && fe_udpsock_stats(a)->tx_gso_sends)
+        /* 3: segments kept across calls */
+        int kept = expect_batch(b, bport, (mode & 3) == 0 ? 3 : 32, borrow);
+        expect_batch(o, oport, 1, borrow);
+        if (!tx_off && !rx_off && fe_udpsock_stats(a)->tx_gso_sends) {
             assert_true(fe_udpsock_stats(b)->rx_gro_dgrams > 0); /* loopback keeps GSO whole */
+            if ((mode & 3) == 0) assert_true(kept > 0); /* and says so: poll cannot see them */
+        }
+        if (rx_off) assert_int_equal(kept, 0);
         if (rx_off) assert_int_equal(fe_udpsock_stats(b)->rx_gro_dgrams, 0);
         assert_int_equal(fe_udpsock_stats(b)->rx_dgrams, GN - 2);
         fe_udpsock_close(a);
