@@ -58,7 +58,8 @@ struct fe_frontend_config {
     /* transport template (QPNs, PSNs, keys are filled per QP) */
     struct fe_qp_config qp;
     /* test hooks: drop data packets on purpose (requests only, never ACKs) */
-    uint64_t drop_every;   /* every Nth data packet of each QP, retransmissions included */
+    uint64_t drop_every;   /* every Nth data packet of each QP, retransmissions included, but
+                            * never the same PSN twice in a row (that would livelock Go-Back-N) */
     uint32_t drop_psn[32]; /* the first transmission of each of these PSNs, on every QP */
     unsigned n_drop_psn;
 };

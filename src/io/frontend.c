@@ -14,8 +14,10 @@ struct flow_rt {
     size_t mem_len;
     uint32_t window;
     uint64_t next_post_ns;
-    uint64_t data_pkts;   /* data packets seen by the drop hook */
-    uint32_t psn_dropped; /* bit j: drop_psn[j] already dropped once */
+    uint64_t data_pkts;     /* data packets seen by the drop hook */
+    uint32_t psn_dropped;   /* bit j: drop_psn[j] already dropped once */
+    uint32_t last_drop_psn; /* drop_every never drops one PSN twice in a row */
+    bool any_drop;
 };
 
 struct fe_frontend {
@@ -314,14 +316,21 @@ static bool drop_hook(void *arg, uint32_t qpn, const struct fe_pkt *pkt)
         if (!fl->used || fl->qpn != qpn) continue;
         struct flow_rt *rt = &f->rt[i];
         rt->data_pkts++;
-        bool drop = f->cfg.drop_every && rt->data_pkts % f->cfg.drop_every == 0;
+        /* Every Nth, except the resend of the PSN it dropped last: a go-back window of exactly N
+         * packets would otherwise lose the same PSN on every round (a livelock, not a test). */
+        bool drop = f->cfg.drop_every && rt->data_pkts % f->cfg.drop_every == 0 &&
+                    !(rt->any_drop && rt->last_drop_psn == pkt->bth.psn);
         for (unsigned j = 0; j < f->cfg.n_drop_psn && j < 32; j++) {
             if (f->cfg.drop_psn[j] == pkt->bth.psn && !(rt->psn_dropped & (1u << j))) {
                 rt->psn_dropped |= 1u << j;
                 drop = true;
             }
         }
-        if (drop) fl->dropped_on_purpose++;
+        if (drop) {
+            fl->dropped_on_purpose++;
+            rt->last_drop_psn = pkt->bth.psn;
+            rt->any_drop = true;
+        }
         return drop;
     }
     return false;

@@ -6,10 +6,11 @@ the PSN it names, and `feroce verbs-recv` in the VM still gets every byte and ev
 in order. Both ends' counters must show it: rxe saw out-of-sequence requests, the sender got
 sequence NAKs and retransmitted.
 
-The hook's other mode, every Nth packet with retransmissions included, is not used: it is
-periodic, so a go-back window of exactly N packets that starts at a dropped PSN loses that PSN
-again on every round and no Go-Back-N sender can ever finish (seen here: rxe NAKs PSN 609, the
-resend 609..631 is 23 packets, --drop-every 23 drops 609 each time until the retries run out)."""
+The hook's other mode, every Nth packet with retransmissions included, runs last. Purely
+periodic it could never finish: a go-back window of exactly N packets that starts at a dropped
+PSN lost that PSN again on every round (seen here: rxe NAKs PSN 609, the resend 609..631 is 23
+packets, --drop-every 23 dropped 609 each time until the retries ran out), so the hook never
+drops one PSN twice in a row."""
 import os
 import re
 import sys
@@ -65,6 +66,15 @@ def main():
              "--imm-every", ",".join(map(str, imms))])
         fevm.check_run(c, "MTU 1024 with drops", res, sizes, counts, imms)
         check_drops(c, "MTU 1024 with drops", res)
+        # Every 23rd packet, resends included.
+        sizes, counts, imms = [65536], [40], [1]
+        res = fevm.run_pair(
+            vm, exe, fevm.SEND_PACED + ["--mtu", "4096", "--imm-every", "1", "--drop-every", "23"],
+            ["--qps", "1", "--mtu", "4096", "--slots", str(fevm.SLOTS),
+             "--size", ",".join(map(str, sizes)), "--count", ",".join(map(str, counts)),
+             "--imm-every", ",".join(map(str, imms))])
+        fevm.check_run(c, "every 23rd packet dropped", res, sizes, counts, imms)
+        check_drops(c, "every 23rd packet dropped", res)
         oos = rxe_counter(vm, "out_of_seq_request")
         c.expect(oos > oos0 >= 0, f"rxe counted {oos - oos0} out-of-sequence requests")
     c.finish("interop drop", t0)

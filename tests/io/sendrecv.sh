@@ -66,3 +66,26 @@ assert sf[0]['msgs'] == 3000 and not sf[0]['error'], sf
 assert sf[0]['qpn'] == rf[0]['peer_qpn'] == 256 and sf[0]['peer_qpn'] == rf[0]['qpn'], (sf, rf)
 print('stream: 3000 messages of 16 KiB verified; sender completed all 3000')
 PYEOF
+
+# Injected loss, every 23rd data packet, retransmissions included: Go-Back-N must finish even
+# when a go-back window is exactly 23 packets long (the hook never drops one PSN twice in a row),
+# and every byte still arrives once, verified.
+"$BIN" send --bind $FE --once --line-rate 2Gbps --drop-every 23 --json >"$D/send2.json" 2>"$D/send2.err" &
+SPID=$!
+sleep 0.3
+"$BIN" recv --bind $HOST --fe $FE --count 400 --msg-size 16K --timeout 60s --json \
+    >"$D/recv2.json" 2>"$D/recv2.err" || { cat "$D/recv2.err" "$D/recv2.json" "$D/send2.err"; exit 1; }
+wait "$SPID" || { echo "feroce send failed"; cat "$D/send2.err" "$D/send2.json"; exit 1; }
+SPID=
+$PY - "$D/send2.json" "$D/recv2.json" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+assert r['ok'] and s['ok'], (s, r)
+rf, sf = r['flows'][0], s['flows'][0]
+assert rf['msgs'] == 400 and rf['verify_errors'] == 0 and rf['seq_errors'] == 0, rf
+assert sf['msgs'] == 400 and not sf['error'], sf
+assert sf['dropped_on_purpose'] >= 400 * 4 // 23, sf   # 16 KiB = 4+ packets per message
+assert sf['retx_pkts'] > 0, sf
+print('with every 23rd packet dropped: %d drops, %d retransmitted packets, 400 messages verified'
+      % (sf['dropped_on_purpose'], sf['retx_pkts']))
+PYEOF
