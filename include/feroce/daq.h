@@ -5,8 +5,9 @@
  * WRITE with immediate (immediate = sequence number) hands slot (seq mod slots) to a consumer.
  * A slot's receive buffer is re-posted only when the consumer has taken the message, so a slow
  * consumer makes the sender back off through RNR NAKs instead of losing data. At most
- * slots - 1 receive buffers are posted: the message being placed then never lands in a slot the
- * consumer still owns. The consumer verifies the data pattern byte-exact and may record it.
+ * slots - 1 receive buffers are posted (one per doorbell when the immediate comes every Mth
+ * message: (slots - M) / M): the message being placed then never lands in a slot the consumer
+ * still owns. The consumer verifies the data pattern byte-exact and may record it.
  * The QPs' notification point answers CE-marked packets with CNPs. */
 #ifndef FEROCE_DAQ_H
 #define FEROCE_DAQ_H
@@ -53,6 +54,12 @@ struct fe_daq_config {
     uint32_t slots, msg_bytes;
     uint64_t count; /* messages per QP, 0 = until stopped */
     bool imm;       /* WRITE with immediate (per-message completions) rather than plain WRITE */
+    /* Doorbell period M (include/feroce/pattern.h): the sender puts an immediate on every Mth
+     * message (and on the last); the immediate of message k completes every message up to k.
+     * Receive buffers count doorbells, so (slots - M) / M are posted and one is given back when
+     * the consumer takes a doorbell's message: the sender can never be more than a ring ahead.
+     * Needs slots >= 2 M. 1 = every message. */
+    uint32_t imm_every;
     uint64_t gap_ns;
     /* the consumer */
     uint64_t consume_Bps; /* 0 = as fast as it can */

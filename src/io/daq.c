@@ -11,7 +11,8 @@
 
 struct daq_rt {
     uint8_t *ring;   /* slots x msg_bytes, registered as the QP's memory region */
-    uint32_t *imm_q; /* completed messages waiting for the consumer (their immediates) */
+    uint32_t *imm_q; /* completed messages waiting for the consumer (low 32 bits of seq) */
+    uint8_t *bell_q; /* 1: that message carried the immediate (its buffer goes back) */
     uint32_t q_head; /* FIFO of `slots` entries */
     uint64_t cq_seq; /* next sequence number expected from completions */
     struct fe_sc_host host;
@@ -48,6 +49,7 @@ void fe_daq_config_default(struct fe_daq_config *cfg)
     cfg->slots = 64;
     cfg->msg_bytes = 65536;
     cfg->imm = true;
+    cfg->imm_every = 1;
     cfg->verify = true;
     cfg->record_fd = -1;
     fe_qp_config_default(&cfg->qp);
@@ -103,8 +105,9 @@ static int flow_qp(struct fe_daq *d, unsigned i, uint32_t peer_qpn, uint32_t pee
                        .base = rt->ring};
     err = fe_qp_reg_mr(fl->qp, &mr);
     if (!err) err = fe_ep_add_qp(d->ep, fl->qp, peer_ip, peer_port, FE_EP_LEARN_PEER);
-    /* slots - 1 credits: see daq.h */
-    for (uint32_t k = 0; !err && d->cfg.imm && k + 1 < d->cfg.slots; k++)
+    /* (slots - M) / M receive buffers: see daq.h */
+    uint32_t bells = (d->cfg.slots - d->cfg.imm_every) / d->cfg.imm_every;
+    for (uint32_t k = 0; !err && d->cfg.imm && k < bells; k++)
         err = fe_qp_post_recv(fl->qp, k, NULL, 0);
     if (err) {
         if (errbuf) snprintf(errbuf, errcap, "cannot set up QP %u: %s", fl->qpn, fe_strerror(err));
@@ -196,6 +199,10 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
         snprintf(errbuf, errcap, "the ring needs >= 2 slots and at most 16 GiB");
         goto fail;
     }
+    if (!cfg->imm_every || cfg->slots / 2 < cfg->imm_every) {
+        snprintf(errbuf, errcap, "the doorbell period must be 1..slots/2 (%u slots)", cfg->slots);
+        goto fail;
+    }
     d->ep = fe_ep_create(&cfg->ep, &e);
     if (!d->ep) {
         snprintf(errbuf, errcap, "cannot open the data %s: %s",
@@ -212,7 +219,8 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
         fl->qpn = (cfg->local_qpn + i) & 0xFFFFFF;
         rt->ring = calloc(1, ring_bytes(d));
         rt->imm_q = calloc(cfg->slots, sizeof *rt->imm_q);
-        if (!rt->ring || !rt->imm_q) {
+        rt->bell_q = calloc(cfg->slots, 1);
+        if (!rt->ring || !rt->imm_q || !rt->bell_q) {
             snprintf(errbuf, errcap, "out of memory for %u rings", want);
             goto fail;
         }
@@ -290,6 +298,7 @@ void fe_daq_destroy(struct fe_daq *d)
         }
         free(d->rt[i].ring);
         free(d->rt[i].imm_q);
+        free(d->rt[i].bell_q);
     }
     fe_udpsock_close(d->sc_sock);
     fe_ep_destroy(d->ep);
@@ -329,17 +338,25 @@ static void flow_completions(struct fe_daq *d, unsigned i, uint64_t now_ns)
                 continue;
             }
             if (cqe[k].opcode != FE_WC_RECV_RDMA_WITH_IMM || !cqe[k].has_imm) continue;
-            if (cqe[k].imm != (uint32_t)rt->cq_seq) {
+            /* The immediate of message k completes every message up to k (RC places in PSN
+             * order): at most M of them since the last doorbell. */
+            uint32_t span = cqe[k].imm - (uint32_t)rt->cq_seq + 1;
+            if (span == 0 || span > d->cfg.imm_every) {
                 fl->seq_errors++; /* a lost or repeated message: resynchronise on it */
                 rt->cq_seq = (rt->cq_seq & ~0xFFFFFFFFull) | cqe[k].imm;
+                span = 1;
             }
-            if (fl->queued >= d->cfg.slots) { /* cannot happen with slots - 1 credits */
+            if (fl->queued + span > d->cfg.slots) { /* cannot happen with the credits posted */
                 fl->seq_errors++;
                 continue;
             }
-            rt->imm_q[(rt->q_head + fl->queued) % d->cfg.slots] = cqe[k].imm;
-            fl->queued++;
-            rt->cq_seq++;
+            for (uint32_t m = 0; m < span; m++) {
+                uint32_t at = (rt->q_head + fl->queued) % d->cfg.slots;
+                rt->imm_q[at] = (uint32_t)rt->cq_seq;
+                rt->bell_q[at] = m + 1 == span;
+                fl->queued++;
+                rt->cq_seq++;
+            }
             if (!fl->first_ns) fl->first_ns = now_ns;
         }
     }
@@ -352,6 +369,7 @@ static bool consume_one(struct fe_daq *d, unsigned i, uint64_t now_ns)
     struct daq_rt *rt = &d->rt[i];
     if (!fl->queued) return false;
     uint32_t imm = rt->imm_q[rt->q_head];
+    bool bell = rt->bell_q[rt->q_head];
     uint64_t seq = (fl->next_seq & ~0xFFFFFFFFull) | imm;
     uint32_t slot = (uint32_t)(seq % d->cfg.slots);
     const uint8_t *buf = rt->ring + (size_t)slot * d->cfg.msg_bytes;
@@ -365,8 +383,9 @@ static bool consume_one(struct fe_daq *d, unsigned i, uint64_t now_ns)
     fl->msgs++;
     fl->bytes += d->cfg.msg_bytes;
     fl->last_ns = now_ns;
-    /* the slot is free again: give the sender its credit back */
-    if (fl->qp && fe_qp_state(fl->qp) == FE_QPS_RTS) (void)fe_qp_post_recv(fl->qp, seq, NULL, 0);
+    /* the doorbell's messages are all taken: give the sender its credit back */
+    if (bell && fl->qp && fe_qp_state(fl->qp) == FE_QPS_RTS)
+        (void)fe_qp_post_recv(fl->qp, seq, NULL, 0);
     return true;
 }
 

@@ -34,6 +34,8 @@ static const char usage[] =
     "our QPs: --qpn N (17)  --psn N (0)  --rkey K (0x1000)  --va V (0x100000000)\n"
     "stream asked for: --slots N (64)  --msg-size SIZE (64K)  --count N (0 = until --duration)\n"
     "                  --op write|write-imm (write-imm)  --gap TIME\n"
+    "                  --imm-every M (1): the sender's doorbell period (feroce send --imm-every);\n"
+    "                  an immediate completes every message up to it; needs --slots >= 2 M\n"
     "consumer: --consume-rate RATE (e.g. 500Mbps; default unlimited)  --no-verify  --record FILE\n"
     "transport: --mtu N (4096)  --no-cnp  --cnp-interval TIME (4us)  --ack-every N (32)\n"
     "           --rnr-timer CODE: IB RNR timer code in RNR NAKs (12 = 0.64 ms)\n"
@@ -162,6 +164,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 c->imm = true;
             else
                 goto bad;
+        } else if (!strcmp(a, "--imm-every")) {
+            NEED();
+            if (fe_parse_u32_max(val, &c->imm_every, a, 1u << 19) || !c->imm_every) goto bad;
         } else if (!strcmp(a, "--gap")) {
             NEED();
             if (fe_parse_duration_ns(val, &c->gap_ns, a)) return -1;
