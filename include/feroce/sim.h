@@ -35,6 +35,15 @@ enum fe_sim_pfc_mode {
     FE_SIM_PFC_XOFF_XON = 1 /* pause until RESUME (the ns-3 simulators' model) */
 };
 
+/* How frames are sized on links and in switch buffers. */
+enum fe_sim_frames {
+    FE_SIM_FRAMES_ROCE = 0,    /* the real RoCEv2 frames: Ethernet + IPv4 + UDP + BTH (+ RETH,
+                                * AETH, ImmDt) + payload + ICRC + FCS, 64 bytes at least */
+    FE_SIM_FRAMES_HPCC_NS3 = 1 /* as HPCC's ns-3 sizes them: data = payload + 48 (its PPP header
+                                * of 14, IPv4 20, UDP 8, SeqTs 6) + INT (42 with HPCC, 8 with
+                                * TIMELY); ACK/NAK 60 (88 with HPCC's INT); PFC 43 */
+};
+
 /* ECN marking at egress for ports of one speed. */
 struct fe_sim_red {
     uint64_t rate_bps; /* ports of exactly this rate; the entry with the largest rate <= the port
@@ -88,6 +97,7 @@ struct fe_sim_host_cfg {
     uint64_t pacer_burst_bytes; /* 0 = one MTU */
     bool count_ifg;             /* links carry preamble + inter-frame gap (20 B) per frame */
     uint64_t min_frame_bytes;   /* Ethernet minimum frame (64) */
+    enum fe_sim_frames frames;  /* frame sizes (ROCE; HPCC_NS3 in --ns3-compat) */
     bool window_bdp;            /* bytes in flight per QP <= the largest path BDP (HPCC HAS_WIN) */
 };
 
@@ -150,7 +160,8 @@ int fe_sim_scenario_set_cc(struct fe_sim_scenario *sc, int index, const char *al
 int fe_sim_scenario_set(struct fe_sim_scenario *sc, const char *assignment, char *err,
                         size_t err_cap);
 /* The modelling choices of the ns-3 RDMA simulators: DCQCN's hpcc-ns3 profile, congestion on
- * ACKs (no CNPs), an ACK per packet, XOFF/XON pause, no preamble/IFG on links. */
+ * ACKs (no CNPs), an ACK per packet, XOFF/XON pause, no preamble/IFG on links, their frame
+ * sizes (FE_SIM_FRAMES_HPCC_NS3). */
 void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc);
 
 /* ---- running ---- */
@@ -330,7 +341,14 @@ int fe_sim_scenario_parse_yaml(const char *text, size_t len, const char *name,
  * (relative to the config's directory unless overridden, NULL = from the config). */
 struct fe_sim_hpcc_files {
     char topology[512], flow[512], fct_out[512], pfc_out[512];
-    uint32_t payload; /* PACKET_PAYLOAD_SIZE (0 = not given) */
+    uint32_t payload; /* PACKET_PAYLOAD_SIZE (HPCC's default 1000 when not given) */
+    /* config values that need the topology (fe_sim_hpcc_apply) */
+    int cc_mode;          /* CC_MODE */
+    bool has_win;         /* HAS_WIN (HPCC's default 1) */
+    bool global_t;        /* GLOBAL_T (default 1): one base RTT and window for every flow */
+    uint64_t rate_ai_bps; /* RATE_AI, 0 = not given */
+    uint64_t max_rtt_ns;  /* set by fe_sim_hpcc_apply: HPCC's maxRtt and maxBdp */
+    uint64_t max_bdp_bytes;
 };
 int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
                      const char *flow_override, struct fe_sim_scenario *sc,
@@ -342,6 +360,12 @@ int fe_sim_hpcc_parse_topology(const char *text, size_t len, const char *name,
                                struct fe_sim_scenario *sc, char *err, size_t err_cap);
 int fe_sim_hpcc_parse_flows(const char *text, size_t len, const char *name,
                             struct fe_sim_scenario *sc, char *err, size_t err_cap);
+/* What HPCC derives from the topology once it is read (fe_sim_hpcc_load calls it): maxRtt and
+ * maxBdp over every pair of hosts (shortest paths; RTT = 2 x delays + payload serialization per
+ * hop, as its third.cc computes them); with GLOBAL_T, HPCC's base RTT T and additive step
+ * (RATE_AI x T); with HAS_WIN, a window of maxBdp bytes per QP. */
+int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files, char *err,
+                      size_t err_cap);
 /* fct.txt lines for the completed flows, by completion time:
  * "sip dip sport dport size start_ns fct_ns standalone_fct_ns" (IPs in hex as HPCC numbers). */
 void fe_sim_hpcc_write_fct(const struct fe_sim *sim, FILE *f);

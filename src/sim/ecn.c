@@ -82,9 +82,7 @@ void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
     c->flow_hash = f->hash_rev;
     c->flow = pkt->flow;
     c->owner = NULL;
-    c->frame_bytes = (uint32_t)(fe_pkt_wire_len(&c->pkt) + sim->wire_extra);
-    if (c->frame_bytes < sim->sc.host.min_frame_bytes)
-        c->frame_bytes = (uint32_t)sim->sc.host.min_frame_bytes;
+    c->frame_bytes = sim_frame_bytes(sim, &c->pkt);
     struct sim_port *out = sim_route(sim, p->node->sw, c->dst, c->flow_hash);
     if (!out) {
         sim_pkt_free(sim, c);

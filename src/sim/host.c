@@ -7,6 +7,7 @@
  * transmitter slot; QPs waiting for a later deadline sit in a min-heap with one wake-up event
  * for the host. A frame of a priority paused by PFC waits in the port's queue (one per QP at
  * most: that QP is not polled again until it leaves). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -370,9 +371,7 @@ static struct sim_pkt *make_pkt(struct fe_sim *sim, struct sim_host *h, struct s
         prio = sim->sc.host.ack_pcp;
     if (fp->bth.opcode == FE_OP_CNP) sim->st.cnps++;
     pkt->prio = prio;
-    uint64_t fb = fe_pkt_wire_len(fp) + sim->wire_extra;
-    if (fb < sim->sc.host.min_frame_bytes) fb = sim->sc.host.min_frame_bytes;
-    pkt->frame_bytes = (uint32_t)fb;
+    pkt->frame_bytes = sim_frame_bytes(sim, fp);
     return pkt;
 }
 
@@ -539,18 +538,22 @@ static uint64_t ser_ns(uint64_t bytes, uint64_t rate_bps)
 /* The egress port at every switch from host src to host dst for an ECMP hash (NULL-terminated,
  * at most 64 switches); NULL on a routing failure. */
 static struct sim_port **walk_path(struct fe_sim *sim, uint32_t src, uint32_t dst, uint32_t hash,
-                                   uint64_t *rtt_out, uint64_t *rate_out)
+                                   uint32_t payload, uint64_t *rtt_out, uint64_t *rate_out,
+                                   uint64_t *hpcc_rtt_out)
 {
     struct sim_port *hops[65];
     uint32_t n = 0;
-    uint64_t data_frame = sim->sc.host.mtu_bytes + 36 + sim->wire_extra + sim->ifg;
-    uint64_t ack_frame = 20 + sim->wire_extra + sim->ifg;
-    if (ack_frame < sim->sc.host.min_frame_bytes + sim->ifg)
-        ack_frame = sim->sc.host.min_frame_bytes + sim->ifg;
+    uint64_t data_frame = sim->max_frame_bytes + sim->ifg;
+    struct fe_pkt ack;
+    memset(&ack, 0, sizeof(ack));
+    ack.bth.opcode = FE_OP_ACK;
+    uint64_t ack_frame = sim_frame_bytes(sim, &ack) + sim->ifg;
     struct sim_port *p = &sim->nodes[src].ports[0];
-    uint64_t rtt = 0, rate = UINT64_MAX;
+    uint64_t rtt = 0, rate = UINT64_MAX, hpcc_rtt = 0;
     for (;;) {
         rtt += 2 * p->delay_ns + ser_ns(data_frame, p->rate_bps) + ser_ns(ack_frame, p->rate_bps);
+        /* HPCC's pairRtt: delays and the payload's serialization only, truncated per hop */
+        hpcc_rtt += 2 * p->delay_ns + (uint64_t)payload * 8000000000u / p->rate_bps;
         if (p->rate_bps < rate) rate = p->rate_bps;
         struct sim_node *nd = p->peer->node;
         if (!nd->is_switch) break;
@@ -565,6 +568,7 @@ static struct sim_port **walk_path(struct fe_sim *sim, uint32_t src, uint32_t ds
     path[n] = NULL;
     if (rtt_out) *rtt_out = rtt;
     if (rate_out) *rate_out = rate;
+    if (hpcc_rtt_out) *hpcc_rtt_out = hpcc_rtt;
     return path;
 }
 
@@ -574,16 +578,26 @@ int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f)
     if (!f->spec.sport) f->spec.sport = (uint16_t)(hs->next_sport++ & 0xFFFF);
     f->hash_fwd = hash3(f->spec.src, f->spec.dst, f->spec.sport);
     f->hash_rev = hash3(f->spec.dst, f->spec.src, f->spec.sport);
-    uint64_t rtt = 0, rate = 0;
-    f->path_fwd = walk_path(sim, f->spec.src, f->spec.dst, f->hash_fwd, &rtt, &rate);
-    f->path_rev = walk_path(sim, f->spec.dst, f->spec.src, f->hash_rev, NULL, NULL);
+    uint64_t rtt = 0, rate = 0, hpcc_rtt = 0;
+    /* payload per packet: the MTU, or the message size when messages are smaller */
+    uint32_t pay = sim->sc.host.mtu_bytes;
+    if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
+    f->path_fwd =
+        walk_path(sim, f->spec.src, f->spec.dst, f->hash_fwd, pay, &rtt, &rate, &hpcc_rtt);
+    f->path_rev = walk_path(sim, f->spec.dst, f->spec.src, f->hash_rev, pay, NULL, NULL, NULL);
     if (!f->path_fwd || !f->path_rev) return FE_ENOMEM;
     f->base_rtt_ns = rtt;
     f->path_rate_bps = rate;
-    uint64_t data_frame = sim->sc.host.mtu_bytes + 36 + sim->wire_extra + sim->ifg;
-    uint64_t pkts = (f->spec.bytes + sim->sc.host.mtu_bytes - 1) / sim->sc.host.mtu_bytes;
-    double wire =
-        (double)f->spec.bytes + (double)pkts * (double)(data_frame - sim->sc.host.mtu_bytes);
+    uint64_t pkts = (f->spec.bytes + pay - 1) / pay;
+    if (sim->ns3_frames) {
+        /* HPCC's own formula (third.cc qp_finish), so that fct / standalone compares: its pair
+         * RTT plus the bytes with 48 header bytes per packet at the bottleneck rate */
+        uint64_t wire = f->spec.bytes + pkts * 48u;
+        f->standalone_fct_ns = (double)hpcc_rtt + floor((double)(wire * 8u) * 1e9 / (double)rate);
+        return 0;
+    }
+    uint64_t per_pkt = sim->max_frame_bytes + sim->ifg - sim->sc.host.mtu_bytes;
+    double wire = (double)f->spec.bytes + (double)pkts * (double)per_pkt;
     f->standalone_fct_ns = (double)rtt + wire * 8e9 / (double)rate;
     return 0;
 }

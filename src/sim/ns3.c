@@ -293,6 +293,8 @@ enum {
     K_HASWIN,
     K_ERR,
     K_FASTREACT,
+    K_GLOBALT,
+    K_MULTIRATE,
     K_MAX
 };
 static const char *const num_keys[K_MAX] = {"ENABLE_QCN",
@@ -314,7 +316,9 @@ static const char *const num_keys[K_MAX] = {"ENABLE_QCN",
                                             "MI_THRESH",
                                             "HAS_WIN",
                                             "ERROR_RATE_PER_LINK",
-                                            "FAST_REACT"};
+                                            "FAST_REACT",
+                                            "GLOBAL_T",
+                                            "MULTI_RATE"};
 
 static int read_map(struct lines *l, char tok[][128], int n, uint64_t (*m)[2], double (*pm)[2],
                     int *count, char *err, size_t err_cap)
@@ -454,21 +458,25 @@ int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
         if (h.have[K_MINRATE]) set_cc_param(sc, "rpg_min_rate", h.num[K_MINRATE] / 1e6);
     } else if (h.cc_mode == 3) {
         if (h.have[K_UTARGET]) set_cc_param(sc, "eta", h.num[K_UTARGET]);
-        if (h.have[K_MITHRESH]) set_cc_param(sc, "max_stage", h.num[K_MITHRESH]);
+        /* HPCC's defaults: MI_THRESH 5, MULTI_RATE 1 (a rate per hop, not modelled: feroce's
+         * HPCC keeps one rate from the most loaded hop, which is MULTI_RATE 0) */
+        set_cc_param(sc, "max_stage", h.have[K_MITHRESH] ? h.num[K_MITHRESH] : 5);
         if (h.have[K_MINRATE]) set_cc_param(sc, "min_rate", h.num[K_MINRATE] / 1e6);
         sc->sw.int_enable = true;
     }
     if (h.have[K_QCN]) sc->sw.ecn = h.num[K_QCN] != 0;
-    if (h.have[K_PAYLOAD]) {
-        if (h.num[K_PAYLOAD] < 1 || h.num[K_PAYLOAD] > 4096) {
+    {
+        /* HPCC's default payload is 1000 bytes */
+        double payload = h.have[K_PAYLOAD] ? h.num[K_PAYLOAD] : 1000;
+        if (payload < 1 || payload > 4096) {
             sim_errf(err, err_cap, "%s: PACKET_PAYLOAD_SIZE must be 1..4096", name);
             return FE_EPARSE;
         }
         /* a payload of exactly that size per packet: one message per packet, the MTU above it */
         sc->host.mtu_bytes = 256;
-        while (sc->host.mtu_bytes < h.num[K_PAYLOAD]) sc->host.mtu_bytes *= 2;
+        while (sc->host.mtu_bytes < payload) sc->host.mtu_bytes *= 2;
         sc->host.replay_bytes = 0;
-        files->payload = (uint32_t)h.num[K_PAYLOAD];
+        files->payload = (uint32_t)payload;
     }
     if (h.have[K_BUFFER]) sc->sw.buffer_bytes = (uint64_t)(h.num[K_BUFFER] * 1048576.0 + 0.5);
     if (h.have[K_STOP]) {
@@ -482,7 +490,11 @@ int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
     if (h.have[K_ACKHI] && h.num[K_ACKHI] != 0) sc->host.ack_pcp = 7;
     if (h.have[K_ACKINT] && h.num[K_ACKINT] >= 1 && h.num[K_ACKINT] <= 65535)
         sc->host.ack_every = (uint16_t)h.num[K_ACKINT];
-    if (h.have[K_HASWIN] && h.num[K_HASWIN] != 0) sc->host.window_bdp = true;
+    /* HPCC's defaults when the key is absent (third.cc): a window, one global T */
+    files->cc_mode = h.cc_mode;
+    files->has_win = h.have[K_HASWIN] ? h.num[K_HASWIN] != 0 : true;
+    files->global_t = h.have[K_GLOBALT] ? h.num[K_GLOBALT] != 0 : true;
+    files->rate_ai_bps = h.have[K_AI] ? (uint64_t)h.num[K_AI] : 0;
     /* ECN maps (exact port rate, as HPCC looks them up) */
     sc->sw.n_red = 0;
     for (int i = 0; i < h.n_kmin; i++) {
@@ -510,6 +522,109 @@ int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
         return FE_EPARSE;
     }
     return 0;
+}
+
+/* ---- settings derived from the topology ---- */
+int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files, char *err,
+                      size_t err_cap)
+{
+    uint32_t n = sc->n_nodes;
+    uint64_t payload = files->payload ? files->payload : 1000;
+    files->max_rtt_ns = files->max_bdp_bytes = 0;
+    if (!n) return 0;
+    /* adjacency (both directions of every link) */
+    uint32_t *deg = calloc(n + 1, sizeof(uint32_t));
+    uint32_t *adj = malloc((2 * (size_t)sc->n_links + 1) * sizeof(uint32_t)); /* link index */
+    uint32_t *queue = malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *dist = malloc((size_t)n * sizeof(uint32_t));
+    uint64_t *delay = malloc((size_t)n * sizeof(uint64_t));
+    uint64_t *txd = malloc((size_t)n * sizeof(uint64_t));
+    uint64_t *bw = malloc((size_t)n * sizeof(uint64_t));
+    int rc = 0;
+    if (!deg || !adj || !queue || !dist || !delay || !txd || !bw) {
+        sim_errf(err, err_cap, "out of memory");
+        rc = FE_ENOMEM;
+        goto out;
+    }
+    for (uint32_t i = 0; i < sc->n_links; i++) {
+        deg[sc->links[i].a + 1]++;
+        deg[sc->links[i].b + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) deg[i + 1] += deg[i];
+    {
+        uint32_t *fill = calloc(n, sizeof(uint32_t));
+        if (!fill) {
+            sim_errf(err, err_cap, "out of memory");
+            rc = FE_ENOMEM;
+            goto out;
+        }
+        for (uint32_t i = 0; i < sc->n_links; i++) {
+            uint32_t a = sc->links[i].a, b = sc->links[i].b;
+            adj[deg[a] + fill[a]++] = i;
+            adj[deg[b] + fill[b]++] = i;
+        }
+        free(fill);
+    }
+    /* HPCC's CalculateRoute: BFS from every host through switches; a node's delay, payload
+     * serialization (integer ns per hop) and bottleneck come from the path that reached it first */
+    for (uint32_t h = 0; h < n; h++) {
+        if (sc->nodes[h].is_switch) continue;
+        for (uint32_t i = 0; i < n; i++) dist[i] = UINT32_MAX;
+        uint32_t head = 0, tail = 0;
+        queue[tail++] = h;
+        dist[h] = 0;
+        delay[h] = txd[h] = 0;
+        bw[h] = UINT64_MAX;
+        while (head < tail) {
+            uint32_t u = queue[head++];
+            for (uint32_t k = deg[u]; k < deg[u + 1]; k++) {
+                const struct fe_sim_link *l = &sc->links[adj[k]];
+                uint32_t v = l->a == u ? l->b : l->a;
+                if (dist[v] != UINT32_MAX || !l->rate_bps) continue;
+                dist[v] = dist[u] + 1;
+                delay[v] = delay[u] + l->delay_ns;
+                txd[v] = txd[u] + payload * 8000000000u / l->rate_bps;
+                bw[v] = bw[u] < l->rate_bps ? bw[u] : l->rate_bps;
+                if (sc->nodes[v].is_switch) queue[tail++] = v;
+            }
+        }
+        for (uint32_t j = 0; j < n; j++) {
+            if (sc->nodes[j].is_switch || dist[j] == UINT32_MAX || j == h) continue;
+            uint64_t rtt = 2 * delay[j] + txd[j];
+            /* rtt x bw / 1e9 / 8, without overflow for any delay the parser admits */
+            uint64_t bdp = (uint64_t)((double)rtt * (double)bw[j] / 8e9);
+            if (rtt > files->max_rtt_ns) files->max_rtt_ns = rtt;
+            if (bdp > files->max_bdp_bytes) files->max_bdp_bytes = bdp;
+        }
+    }
+    if (files->global_t && files->max_rtt_ns) {
+        if (files->cc_mode == 3) {
+            /* T = maxRtt for every flow; ns-3's rate step RATE_AI is a window step of
+             * RATE_AI x T */
+            set_cc_param(sc, "base_rtt", (double)files->max_rtt_ns / 1e3);
+            if (files->rate_ai_bps)
+                set_cc_param(sc, "w_ai",
+                             (double)files->rate_ai_bps / 8 * (double)files->max_rtt_ns / 1e9);
+        }
+        if (files->has_win) {
+            /* ns-3 lets a packet leave while the bytes in flight are under the window; the
+             * requester admits one when they stay within its replay buffer */
+            uint64_t w = files->max_bdp_bytes + payload - 1;
+            sc->host.replay_bytes = w > sc->host.mtu_bytes ? w : sc->host.mtu_bytes;
+            sc->host.window_bdp = false;
+        }
+    } else if (files->has_win) {
+        sc->host.window_bdp = true; /* per pair in HPCC; the largest flow path BDP here */
+    }
+out:
+    free(deg);
+    free(adj);
+    free(queue);
+    free(dist);
+    free(delay);
+    free(txd);
+    free(bw);
+    return rc;
 }
 
 /* dir/file (or file when absolute); false when it does not fit */
@@ -598,6 +713,8 @@ int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
     if (rc) goto fail;
     if (files->payload)
         for (uint32_t i = 0; i < sc->n_flows; i++) sc->flows[i].msg_bytes = files->payload;
+    rc = fe_sim_hpcc_apply(sc, files, err, err_cap);
+    if (rc) goto fail;
     /* outputs: relative to the config's directory too */
     char tmp[512];
     if (files->fct_out[0] && resolve(tmp, sizeof(tmp), dir, files->fct_out))

@@ -17,15 +17,14 @@
 
 static uint32_t max_frame_wire(const struct fe_sim *sim)
 {
-    /* BTH + RETH + ImmDt + payload + ICRC, plus Ethernet/IP/UDP/FCS and the IFG. */
-    return sim->sc.host.mtu_bytes + 12 + 16 + 4 + 4 + sim->wire_extra + sim->ifg;
+    return sim->max_frame_bytes + sim->ifg;
 }
 
 uint64_t sim_pfc_headroom(const struct fe_sim *sim, const struct sim_port *p)
 {
     if (sim->sc.sw.headroom_bytes) return sim->sc.sw.headroom_bytes;
     uint64_t bdp = (p->rate_bps * p->delay_ns + 7999999999u) / 8000000000u;
-    return 2 * bdp + 2 * (uint64_t)max_frame_wire(sim) + PFC_FRAME_BYTES + sim->ifg;
+    return 2 * bdp + 2 * (uint64_t)max_frame_wire(sim) + sim->pfc_frame_bytes + sim->ifg;
 }
 
 static uint64_t pause_ns(const struct sim_port *p, uint16_t quanta)
@@ -38,7 +37,7 @@ static void send_pfc(struct fe_sim *sim, struct sim_port *p, uint8_t prio, uint1
     struct sim_pkt *pkt = sim_pkt_alloc(sim);
     if (!pkt) return;
     pkt->kind = PKT_PFC;
-    pkt->frame_bytes = PFC_FRAME_BYTES;
+    pkt->frame_bytes = sim->pfc_frame_bytes;
     pkt->prio = prio;
     pkt->pfc_prio = prio;
     pkt->pfc_quanta = quanta;

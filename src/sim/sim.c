@@ -152,13 +152,24 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         path.ipver = 4;
         sim->wire_extra = (uint32_t)fe_path_overhead_bytes(&path);
     }
-    uint32_t max_frame = sc->host.mtu_bytes + 36 + sim->wire_extra;
+    sim->int_enable = sc->sw.int_enable;
+    bool timely = false;
+    for (uint32_t i = 0; i < sc->n_cc; i++) {
+        if (sc->cc[i].algo && !strncmp(sc->cc[i].algo->name, "hpcc", 4)) sim->int_enable = true;
+        if (sc->cc[i].algo && !strcmp(sc->cc[i].algo->name, "timely")) timely = true;
+    }
+    /* frame sizes: BTH + RETH + ImmDt + ICRC (36) around the payload, plus Ethernet/IP/UDP/FCS;
+     * or HPCC ns-3's: PPP (14 there)/IPv4/UDP/SeqTs (48) plus its INT header (HPCC: 5 hops of
+     * 8 bytes and a hop count; TIMELY: a timestamp) on data and ACKs alike */
+    sim->ns3_frames = sc->host.frames == FE_SIM_FRAMES_HPCC_NS3;
+    sim->ns3_int_bytes = sim->int_enable ? 42u : timely ? 8u : 0u;
+    sim->pfc_frame_bytes = sim->ns3_frames ? 43u : PFC_FRAME_BYTES; /* ns-3: PPP + IPv4 + 9 */
+    sim->max_frame_bytes = sim->ns3_frames ? sc->host.mtu_bytes + 48 + sim->ns3_int_bytes
+                                           : sc->host.mtu_bytes + 36 + sim->wire_extra;
+    uint32_t max_frame = sim->max_frame_bytes;
     if (sc->sw.reserve_bytes == FE_SIM_AUTO) sc->sw.reserve_bytes = max_frame;
     if (sc->sw.xon_offset_bytes == FE_SIM_AUTO) sc->sw.xon_offset_bytes = 2u * max_frame;
     sim->dt_alpha_q16 = (uint64_t)(sc->sw.dt_alpha * 65536.0 + 0.5);
-    sim->int_enable = sc->sw.int_enable;
-    for (uint32_t i = 0; i < sc->n_cc; i++)
-        if (sc->cc[i].algo && !strncmp(sc->cc[i].algo->name, "hpcc", 4)) sim->int_enable = true;
     /* An ACK per data packet where the algorithm's own model has one: HPCC reads INT from every
      * ACK (paper and the ns-3 code, ACK interval 1), Homa's receiver answers every scheduled
      * data packet with a GRANT. Every other algorithm (Swift too) gets the hosts' coalescing:

@@ -224,6 +224,10 @@ struct fe_sim {
     /* settings derived from the scenario */
     uint32_t wire_extra;                   /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
     uint32_t ifg;                          /* preamble + IFG counted on links */
+    bool ns3_frames;                       /* host.frames == FE_SIM_FRAMES_HPCC_NS3 */
+    uint32_t ns3_int_bytes;                /* ns3_frames: INT header on data and ACKs */
+    uint32_t pfc_frame_bytes;              /* PAUSE/RESUME frame */
+    uint32_t max_frame_bytes;              /* largest data frame (reserve, headroom) */
     uint64_t dt_alpha_q16;                 /* dynamic-threshold alpha in 2^-16 */
     uint64_t window_bdp_bytes;             /* host.window_bdp: replay bytes per QP */
     bool cc_acks_every_pkt[FE_SIM_MAX_CC]; /* the algorithm's model ACKs every data packet */
@@ -285,6 +289,25 @@ uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes);
 /* Starts sending pkt on port p now: the port is busy for its serialization, and the frame
  * arrives at the peer one propagation delay after its last bit (unless the link loses it). */
 void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+/* Bytes of the frame that carries fp, as the scenario's frame model sizes it (host.frames). */
+static inline uint32_t sim_frame_bytes(const struct fe_sim *sim, const struct fe_pkt *fp)
+{
+    uint64_t fb;
+    if (sim->ns3_frames) {
+        /* HPCC ns-3: data = its PPP header (14 bytes there, Ethernet-sized) + IPv4 + UDP +
+         * SeqTs (48) + INT + payload; ACK/NAK = PPP + IPv4 + qbbHeader (12) + INT, padded to
+         * 60 bytes */
+        if (fp->payload_len && fp->bth.opcode != FE_OP_CNP)
+            fb = (uint64_t)fp->payload_len + 48 + sim->ns3_int_bytes;
+        else
+            fb = (12 + sim->ns3_int_bytes < 26 ? 26 : 12 + sim->ns3_int_bytes) + 34;
+        return (uint32_t)fb; /* no minimum frame in their model */
+    }
+    fb = fe_pkt_wire_len(fp) + sim->wire_extra;
+    if (fb < sim->sc.host.min_frame_bytes) fb = sim->sc.host.min_frame_bytes;
+    return (uint32_t)fb;
+}
+
 static inline uint32_t sim_wire_bytes(const struct fe_sim *sim, const struct sim_pkt *pkt)
 {
     return pkt->frame_bytes + sim->ifg;

@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fe_sim_scenario_init(&sc);
     if (!fe_sim_hpcc_parse_topology(part[1], len[1], "topology.txt", &sc, err, sizeof(err)) &&
         part[2] && !fe_sim_hpcc_parse_flows(part[2], len[2], "flow.txt", &sc, err, sizeof(err)) &&
-        sc.n_nodes <= 64 && sc.n_flows <= 16) {
+        !fe_sim_hpcc_apply(&sc, &files, err, sizeof(err)) && sc.n_nodes <= 64 && sc.n_flows <= 16) {
         int rc;
         struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
         if (sim) {

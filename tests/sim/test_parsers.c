@@ -308,12 +308,46 @@ static void test_hpcc_errors(void **s)
     }
 }
 
+/* What HPCC's third.cc prints for these files ("maxRtt=... maxBdp=...") and derives from them. */
+static void test_hpcc_apply(void **s)
+{
+    (void)s;
+    static const struct {
+        const char *config;
+        uint64_t rtt_ns, bdp_bytes;
+    } want[] = {
+        {SIM_DATA "/../ns3/advcam-dcqcn/config.txt", 19200, 24000},
+        {SIM_DATA "/../ns3/advcam-hpcc25/config.txt", 17280, 54000},
+        {SIM_DATA "/../ns3/hpcc-sample/config.txt", 4160, 52000},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        struct fe_sim_scenario sc;
+        struct fe_sim_hpcc_files files;
+        char err[400] = "";
+        int rc = fe_sim_hpcc_load(want[i].config, NULL, NULL, &sc, &files, err, sizeof(err));
+        if (rc) fprintf(stderr, "%s\n", err);
+        assert_int_equal(rc, 0);
+        assert_int_equal(files.max_rtt_ns, want[i].rtt_ns);
+        assert_int_equal(files.max_bdp_bytes, want[i].bdp_bytes);
+        if (files.cc_mode == 3) {
+            /* T = maxRtt; the window admits a packet while under maxBdp */
+            int k = fe_cc_param_index(sc.cc[0].algo, "base_rtt");
+            assert_true(sc.cc[0].params.v[k] == want[i].rtt_ns / 1e3);
+            assert_int_equal(sc.host.replay_bytes, want[i].bdp_bytes + 999);
+        } else {
+            assert_int_equal(sc.host.replay_bytes, 0); /* HAS_WIN 0 */
+        }
+        fe_sim_scenario_free(&sc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_yaml_file),   cmocka_unit_test(test_yaml_generators),
         cmocka_unit_test(test_yaml_errors), cmocka_unit_test(test_set),
         cmocka_unit_test(test_hpcc),        cmocka_unit_test(test_hpcc_errors),
+        cmocka_unit_test(test_hpcc_apply),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
