@@ -28,21 +28,21 @@
 extern "C" {
 #endif
 
-#define FE_NO_DEADLINE UINT64_MAX
-#define FE_MAX_MSG_BYTES (1u << 31)
-#define FE_RETRY_INFINITE 0xFF           /* retry_cnt: never give up (rxe treats 7 so; IBA not) */
+#define FE_NO_DEADLINE        UINT64_MAX
+#define FE_MAX_MSG_BYTES      (1u << 31)
+#define FE_RETRY_INFINITE     0xFF       /* retry_cnt: never give up (rxe treats 7 so; IBA not) */
 #define FE_QP_MAX_REPLAY_PKTS (1u << 22) /* replay_bytes / mtu_bytes at most (PSN half window) */
-#define FE_QP_MAX_DEPTH (1u << 24)       /* sq_depth, rq_depth at most */
+#define FE_QP_MAX_DEPTH       (1u << 24) /* sq_depth, rq_depth at most */
 
 enum fe_wr_op { FE_WR_WRITE = 0, FE_WR_WRITE_IMM, FE_WR_SEND, FE_WR_SEND_IMM };
 
 struct fe_wr {
     enum fe_wr_op op;
-    uint64_t cookie;         /* returned in the completion */
-    const uint8_t *data;     /* NULL = virtual payload (simulator): lengths only */
-    uint32_t len;            /* 0 .. 2^31 bytes */
-    uint64_t remote_offset;  /* WRITE: target = remote_va + remote_offset */
-    uint32_t imm;            /* *_IMM: the immediate (host order) */
+    uint64_t cookie;        /* returned in the completion */
+    const uint8_t *data;    /* NULL = virtual payload (simulator): lengths only */
+    uint32_t len;           /* 0 .. 2^31 bytes */
+    uint64_t remote_offset; /* WRITE: target = remote_va + remote_offset */
+    uint32_t imm;           /* *_IMM: the immediate (host order) */
 };
 
 enum fe_wc_status {
@@ -58,16 +58,16 @@ enum fe_wc_status {
 const char *fe_wc_status_name(int status);
 
 enum fe_wc_opcode {
-    FE_WC_SEND = 0,       /* requester: SEND / SEND with immediate completed */
-    FE_WC_RDMA_WRITE,     /* requester: WRITE / WRITE with immediate completed */
-    FE_WC_RECV,           /* responder: a SEND arrived into a receive buffer */
+    FE_WC_SEND = 0,           /* requester: SEND / SEND with immediate completed */
+    FE_WC_RDMA_WRITE,         /* requester: WRITE / WRITE with immediate completed */
+    FE_WC_RECV,               /* responder: a SEND arrived into a receive buffer */
     FE_WC_RECV_RDMA_WITH_IMM, /* responder: a WRITE with immediate consumed a receive buffer */
 };
 
 struct fe_cqe {
-    uint64_t cookie;   /* the WR's or the receive buffer's */
-    uint8_t status;    /* enum fe_wc_status */
-    uint8_t opcode;    /* enum fe_wc_opcode */
+    uint64_t cookie; /* the WR's or the receive buffer's */
+    uint8_t status;  /* enum fe_wc_status */
+    uint8_t opcode;  /* enum fe_wc_opcode */
     bool has_imm;
     uint32_t imm;
     uint32_t byte_len; /* message length (receive side: bytes placed) */
@@ -90,10 +90,10 @@ struct fe_qp_config {
     uint32_t rq_psn;                /* first PSN this QP expects */
     uint64_t remote_va;             /* WRITE target base */
     uint32_t remote_rkey;
-    uint32_t mtu_bytes; /* 256, 512, 1024, 2048 or 4096 */
-    struct fe_path path; /* addressing, for whoever frames the packets */
-    uint8_t dscp, pcp;   /* marking of data packets */
-    uint8_t data_ecn;    /* ECN codepoint of data packets (ECT(0) when the CCA reacts to ECN) */
+    uint32_t mtu_bytes;    /* 256, 512, 1024, 2048 or 4096 */
+    struct fe_path path;   /* addressing, for whoever frames the packets */
+    uint8_t dscp, pcp;     /* marking of data packets */
+    uint8_t data_ecn;      /* ECN codepoint of data packets (ECT(0) when the CCA reacts to ECN) */
     uint64_t replay_bytes; /* payload bytes in flight at most */
     uint32_t sq_depth;     /* posted send WRs at most */
     uint32_t rq_depth;     /* posted receive buffers at most */
@@ -130,29 +130,29 @@ void fe_qp_config_default(struct fe_qp_config *cfg);
 
 struct fe_qp_counters {
     /* requester */
-    uint64_t tx_pkts, tx_bytes;          /* data packets / payload bytes, retransmissions included */
+    uint64_t tx_pkts, tx_bytes; /* data packets / payload bytes, retransmissions included */
     uint64_t tx_msgs_completed;
-    uint64_t retx_pkts;                  /* every retransmitted packet */
+    uint64_t retx_pkts;                            /* every retransmitted packet */
     uint64_t retx_seq_nak, retx_timeout, retx_rnr; /* Go-Back-N episodes by cause */
     uint64_t ackreq_probes; /* newest packet resent with AckReq: the CC closed the window on
                              * packets none of which asked for an ACK (not in retx_pkts) */
     uint64_t timeouts;
     uint64_t rx_acks, rx_naks[5], rx_rnr_naks; /* NAKs by code (fe_nak_code) */
     uint64_t rx_cnps;
-    uint64_t replay_full_stalls;          /* times input stalled on a full replay buffer */
+    uint64_t replay_full_stalls; /* times input stalled on a full replay buffer */
     uint64_t rtt_samples, rtt_sum_ns, rtt_max_ns;
-    uint64_t rtt_hist[32];                /* PSN-to-ACK latency, bucket i: [2^i, 2^(i+1)) ns */
+    uint64_t rtt_hist[32]; /* PSN-to-ACK latency, bucket i: [2^i, 2^(i+1)) ns */
     /* responder */
-    uint64_t rx_pkts, rx_bytes;           /* accepted data packets / payload bytes placed */
+    uint64_t rx_pkts, rx_bytes; /* accepted data packets / payload bytes placed */
     uint64_t rx_msgs;
-    uint64_t rx_dup_pkts, rx_ooo_pkts;    /* duplicates re-acked / out-of-order dropped */
+    uint64_t rx_dup_pkts, rx_ooo_pkts; /* duplicates re-acked / out-of-order dropped */
     uint64_t tx_acks, tx_naks[5], tx_rnr_naks;
     uint64_t tx_cnps, rx_ce_pkts;
     uint64_t rx_bad_icrc;
-    uint64_t rx_bad_rkey, rx_bad_access;  /* refused WRITEs (rkey / range) */
-    uint64_t rx_unsupported;              /* opcodes answered with NAK invalid request */
-    uint64_t rx_dropped;                  /* packets dropped for other reasons (wrong QPN, ...) */
-    uint64_t tx_resp_overflow;            /* responses lost: response ring full (driver lag) */
+    uint64_t rx_bad_rkey, rx_bad_access; /* refused WRITEs (rkey / range) */
+    uint64_t rx_unsupported;             /* opcodes answered with NAK invalid request */
+    uint64_t rx_dropped;                 /* packets dropped for other reasons (wrong QPN, ...) */
+    uint64_t tx_resp_overflow;           /* responses lost: response ring full (driver lag) */
 };
 
 struct fe_qp;
@@ -172,6 +172,9 @@ int fe_qp_reg_mr(struct fe_qp *qp, const struct fe_mr *mr);
  * FE_ESTATE in error; FE_EINVAL for a bad length or opcode. */
 int fe_qp_post_send(struct fe_qp *qp, const struct fe_wr *wr);
 int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t len);
+/* Posted send WRs none of whose packets has left yet (a producer that fills its buffers just
+ * in time keeps this small). */
+uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp);
 
 /* Next packet to transmit at now_ns: responses (ACK/NAK/CNP) first, then data when the pacer,
  * window and credit allow. Returns 1 and fills *out (pointing into WR memory), or 0. */
@@ -208,8 +211,8 @@ struct fe_cc *fe_qp_cc(struct fe_qp *qp);
 
 /* PSN state for tools and tests. */
 struct fe_qp_psns {
-    uint32_t next_psn;   /* next new PSN to send */
-    uint32_t una_psn;    /* oldest unacknowledged PSN */
+    uint32_t next_psn;     /* next new PSN to send */
+    uint32_t una_psn;      /* oldest unacknowledged PSN */
     uint32_t expected_psn; /* responder: next expected PSN */
     uint32_t msn;          /* responder: message sequence number */
     uint64_t inflight_bytes;

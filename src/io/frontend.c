@@ -164,13 +164,24 @@ static void flow_start(struct fe_frontend *f, unsigned i, const struct fe_sc_tx_
     }
 }
 
+/* Messages are generated just before the QP needs them (at most POST_AHEAD posted and not yet
+ * started), as a front-end fills its buffer when data arrives: the data is still in cache when it
+ * is framed. The window of posted messages still bounds what is in flight. */
+enum { POST_AHEAD = 3 };
+
+static bool can_post(const struct fe_fe_flow *fl, const struct flow_rt *rt)
+{
+    return fl->streaming && fl->posted - fl->completed < rt->window &&
+           (!fl->stream.count || fl->posted < fl->stream.count) &&
+           fe_qp_sq_unstarted(fl->qp) < POST_AHEAD;
+}
+
 static void flow_post(struct fe_frontend *f, unsigned i, uint64_t now_ns)
 {
     struct fe_fe_flow *fl = &f->flow[i];
     struct flow_rt *rt = &f->rt[i];
     const struct fe_stream_config *s = &fl->stream;
-    while (fl->streaming && fl->posted - fl->completed < rt->window &&
-           (!s->count || fl->posted < s->count) && now_ns >= rt->next_post_ns) {
+    while (can_post(fl, rt) && now_ns >= rt->next_post_ns) {
         uint8_t *buf = rt->mem + (size_t)(fl->posted % rt->window) * s->msg_bytes;
         fe_data_fill(s->pattern, buf, s->msg_bytes, fl->qpn, fl->posted);
         enum fe_wr_op op = s->op;
@@ -479,8 +490,8 @@ uint64_t fe_frontend_next_deadline(const struct fe_frontend *f)
     uint64_t d = fe_ep_next_deadline(f->ep);
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
         const struct fe_fe_flow *fl = &f->flow[i];
-        if (fl->qp && fl->streaming && fl->stream.gap_ns &&
-            fl->posted - fl->completed < f->rt[i].window && f->rt[i].next_post_ns < d)
+        /* the QP took messages in the last step: the next ones can be made now */
+        if (fl->qp && can_post(fl, &f->rt[i]) && f->rt[i].next_post_ns < d)
             d = f->rt[i].next_post_ns;
     }
     if (f->cfg.duration_ns && f->any_started && !f->stopped) {

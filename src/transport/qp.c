@@ -276,6 +276,11 @@ int fe_qp_post_send(struct fe_qp *qp, const struct fe_wr *wr)
     return rc;
 }
 
+uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp)
+{
+    return qp->req.tail_seq - qp->req.send_seq;
+}
+
 int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t len)
 {
     struct fe_resp *r = &qp->resp;
