@@ -119,6 +119,10 @@ struct fe_qp_config {
     uint64_t line_rate_bps;
     uint64_t base_rtt_ns;
     uint64_t pacer_burst_bytes; /* 0 = one MTU */
+    /* Bytes the pacer and the CC count around a data packet's payload: 0 = the real RoCEv2
+     * frame (BTH, RETH, ImmDt, pad, ICRC and the path's Ethernet/IP/UDP/FCS); else payload +
+     * this, for a simulator that sizes frames as another model does (HPCC ns-3: 48). */
+    uint32_t sim_frame_overhead_bytes;
 };
 
 /* Defaults: QPNs 0x100, MTU 4096, PSNs 0, replay 2 MiB, SQ/RQ depths 1024, CQ 2048, 16 MRs,

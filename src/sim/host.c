@@ -702,6 +702,8 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     ca.line_rate_bps = line;
     ca.base_rtt_ns = f->base_rtt_ns;
     ca.pacer_burst_bytes = hc->pacer_burst_bytes;
+    /* the pacer counts the frames as the links carry them (HPCC ns-3: payload + 48 + INT) */
+    if (sim->ns3_frames) ca.sim_frame_overhead_bytes = 48 + sim->ns3_int_bytes;
     cb = ca;
     cb.local_qpn = b->qpn;
     cb.remote_qpn = a->qpn;

@@ -143,6 +143,7 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     qp->cfg.cc_algo = algo;
     qp->state = FE_QPS_RTS;
     qp->frame_overhead_bytes = (uint32_t)fe_path_overhead_bytes(&cfg->path);
+    qp->fixed_overhead_bytes = cfg->sim_frame_overhead_bytes;
 
     qp->cq_cap = cfg->cq_depth;
     qp->cq = calloc(qp->cq_cap, sizeof *qp->cq);
@@ -169,8 +170,9 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     memset(qp->cc, 0, cc_block_bytes(algo));
     fe_cc_init(qp->cc, params, &env);
     /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). */
-    uint64_t burst = cfg->pacer_burst_bytes
-                         ? cfg->pacer_burst_bytes
+    uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
+                     : qp->fixed_overhead_bytes
+                         ? (uint64_t)cfg->mtu_bytes + qp->fixed_overhead_bytes
                          : (uint64_t)cfg->mtu_bytes + FE_BTH_LEN + FE_RETH_LEN + FE_IMMDT_LEN +
                                FE_ICRC_LEN + qp->frame_overhead_bytes;
     fe_pacer_init(&qp->pacer, burst, now_ns);

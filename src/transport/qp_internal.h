@@ -129,6 +129,7 @@ struct fe_qp {
     enum fe_qp_state state;
     struct fe_qp_counters ctr;
     uint32_t frame_overhead_bytes; /* fe_path_overhead_bytes(&cfg.path) */
+    uint32_t fixed_overhead_bytes; /* cfg.sim_frame_overhead_bytes: frames = payload + this */
 
     struct fe_cqe *cq;
     uint32_t cq_cap, cq_head, cq_count;

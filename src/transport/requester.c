@@ -152,6 +152,7 @@ static inline uint8_t opcode_of(const struct fe_sq_entry *e, uint32_t pkt_idx)
 static inline uint32_t frame_bytes(const struct fe_qp *qp, const struct fe_sq_entry *e,
                                    uint32_t pkt_idx, uint32_t len)
 {
+    if (qp->fixed_overhead_bytes) return len + qp->fixed_overhead_bytes; /* simulated framing */
     uint32_t hdr = FE_BTH_LEN;
     if (pkt_idx == 0 && is_write(e->wr.op)) hdr += FE_RETH_LEN;
     if (pkt_idx + 1 == e->npkts && has_imm(e->wr.op)) hdr += FE_IMMDT_LEN;
