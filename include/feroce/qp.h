@@ -113,6 +113,9 @@ struct fe_qp_config {
     bool np_ecn_echo_on_ack;
     uint64_t cnp_interval_ns; /* min_time_between_cnps */
     uint8_t cnp_dscp, cnp_pcp;
+    /* Responder: ACKs and NAKs carry the INT records (fe_pkt.int_md) of the latest data packet
+     * that had them, as HPCC's receiver echoes the switches' telemetry to the sender. */
+    bool int_echo;
     /* Congestion control of the requester: NULL = "none" (line rate). */
     const struct fe_cc_algo *cc_algo;
     const struct fe_cc_params *cc_params; /* NULL = the algorithm's defaults */

@@ -156,7 +156,6 @@ int sim_host_init(struct fe_sim *sim, struct sim_host *h)
 
 static void free_qp_struct(struct sim_qp *sq)
 {
-    free(sq->last_int);
     free(sq);
 }
 
@@ -353,7 +352,6 @@ static struct sim_pkt *make_pkt(struct fe_sim *sim, struct sim_host *h, struct s
     pkt->pkt.payload = NULL;
     pkt->pkt.int_md = NULL;
     const struct fe_int *md = fp->int_md;
-    if (!md && sq->last_int && fp->bth.opcode == FE_OP_ACK) md = sq->last_int;
     if (md && md->nhops && pkt->int_md) {
         *pkt->int_md = *md;
         if (pkt->int_md->nhops > FE_INT_MAX_HOPS) pkt->int_md->nhops = FE_INT_MAX_HOPS;
@@ -500,8 +498,6 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     }
     bool has_int = pkt->int_md && pkt->int_md->nhops;
     pkt->pkt.int_md = has_int ? pkt->int_md : NULL;
-    if (sq->last_int && has_int && (fe_opcode_flags(pkt->pkt.bth.opcode) & FE_OPF_REQUEST))
-        *sq->last_int = *pkt->int_md;
     const struct fe_qp_counters *c = fe_qp_counters(sq->qp);
     uint64_t before = c->rx_pkts;
     int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
@@ -714,6 +710,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     cb.sq_depth = 1;
     cb.cq_depth = 16;
     cb.line_rate_bps = hd->node->ports[0].rate_bps;
+    cb.int_echo = sim->int_enable; /* the responder echoes INT on its ACKs (HPCC) */
     int err = 0;
     const char *why = NULL;
     a->qp = fe_qp_create(&ca, sim->now, &err, &why);
@@ -731,11 +728,6 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         release_qp(hs, a);
         release_qp(hd, b);
         return rc;
-    }
-    if (sim->int_enable && !(b->last_int = calloc(1, sizeof(*b->last_int)))) {
-        release_qp(hs, a);
-        release_qp(hd, b);
-        return FE_ENOMEM;
     }
     if (cc->algo && !strcmp(cc->algo->name, "homa")) {
         /* the receiver grants this flow (homa_schedule): RTTbytes as the sender computes it */

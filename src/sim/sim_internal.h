@@ -147,8 +147,6 @@ struct sim_qp {
     /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
     uint32_t homa_idx; /* in host->homa_in, or UINT32_MAX */
     uint64_t homa_rtt_bytes, homa_grant;
-    struct fe_int *last_int; /* responder, INT on: records of the latest data packet, echoed on
-                              * its ACKs (the receiver's side of HPCC) */
 };
 
 struct sim_host {

@@ -122,6 +122,8 @@ struct fe_resp {
 
     uint64_t grant_bytes;
     bool grant_dirty; /* changed since the last ACK left */
+
+    struct fe_int last_int; /* int_echo: INT of the latest data packet (nhops 0 = none yet) */
 };
 
 struct fe_qp {

@@ -96,6 +96,7 @@ int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
     out->pcp = c->pcp;
     out->credit_bytes = r->grant_bytes;
     r->grant_dirty = false;
+    if (c->int_echo && r->last_int.nhops) out->int_md = &r->last_int;
     switch (fe_aeth_kind(e.syndrome)) {
     case FE_AETH_ACK:
         qp->ctr.tx_acks++;
@@ -178,6 +179,10 @@ int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
     uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
 
     if (pkt->ecn == FE_ECN_CE) congestion(qp, now_ns);
+    if (c->int_echo && pkt->int_md && pkt->int_md->nhops) {
+        r->last_int = *pkt->int_md;
+        if (r->last_int.nhops > FE_INT_MAX_HOPS) r->last_int.nhops = FE_INT_MAX_HOPS;
+    }
 
     int32_t d = fe_psn_diff(psn, r->epsn);
     if (d < 0) {

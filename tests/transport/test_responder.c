@@ -618,6 +618,49 @@ static void test_grant(void **state)
     rig_free(r);
 }
 
+static void int_on(struct fe_qp_config *c)
+{
+    c->int_echo = true;
+}
+
+/* HPCC's receiver side: ACKs carry the INT records of the latest data packet that had them (a
+ * copy: the packet's memory is gone); without int_echo, or before any INT, none. */
+static void test_int_echo(void **state)
+{
+    (void)state;
+    struct fe_int md = {.nhops = 2};
+    md.hop[0] =
+        (struct fe_int_hop){.ts_ns = 11, .tx_bytes = 22, .qlen_bytes = 33, .rate_mbps = 100000};
+    md.hop[1] =
+        (struct fe_int_hop){.ts_ns = 44, .tx_bytes = 55, .qlen_bytes = 66, .rate_mbps = 25000};
+    for (int on = 0; on < 2; on++) {
+        struct rig *r = rig_new(on ? int_on : NULL);
+        assert_int_equal(rx(r, tq_write(FE_OP_WRITE_ONLY, 0, NULL, 1, VA_B, RKEY_B, 1)), 0);
+        struct fe_pkt a = resp(r);
+        assert_null(a.int_md); /* no INT seen yet */
+        struct fe_pkt p = tq_write(FE_OP_WRITE_ONLY, 1, NULL, 1, VA_B, RKEY_B, 1);
+        p.int_md = &md;
+        assert_int_equal(rx(r, p), 0);
+        md.hop[0].qlen_bytes = 999; /* the sender's copy changes: the echo must not */
+        a = resp(r);
+        if (!on) {
+            assert_null(a.int_md);
+        } else {
+            assert_non_null(a.int_md);
+            assert_int_equal(a.int_md->nhops, 2);
+            assert_int_equal(a.int_md->hop[0].qlen_bytes, 33);
+            assert_int_equal(a.int_md->hop[1].ts_ns, 44);
+            assert_int_equal(a.int_md->hop[1].rate_mbps, 25000);
+        }
+        /* a data packet without INT keeps the last records (HPCC reads the newest it has) */
+        assert_int_equal(rx(r, tq_write(FE_OP_WRITE_ONLY, 2, NULL, 1, VA_B, RKEY_B, 1)), 0);
+        a = resp(r);
+        assert_true(on ? a.int_md && a.int_md->hop[0].qlen_bytes == 33 : !a.int_md);
+        md.hop[0].qlen_bytes = 33;
+        rig_free(r);
+    }
+}
+
 static void start_high(struct fe_qp_config *c)
 {
     c->rq_psn = 0xFFFFFE;
@@ -662,6 +705,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_in_order),
+        cmocka_unit_test(test_int_echo),
         cmocka_unit_test(test_write_access_checks),
         cmocka_unit_test(test_write_length_errors),
         cmocka_unit_test(test_sink_and_virtual),
