@@ -1,7 +1,7 @@
 #!/bin/sh
 # feroce sim --hpcc ... --ns3-compat against the HPCC ns-3 simulator itself: per-flow throughput
 # (size / FCT from fct.txt) within 5 % of what ns-3 measured on the same files (1 % for PFC
-# alone), and PFC pauses per node (advcam-pfc) within 25 %.
+# alone), HPCC's standalone_fct exactly, and PFC pauses per node (advcam-pfc) within 25 %.
 #
 # The ns-3 figures are data: tests/sim/ns3/*/ns3-fct*.txt and advcam-pfc/ns3-pfc-count.txt are
 # the outputs of alibaba-edu/High-Precision-Congestion-Control at commit
@@ -39,7 +39,9 @@ $PY - "$DIR" "$T" <<'PY'
 import os, sys
 d, t = sys.argv[1], sys.argv[2]
 
-def gbps(path):
+alone = {}  # (scenario, flow) -> standalone_fct_ns of every file read: must agree exactly
+
+def gbps(path, name):
     """fct.txt: sip dip sport dport size start fct standalone -> {(src, dst, sport): Gb/s}"""
     out = {}
     for line in open(path):
@@ -48,6 +50,7 @@ def gbps(path):
             continue
         key = ((int(f[0], 16) >> 8) & 0xFFFF, (int(f[1], 16) >> 8) & 0xFFFF, int(f[2]))
         out[key] = int(f[4]) * 8 / int(f[6])
+        alone.setdefault((name, key), set()).add(int(f[7]))
     return out
 
 def mean(runs):
@@ -68,8 +71,8 @@ cases = [
 bad = 0
 print("%-14s %-14s %10s %10s %7s" % ("scenario", "flow", "ns-3 Gb/s", "feroce", "diff"))
 for name, refs, seeds, tol in cases:
-    ns3 = mean([gbps(os.path.join(d, name, r)) for r in refs])
-    fer = mean([gbps(os.path.join(t, "%s-%d.fct" % (name, s))) for s in seeds])
+    ns3 = mean([gbps(os.path.join(d, name, r), name) for r in refs])
+    fer = mean([gbps(os.path.join(t, "%s-%d.fct" % (name, s)), name) for s in seeds])
     if set(ns3) != set(fer):
         print("FAIL: %s: flows completed: ns-3 %d, feroce %d" % (name, len(ns3), len(fer)))
         bad += 1
@@ -80,6 +83,12 @@ for name, refs, seeds, tol in cases:
         bad += bool(flag)
         print("%-14s %-14s %10.3f %10.3f %+6.1f%%%s" %
               (name, "%d->%d:%d" % k, ns3[k], fer[k], diff * 100, flag))
+
+# HPCC's standalone_fct (its formula, from the pair's RTT) is reproduced to the nanosecond
+for (name, key), v in sorted(alone.items()):
+    if len(v) != 1:
+        print("FAIL: %s %s: standalone_fct differs: %s" % (name, key, sorted(v)))
+        bad += 1
 
 # PFC: PAUSE frames received per node (hosts and switches), no drops
 ref = {}
