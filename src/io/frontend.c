@@ -14,11 +14,30 @@ struct flow_rt {
     size_t mem_len;
     uint32_t window;
     uint64_t next_post_ns;
-    uint64_t data_pkts;     /* data packets seen by the drop hook */
-    uint32_t psn_dropped;   /* bit j: drop_psn[j] already dropped once */
-    uint32_t last_drop_psn; /* drop_every never drops one PSN twice in a row */
-    bool any_drop;
+    uint64_t data_pkts;   /* data packets seen by the drop hook */
+    uint32_t psn_dropped; /* bit j: drop_psn[j] already dropped once */
+    /* drop_every drops a PSN at most once: a resend is lost only if that PSN never was, so
+     * a go-back window of k x N packets cannot lose the same PSNs on every round (a livelock,
+     * not a test). Bit (psn mod 2^16) for the last 2^16 PSNs, far more than a replay window;
+     * bits are cleared as new PSNs appear. */
+    uint64_t *dropped; /* 1024 words, allocated with drop_every */
+    uint32_t max_psn;  /* newest PSN seen */
+    bool seen_any;
 };
+
+enum { DROP_BITS = 1u << 16 };
+
+static bool drop_bit(const uint64_t *b, uint32_t psn)
+{
+    return b[(psn % DROP_BITS) / 64] >> (psn % 64) & 1u;
+}
+
+static void drop_bit_set(uint64_t *b, uint32_t psn, bool on)
+{
+    uint64_t m = 1ull << (psn % 64);
+    uint64_t *w = &b[(psn % DROP_BITS) / 64];
+    *w = on ? *w | m : *w & ~m;
+}
 
 struct fe_frontend {
     struct fe_frontend_config cfg;
@@ -85,8 +104,13 @@ static int flow_open(struct fe_frontend *f, unsigned i, uint32_t local_qpn,
     struct fe_fe_flow *fl = &f->flow[i];
     struct flow_rt *rt = &f->rt[i];
     free(rt->mem);
+    free(rt->dropped);
     memset(fl, 0, sizeof *fl);
     memset(rt, 0, sizeof *rt);
+    if (f->cfg.drop_every && !(rt->dropped = calloc(DROP_BITS / 64, sizeof(uint64_t)))) {
+        if (errbuf) snprintf(errbuf, errcap, "out of memory");
+        return FE_ENOMEM;
+    }
     struct fe_qp_config qc = f->cfg.qp;
     qc.local_qpn = local_qpn;
     qc.remote_qpn = peer->qpn;
@@ -327,21 +351,27 @@ static bool drop_hook(void *arg, uint32_t qpn, const struct fe_pkt *pkt)
         if (!fl->used || fl->qpn != qpn) continue;
         struct flow_rt *rt = &f->rt[i];
         rt->data_pkts++;
-        /* Every Nth, except the resend of the PSN it dropped last: a go-back window of exactly N
-         * packets would otherwise lose the same PSN on every round (a livelock, not a test). */
-        bool drop = f->cfg.drop_every && rt->data_pkts % f->cfg.drop_every == 0 &&
-                    !(rt->any_drop && rt->last_drop_psn == pkt->bth.psn);
+        uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
+        bool drop = false;
+        if (rt->dropped) {
+            int32_t ahead = rt->seen_any ? fe_psn_diff(psn, rt->max_psn) : 1;
+            if (ahead >= (int32_t)DROP_BITS)
+                memset(rt->dropped, 0, DROP_BITS / 8);
+            else
+                for (int32_t k = 1; k <= ahead; k++) /* new PSNs: forget their old aliases */
+                    drop_bit_set(rt->dropped, fe_psn_add(psn, k - ahead), false);
+            if (ahead > 0) rt->max_psn = psn;
+            rt->seen_any = true;
+            drop = rt->data_pkts % f->cfg.drop_every == 0 && !drop_bit(rt->dropped, psn);
+            if (drop) drop_bit_set(rt->dropped, psn, true);
+        }
         for (unsigned j = 0; j < f->cfg.n_drop_psn && j < 32; j++) {
             if (f->cfg.drop_psn[j] == pkt->bth.psn && !(rt->psn_dropped & (1u << j))) {
                 rt->psn_dropped |= 1u << j;
                 drop = true;
             }
         }
-        if (drop) {
-            fl->dropped_on_purpose++;
-            rt->last_drop_psn = pkt->bth.psn;
-            rt->any_drop = true;
-        }
+        if (drop) fl->dropped_on_purpose++;
         return drop;
     }
     return false;
@@ -440,6 +470,7 @@ void fe_frontend_destroy(struct fe_frontend *f)
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
         flow_close(f, i);
         free(f->rt[i].mem);
+        free(f->rt[i].dropped);
     }
     fe_udpsock_close(f->sc_sock);
     fe_ep_destroy(f->ep);
