@@ -13,58 +13,57 @@
 
 /* ---- 4-ary min-heap on key ---- */
 
-static int heap_push(struct fe_evq_heap *h, uint64_t key, uint64_t data)
+static int heap_grow(struct fe_evq_heap *h)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 1024;
-        struct fe_ev *v = realloc(h->v, cap * sizeof(*v));
-        if (!v) return FE_ENOMEM;
-        h->v = v;
-        h->cap = cap;
-    }
-    size_t i = h->n++;
-    struct fe_ev *v = h->v;
-    while (i > 0) {
-        size_t p = (i - 1) >> 2;
-        if (v[p].key <= key) break;
-        v[i] = v[p];
-        i = p;
-    }
-    v[i].key = key;
-    v[i].data = data;
+    size_t cap = h->cap ? h->cap * 2 : 1024;
+    uint64_t *k = realloc(h->key, cap * sizeof(*k));
+    if (!k) return FE_ENOMEM;
+    h->key = k;
+    uint64_t *d = realloc(h->data, cap * sizeof(*d));
+    if (!d) return FE_ENOMEM;
+    h->data = d;
+    h->cap = cap;
     return 0;
 }
 
-static void heap_pop(struct fe_evq_heap *h, struct fe_ev *out)
+static int heap_push(struct fe_evq_heap *h, uint64_t key, uint64_t data)
 {
-    struct fe_ev *v = h->v;
-    *out = v[0];
-    struct fe_ev last = v[--h->n];
-    size_t n = h->n, i = 0;
+    if (h->n == h->cap && heap_grow(h)) return FE_ENOMEM;
+    uint64_t *k = h->key, *d = h->data;
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) >> 2;
+        if (k[p] <= key) break;
+        k[i] = k[p];
+        d[i] = d[p];
+        i = p;
+    }
+    k[i] = key;
+    d[i] = data;
+    return 0;
+}
+
+static void heap_pop(struct fe_evq_heap *h, uint64_t *key, uint64_t *data)
+{
+    uint64_t *k = h->key, *d = h->data;
+    *key = k[0];
+    *data = d[0];
+    size_t n = --h->n, i = 0;
+    uint64_t lk = k[n], ld = d[n];
     for (;;) {
         size_t c = 4 * i + 1;
         if (c >= n) break;
         size_t best = c;
-        uint64_t bk = v[c].key;
-        if (c + 4 <= n) {
-            /* full family: a tournament without data-dependent branches */
-            size_t a = v[c + 1].key < bk ? c + 1 : c;
-            size_t b = v[c + 3].key < v[c + 2].key ? c + 3 : c + 2;
-            best = v[b].key < v[a].key ? b : a;
-            bk = v[best].key;
-        } else {
-            for (size_t j = c + 1; j < n; j++) {
-                if (v[j].key < bk) {
-                    bk = v[j].key;
-                    best = j;
-                }
-            }
-        }
-        if (last.key <= bk) break;
-        v[i] = v[best];
+        size_t end = c + 4 < n ? c + 4 : n;
+        for (size_t j = c + 1; j < end; j++)
+            if (k[j] < k[best]) best = j;
+        if (lk <= k[best]) break;
+        k[i] = k[best];
+        d[i] = d[best];
         i = best;
     }
-    v[i] = last;
+    k[i] = lk;
+    d[i] = ld;
 }
 
 /* ---- wheel ---- */
@@ -144,10 +143,10 @@ static int wheel_insert(struct fe_evq *q, uint64_t t, uint64_t data)
 static int migrate(struct fe_evq *q)
 {
     struct fe_evq_heap *h = &q->heap;
-    while (h->n && (h->v[0].key >> FE_EVQ_SEQ_BITS) < q->now + FE_EVQ_WHEEL_SLOTS) {
-        struct fe_ev e;
-        heap_pop(h, &e);
-        int rc = wheel_insert(q, e.key >> FE_EVQ_SEQ_BITS, e.data);
+    while (h->n && (h->key[0] >> FE_EVQ_SEQ_BITS) < q->now + FE_EVQ_WHEEL_SLOTS) {
+        uint64_t key, data;
+        heap_pop(h, &key, &data);
+        int rc = wheel_insert(q, key >> FE_EVQ_SEQ_BITS, data);
         if (rc) return rc;
     }
     return 0;
@@ -174,39 +173,68 @@ int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind)
 
 void fe_evq_free(struct fe_evq *q)
 {
-    free(q->heap.v);
+    free(q->heap.key);
+    free(q->heap.data);
     free(q->slots);
     free(q->bm0);
     free(q->nodes);
+    free(q->ren);
     memset(q, 0, sizeof(*q));
 }
 
-static int cmp_key(const void *a, const void *b)
+void fe_evq_set_keys_fn(struct fe_evq *q, fe_evq_keys_fn fn, void *user)
 {
-    uint64_t x = ((const struct fe_ev *)a)->key, y = ((const struct fe_ev *)b)->key;
+    q->keys_fn = fn;
+    q->keys_user = user;
+}
+
+void fe_evq_renumber_key(struct fe_evq *q, uint64_t *key)
+{
+    if (q->ren_n == q->ren_cap) {
+        size_t cap = q->ren_cap ? q->ren_cap * 2 : 1024;
+        uint64_t **r = realloc(q->ren, cap * sizeof(*r));
+        if (!r) {
+            q->ren_fail = true;
+            return;
+        }
+        q->ren = r;
+        q->ren_cap = cap;
+    }
+    q->ren[q->ren_n++] = key;
+}
+
+static int cmp_keyp(const void *a, const void *b)
+{
+    uint64_t x = **(uint64_t *const *)a, y = **(uint64_t *const *)b;
     return x < y ? -1 : x > y;
 }
 
-/* The scheduling numbers ran out: renumber the heap's events by their rank among the events of
- * the same time. Sorted, the array is still a valid heap, and the order is unchanged. */
+/* The scheduling numbers ran out: renumber every pending key (the heap's and the caller's) by
+ * its rank among the keys of the same time. The mapping keeps the order, so the heap stays a
+ * heap. */
 static int renumber(struct fe_evq *q)
 {
     struct fe_evq_heap *h = &q->heap;
-    qsort(h->v, h->n, sizeof(*h->v), cmp_key);
+    q->ren_n = 0;
+    q->ren_fail = false;
+    for (size_t i = 0; i < h->n; i++) fe_evq_renumber_key(q, &h->key[i]);
+    if (q->keys_fn) q->keys_fn(q->keys_user, q);
+    if (q->ren_fail) return FE_ENOMEM;
+    qsort(q->ren, q->ren_n, sizeof(*q->ren), cmp_keyp);
     uint64_t next = 0, prev_t = FE_SIM_NO_TIME, rank = 0;
-    for (size_t i = 0; i < h->n; i++) {
-        uint64_t t = h->v[i].key >> FE_EVQ_SEQ_BITS;
+    for (size_t i = 0; i < q->ren_n; i++) {
+        uint64_t t = *q->ren[i] >> FE_EVQ_SEQ_BITS;
         rank = t == prev_t ? rank + 1 : 0;
         if (rank > FE_EVQ_SEQ_MASK) return FE_ENOSPC; /* 2^20 events at one nanosecond */
         prev_t = t;
-        h->v[i].key = t << FE_EVQ_SEQ_BITS | rank;
+        *q->ren[i] = t << FE_EVQ_SEQ_BITS | rank;
         if (rank + 1 > next) next = rank + 1;
     }
     q->seq = next;
     return 0;
 }
 
-int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
+int fe_evq_key_slow(struct fe_evq *q, uint64_t t, uint64_t *key)
 {
     if (t < q->now || t > FE_SIM_MAX_TIME) return FE_ERANGE;
     if (q->seq > FE_EVQ_SEQ_MASK) {
@@ -214,13 +242,25 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
         if (rc) return rc;
         if (q->seq > FE_EVQ_SEQ_MASK) return FE_ENOSPC;
     }
-    int rc;
+    *key = t << FE_EVQ_SEQ_BITS | q->seq++;
+    return 0;
+}
+
+int fe_evq_grow(struct fe_evq *q)
+{
+    return heap_grow(&q->heap);
+}
+
+int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
+{
+    uint64_t key;
+    int rc = fe_evq_key_slow(q, t, &key);
+    if (rc) return rc;
     if (q->kind == FE_SIM_EVQ_WHEEL && t - q->now < FE_EVQ_WHEEL_SLOTS)
         rc = wheel_insert(q, t, data);
     else
-        rc = heap_push(&q->heap, t << FE_EVQ_SEQ_BITS | q->seq, data);
+        rc = heap_push(&q->heap, key, data);
     if (rc) return rc;
-    q->seq++;
     q->n++;
     q->pushed++;
     return 0;
@@ -231,18 +271,17 @@ bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64
 {
     if (!q->n) return false;
     if (q->kind == FE_SIM_EVQ_HEAP) {
-        if ((q->heap.v[0].key >> FE_EVQ_SEQ_BITS) > limit) return false;
-        struct fe_ev e;
-        heap_pop(&q->heap, &e);
-        q->now = e.key >> FE_EVQ_SEQ_BITS;
+        if ((q->heap.key[0] >> FE_EVQ_SEQ_BITS) > limit) return false;
+        uint64_t key;
+        heap_pop(&q->heap, &key, data);
+        q->now = key >> FE_EVQ_SEQ_BITS;
         *t = q->now;
-        *data = e.data;
         q->n--;
         q->popped++;
         return true;
     }
     if (!q->wheel_n) {
-        uint64_t top = q->heap.v[0].key >> FE_EVQ_SEQ_BITS;
+        uint64_t top = q->heap.key[0] >> FE_EVQ_SEQ_BITS;
         if (top > limit) return false;
         q->now = top;
         if (migrate(q)) return false; /* out of memory: the caller sees an empty queue */
@@ -277,7 +316,7 @@ bool fe_evq_pop(struct fe_evq *q, uint64_t *t, uint64_t *data)
 uint64_t fe_evq_peek(struct fe_evq *q)
 {
     if (!q->n) return FE_SIM_NO_TIME;
-    if (q->kind == FE_SIM_EVQ_HEAP || !q->wheel_n) return q->heap.v[0].key >> FE_EVQ_SEQ_BITS;
+    if (q->kind == FE_SIM_EVQ_HEAP || !q->wheel_n) return q->heap.key[0] >> FE_EVQ_SEQ_BITS;
     uint32_t pos = (uint32_t)(q->now & SLOT_MASK);
     int64_t s = find_from(q, pos);
     if (s < 0) s = find_from(q, 0);

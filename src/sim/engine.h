@@ -7,7 +7,13 @@
  *
  * Heap keys are time << 20 | a scheduling number: one 64-bit comparison orders by time, then
  * FIFO. When the 20-bit number runs out, the pending events are renumbered by their rank among
- * the events of the same time (kept in order), so FIFO holds over any run length. */
+ * the events of the same time (kept in order), so FIFO holds over any run length.
+ *
+ * A caller that keeps events in FIFOs of its own (the simulator: the frames on a link arrive in
+ * the order they were sent) takes a key for each when it schedules it (fe_evq_key) and pushes
+ * only the head of each FIFO (fe_evq_push_key, heap only): the heap stays small and the events
+ * pop exactly as if all had been pushed. Such a caller lists the keys it holds, for the
+ * renumbering, from the function it gives to fe_evq_set_keys_fn. */
 #ifndef FE_SIM_ENGINE_H
 #define FE_SIM_ENGINE_H
 
@@ -15,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "feroce/err.h"
 #include "feroce/sim.h"
 
 #define FE_EVQ_SEQ_BITS    20
@@ -22,13 +29,10 @@
 #define FE_EVQ_WHEEL_BITS  16
 #define FE_EVQ_WHEEL_SLOTS (1u << FE_EVQ_WHEEL_BITS)
 
-struct fe_ev {
-    uint64_t key; /* time << FE_EVQ_SEQ_BITS | sequence */
-    uint64_t data;
-};
-
+/* keys and data in separate arrays: a family of four keys is 32 contiguous bytes */
 struct fe_evq_heap {
-    struct fe_ev *v;
+    uint64_t *key; /* time << FE_EVQ_SEQ_BITS | scheduling number */
+    uint64_t *data;
     size_t n, cap;
 };
 
@@ -36,6 +40,10 @@ struct fe_evq_wnode {
     uint64_t data;
     uint32_t next;
 };
+
+struct fe_evq;
+/* Lists the keys a caller holds: calls fe_evq_renumber_key for each. */
+typedef void (*fe_evq_keys_fn)(void *user, struct fe_evq *q);
 
 struct fe_evq {
     enum fe_sim_queue_kind kind;
@@ -54,35 +62,66 @@ struct fe_evq {
     struct fe_evq_wnode *nodes;
     uint32_t nodes_cap, free_node;
     size_t wheel_n;
+    /* renumbering */
+    fe_evq_keys_fn keys_fn;
+    void *keys_user;
+    uint64_t **ren;
+    size_t ren_n, ren_cap;
+    bool ren_fail;
 };
 
 int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind);
 void fe_evq_free(struct fe_evq *q);
-/* The general cases of fe_evq_push and fe_evq_pop_until (wheel, growth, renumbering, errors). */
+/* The general cases of the inline functions below (wheel, growth, renumbering, errors). */
 int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data);
+int fe_evq_key_slow(struct fe_evq *q, uint64_t t, uint64_t *key);
+int fe_evq_grow(struct fe_evq *q);
 bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data);
+/* The caller's keys (see above): fn lists them when the queue renumbers. */
+void fe_evq_set_keys_fn(struct fe_evq *q, fe_evq_keys_fn fn, void *user);
+void fe_evq_renumber_key(struct fe_evq *q, uint64_t *key);
+
+/* A key for an event at t (its place in the order is now), for fe_evq_push_key. t >= the time
+ * of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
+static inline int fe_evq_key(struct fe_evq *q, uint64_t t, uint64_t *key)
+{
+    if (q->seq > FE_EVQ_SEQ_MASK || t < q->now || t > FE_SIM_MAX_TIME)
+        return fe_evq_key_slow(q, t, key);
+    *key = t << FE_EVQ_SEQ_BITS | q->seq++;
+    return 0;
+}
+
+/* Pushes an event with a key from fe_evq_key (its time not before the last popped event's).
+ * Heap only (FE_ENOTSUP on the wheel). */
+static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
+{
+    struct fe_evq_heap *h = &q->heap;
+    if (q->kind != FE_SIM_EVQ_HEAP) return FE_ENOTSUP;
+    if (h->n == h->cap && fe_evq_grow(q)) return FE_ENOMEM;
+    uint64_t *k = h->key, *d = h->data;
+    size_t i = h->n++;
+    while (i > 0) {
+        size_t p = (i - 1) >> 2;
+        if (k[p] <= key) break;
+        k[i] = k[p];
+        d[i] = d[p];
+        i = p;
+    }
+    k[i] = key;
+    d[i] = data;
+    q->n++;
+    q->pushed++;
+    return 0;
+}
 
 /* t >= the time of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
 static inline int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
 {
-    struct fe_evq_heap *h = &q->heap;
-    if (q->kind != FE_SIM_EVQ_HEAP || h->n == h->cap || q->seq > FE_EVQ_SEQ_MASK || t < q->now ||
-        t > FE_SIM_MAX_TIME)
-        return fe_evq_push_slow(q, t, data);
-    uint64_t key = t << FE_EVQ_SEQ_BITS | q->seq++;
-    struct fe_ev *v = h->v;
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) >> 2;
-        if (v[p].key <= key) break;
-        v[i] = v[p];
-        i = p;
-    }
-    v[i].key = key;
-    v[i].data = data;
-    q->n++;
-    q->pushed++;
-    return 0;
+    if (q->kind != FE_SIM_EVQ_HEAP) return fe_evq_push_slow(q, t, data);
+    uint64_t key;
+    int rc = fe_evq_key(q, t, &key);
+    if (rc) return rc;
+    return fe_evq_push_key(q, key, data);
 }
 
 /* Pops the earliest event if its time is <= limit; false otherwise (or when empty). Advances
@@ -92,35 +131,43 @@ static inline bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *
     if (q->kind != FE_SIM_EVQ_HEAP) return fe_evq_pop_until_slow(q, limit, t, data);
     struct fe_evq_heap *h = &q->heap;
     if (!h->n) return false;
-    struct fe_ev *v = h->v;
-    uint64_t when = v[0].key >> FE_EVQ_SEQ_BITS;
+    uint64_t *k = h->key, *d = h->data;
+    uint64_t when = k[0] >> FE_EVQ_SEQ_BITS;
     if (when > limit) return false;
     *t = q->now = when;
-    *data = v[0].data;
+    *data = d[0];
     q->n--;
     q->popped++;
     size_t n = --h->n;
     if (!n) return true;
     /* sift the last entry down from the root */
-    struct fe_ev last = v[n];
+    uint64_t lk = k[n], ld = d[n];
     size_t i = 0;
     for (;;) {
-        size_t c = 4 * i + 1;
+        size_t c = 4 * i + 1, m;
+        uint64_t km;
         if (c + 4 <= n) {
             /* full family: a tournament */
-            size_t a = v[c + 1].key < v[c].key ? c + 1 : c;
-            size_t b = v[c + 3].key < v[c + 2].key ? c + 3 : c + 2;
-            c = v[b].key < v[a].key ? b : a;
+            size_t a = c, b = c + 2;
+            uint64_t ka = k[c], kb = k[c + 2];
+            if (k[c + 1] < ka) ka = k[a = c + 1];
+            if (k[c + 3] < kb) kb = k[b = c + 3];
+            m = kb < ka ? b : a;
+            km = kb < ka ? kb : ka;
         } else {
             if (c >= n) break;
+            m = c;
+            km = k[c];
             for (size_t j = c + 1; j < n; j++)
-                if (v[j].key < v[c].key) c = j;
+                if (k[j] < km) km = k[m = j];
         }
-        if (last.key <= v[c].key) break;
-        v[i] = v[c];
-        i = c;
+        if (lk <= km) break;
+        k[i] = km;
+        d[i] = d[m];
+        i = m;
     }
-    v[i] = last;
+    k[i] = lk;
+    d[i] = ld;
     return true;
 }
 /* Pops the earliest event; false when empty. */

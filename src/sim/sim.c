@@ -184,6 +184,8 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
      * scans with the tens to thousands of events a fabric has pending (feroce bench sim) */
     rc = fe_evq_init(&sim->q, FE_SIM_EVQ_HEAP);
     if (rc) goto fail;
+    fe_evq_set_keys_fn(&sim->q, sim_link_wire_keys, sim);
+    sim->wire_heads_only = true;
     rc = sim_topology_build(sim, err, err_cap);
     if (rc) goto fail;
     rc = FE_ENOMEM;
@@ -264,9 +266,11 @@ void fe_sim_destroy(struct fe_sim *sim)
 int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
 {
     if (sim->q.kind == kind) return 0;
+    if (sim->st.pkts_sent) return FE_ESTATE; /* frames on the wires hold keys of this queue */
     struct fe_evq nq;
     int rc = fe_evq_init(&nq, kind);
     if (rc) return rc;
+    fe_evq_set_keys_fn(&nq, sim_link_wire_keys, sim);
     nq.now = sim->q.now;
     uint64_t t, d;
     while (fe_evq_pop(&sim->q, &t, &d)) {
@@ -278,6 +282,7 @@ int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
     }
     fe_evq_free(&sim->q);
     sim->q = nq;
+    sim->wire_heads_only = kind == FE_SIM_EVQ_HEAP;
     return 0;
 }
 
@@ -353,8 +358,8 @@ static void dispatch(struct fe_sim *sim, uint64_t data)
     void *obj = (void *)(uintptr_t)(data & ~EV_KIND_MASK);
     switch ((enum ev_kind)(data & EV_KIND_MASK)) {
     case EV_ARRIVE: {
-        struct sim_pkt *pkt = obj;
-        struct sim_port *to = pkt->to;
+        struct sim_port *to = obj;
+        struct sim_pkt *pkt = sim_link_arrive(sim, to);
         if (to->node->is_switch)
             sim_switch_receive(sim, to, pkt);
         else

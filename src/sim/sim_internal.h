@@ -17,7 +17,7 @@
 
 /* Event kinds: the low 4 bits of an event word, the rest an object pointer aligned to 16. */
 enum ev_kind {
-    EV_ARRIVE = 1,  /* struct sim_pkt: reaches pkt->to (a port) */
+    EV_ARRIVE = 1,  /* struct sim_port: the first frame on the wire toward it arrives */
     EV_TX_DONE,     /* struct sim_port: transmitter free, send the next frame */
     EV_PAUSE_END,   /* struct sim_port: a pause (QUANTA mode) may have expired */
     EV_PFC_REFRESH, /* struct sim_port: re-send PAUSE for priorities still congested */
@@ -35,8 +35,8 @@ enum pkt_kind { PKT_ROCE = 0, PKT_PFC = 1, PKT_TEST = 2 };
 struct sim_port;
 
 struct sim_pkt {
-    _Alignas(16) struct sim_pkt *next; /* queue link / free list */
-    struct sim_port *to;               /* port at the far end of the link it travels */
+    _Alignas(16) struct sim_pkt *next; /* queue link / on the wire / free list */
+    uint64_t wire_key;                 /* on the wire, behind another frame: its event key */
     struct sim_port *const *route;     /* egress port at each switch of its path, or NULL */
     uint32_t hop;                      /* index in route of the next switch */
     uint32_t frame_bytes;              /* frame on the wire, FCS included (buffer accounting) */
@@ -90,6 +90,8 @@ struct sim_port {
     uint64_t paused_since;               /* start of the current pause (any priority) */
     struct sim_queue q[FE_SIM_PRIOS];
     struct sim_queue ctrl; /* PFC frames: strict priority over everything */
+    /* frames on the wire toward this port, in arrival order (link.c) */
+    struct sim_pkt *wire_head, *wire_tail;
     /* switch ingress side (frames arriving on this port) */
     struct sim_ingress in[FE_SIM_PRIOS];
     uint64_t headroom_bytes;
@@ -191,6 +193,7 @@ struct sim_flow {
 struct fe_sim {
     struct fe_sim_scenario sc; /* own copy */
     struct fe_evq q;
+    bool wire_heads_only; /* only the first frame on a wire has an event (heap queue) */
     uint64_t now;
     uint64_t stop_ns;
     uint64_t rng[4];
@@ -287,6 +290,10 @@ uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes);
 /* Starts sending pkt on port p now: the port is busy for its serialization, and the frame
  * arrives at the peer one propagation delay after its last bit (unless the link loses it). */
 void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+/* The EV_ARRIVE of port `to`: takes the first frame off its wire (and schedules the next). */
+struct sim_pkt *sim_link_arrive(struct fe_sim *sim, struct sim_port *to);
+/* fe_evq_keys_fn: the keys of the frames on the wires. */
+void sim_link_wire_keys(void *sim, struct fe_evq *q);
 /* Bytes of the frame that carries fp, as the scenario's frame model sizes it (host.frames). */
 static inline uint32_t sim_frame_bytes(const struct fe_sim *sim, const struct fe_pkt *fp)
 {
