@@ -166,6 +166,13 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     sim->pfc_frame_bytes = sim->ns3_frames ? 43u : PFC_FRAME_BYTES; /* ns-3: PPP + IPv4 + 9 */
     sim->max_frame_bytes = sim->ns3_frames ? sc->host.mtu_bytes + 48 + sim->ns3_int_bytes
                                            : sc->host.mtu_bytes + 36 + sim->wire_extra;
+    for (int op = 0; op < 256; op++) {
+        unsigned f = fe_opcode_flags((uint8_t)op);
+        size_t fixed = fe_pkt_hdr_len((uint8_t)op) + FE_ICRC_LEN + sim->wire_extra;
+        if (f & FE_OPF_CNP) fixed += FE_CNP_PAD_LEN;
+        sim->op_fixed_bytes[op] = (uint16_t)fixed;
+        sim->op_has_payload[op] = !(f & FE_OPF_CNP) && (f & FE_OPF_PAYLOAD);
+    }
     uint32_t max_frame = sim->max_frame_bytes;
     if (sc->sw.reserve_bytes == FE_SIM_AUTO) sc->sw.reserve_bytes = max_frame;
     if (sc->sw.xon_offset_bytes == FE_SIM_AUTO) sc->sw.xon_offset_bytes = 2u * max_frame;

@@ -222,6 +222,10 @@ struct fe_sim {
     struct sim_pkt **chunks;
     uint32_t n_chunks, cap_chunks;
     uint64_t pool_pkts, pkts_in_use;
+    /* frame bytes by opcode, as fe_pkt_wire_len + wire_extra computes them: the fixed part, and
+     * whether the payload (padded to 4) adds to it (a table: two lookups per frame) */
+    uint16_t op_fixed_bytes[256];
+    uint8_t op_has_payload[256];
     /* settings derived from the scenario */
     uint32_t wire_extra;                   /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
     uint32_t ifg;                          /* preamble + IFG counted on links */
@@ -308,7 +312,9 @@ static inline uint32_t sim_frame_bytes(const struct fe_sim *sim, const struct fe
             fb = (12 + sim->ns3_int_bytes < 26 ? 26 : 12 + sim->ns3_int_bytes) + 34;
         return (uint32_t)fb; /* no minimum frame in their model */
     }
-    fb = fe_pkt_wire_len(fp) + sim->wire_extra;
+    uint8_t op = fp->bth.opcode;
+    fb = sim->op_fixed_bytes[op] +
+         (sim->op_has_payload[op] ? ((uint64_t)fp->payload_len + 3) & ~(uint64_t)3 : 0);
     if (fb < sim->sc.host.min_frame_bytes) fb = sim->sc.host.min_frame_bytes;
     return (uint32_t)fb;
 }
