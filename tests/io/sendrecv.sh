@@ -67,48 +67,47 @@ assert sf[0]['qpn'] == rf[0]['peer_qpn'] == 256 and sf[0]['peer_qpn'] == rf[0]['
 print('stream: 3000 messages of 16 KiB verified; sender completed all 3000')
 PYEOF
 
+# pair NAME "SEND OPTIONS" "RECV OPTIONS": one more stream, both ends' JSON in $D/NAME.{send,recv}
+pair() {
+    "$BIN" send --bind $FE --once --line-rate 2Gbps $2 --json >"$D/$1.send" 2>"$D/$1.serr" &
+    SPID=$!
+    sleep 0.3
+    "$BIN" recv --bind $HOST --fe $FE --msg-size 16K --timeout 60s $3 --json \
+        >"$D/$1.recv" 2>"$D/$1.rerr" || { cat "$D/$1.rerr" "$D/$1.recv" "$D/$1.serr"; exit 1; }
+    wait "$SPID" || { echo "feroce send failed"; cat "$D/$1.serr" "$D/$1.send"; exit 1; }
+    SPID=
+}
+
+# check NAME COUNT: both ends ok, COUNT messages verified once on each; prints the sender's flow
+check() {
+    $PY - "$D/$1.send" "$D/$1.recv" "$2" <<'PYEOF'
+import json, sys
+s = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2])); n = int(sys.argv[3])
+assert r['ok'] and s['ok'], (s, r)
+rf, sf = r['flows'][0], s['flows'][0]
+assert rf['msgs'] == n and rf['verify_errors'] == 0 and rf['seq_errors'] == 0, rf
+assert sf['msgs'] == n and not sf['error'], sf
+print(json.dumps(sf))
+PYEOF
+}
+
 # Injected loss, every 23rd data packet, retransmissions included: Go-Back-N must finish even
 # when a go-back window is a multiple of 23 packets (the hook drops a PSN at most once; purely
 # periodic loss failed here about one run in five with "retry exceeded"), and every byte still
 # arrives once, verified.
-"$BIN" send --bind $FE --once --line-rate 2Gbps --drop-every 23 --json >"$D/send2.json" 2>"$D/send2.err" &
-SPID=$!
-sleep 0.3
-"$BIN" recv --bind $HOST --fe $FE --count 400 --msg-size 16K --timeout 60s --json \
-    >"$D/recv2.json" 2>"$D/recv2.err" || { cat "$D/recv2.err" "$D/recv2.json" "$D/send2.err"; exit 1; }
-wait "$SPID" || { echo "feroce send failed"; cat "$D/send2.err" "$D/send2.json"; exit 1; }
-SPID=
-$PY - "$D/send2.json" "$D/recv2.json" <<'PYEOF'
-import json, sys
-s = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
-assert r['ok'] and s['ok'], (s, r)
-rf, sf = r['flows'][0], s['flows'][0]
-assert rf['msgs'] == 400 and rf['verify_errors'] == 0 and rf['seq_errors'] == 0, rf
-assert sf['msgs'] == 400 and not sf['error'], sf
+pair drop "--drop-every 23" "--count 400"
+check drop 400 | $PY -c "
+import json, sys; sf = json.load(sys.stdin)
 assert sf['dropped_on_purpose'] >= 400 * 4 // 23, sf   # 16 KiB = 4+ packets per message
 assert sf['retx_pkts'] > 0, sf
 print('with every 23rd packet dropped: %d drops, %d retransmitted packets, 400 messages verified'
-      % (sf['dropped_on_purpose'], sf['retx_pkts']))
-PYEOF
+      % (sf['dropped_on_purpose'], sf['retx_pkts']))"
 
 # Doorbells every 4th message (and on the last; 401 is not a multiple of 4), with a slow
 # consumer: each immediate completes the messages before it, credits count doorbells, nothing
 # is lost or overwritten.
-"$BIN" send --bind $FE --once --line-rate 2Gbps --imm-every 4 --slots 16 --json >"$D/send3.json" 2>"$D/send3.err" &
-SPID=$!
-sleep 0.3
-"$BIN" recv --bind $HOST --fe $FE --count 401 --msg-size 16K --slots 16 --imm-every 4 \
-    --consume-rate 200Mbps --timeout 60s --json \
-    >"$D/recv3.json" 2>"$D/recv3.err" || { cat "$D/recv3.err" "$D/recv3.json" "$D/send3.err"; exit 1; }
-wait "$SPID" || { echo "feroce send failed"; cat "$D/send3.err" "$D/send3.json"; exit 1; }
-SPID=
-$PY - "$D/send3.json" "$D/recv3.json" <<'PYEOF'
-import json, sys
-s = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
-assert r['ok'] and s['ok'], (s, r)
-rf, sf = r['flows'][0], s['flows'][0]
-assert rf['msgs'] == 401 and rf['verify_errors'] == 0 and rf['seq_errors'] == 0, rf
-assert sf['msgs'] == 401 and not sf['error'], sf
+pair bells "--imm-every 4 --slots 16" "--count 401 --slots 16 --imm-every 4 --consume-rate 200Mbps"
+check bells 401 | $PY -c "
+import json, sys; sf = json.load(sys.stdin)
 print('doorbells every 4th message, consumer at 200 Mb/s: 401 messages verified, %d RNR NAKs'
-      % sf.get('rnr_naks', -1))
-PYEOF
+      % sf['rnr_naks'])"
