@@ -536,12 +536,13 @@ int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *file
     uint32_t *deg = calloc(n + 1, sizeof(uint32_t));
     uint32_t *adj = malloc((2 * (size_t)sc->n_links + 1) * sizeof(uint32_t)); /* link index */
     uint32_t *queue = malloc((size_t)n * sizeof(uint32_t));
+    uint32_t *touched = malloc((size_t)n * sizeof(uint32_t));
     uint32_t *dist = malloc((size_t)n * sizeof(uint32_t));
     uint64_t *delay = malloc((size_t)n * sizeof(uint64_t));
     uint64_t *txd = malloc((size_t)n * sizeof(uint64_t));
     uint64_t *bw = malloc((size_t)n * sizeof(uint64_t));
     int rc = 0;
-    if (!deg || !adj || !queue || !dist || !delay || !txd || !bw) {
+    if (!deg || !adj || !queue || !touched || !dist || !delay || !txd || !bw) {
         sim_errf(err, err_cap, "out of memory");
         rc = FE_ENOMEM;
         goto out;
@@ -566,12 +567,15 @@ int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *file
         free(fill);
     }
     /* HPCC's CalculateRoute: BFS from every host through switches; a node's delay, payload
-     * serialization (integer ns per hop) and bottleneck come from the path that reached it first */
+     * serialization (integer ns per hop) and bottleneck come from the path that reached it
+     * first. Only the nodes a BFS reached are read and reset (`touched`), so the cost is hosts x
+     * their reachable part, not hosts x nodes (a topology may declare many unlinked nodes). */
+    for (uint32_t i = 0; i < n; i++) dist[i] = UINT32_MAX;
     for (uint32_t h = 0; h < n; h++) {
         if (sc->nodes[h].is_switch) continue;
-        for (uint32_t i = 0; i < n; i++) dist[i] = UINT32_MAX;
-        uint32_t head = 0, tail = 0;
+        uint32_t head = 0, tail = 0, n_touched = 0;
         queue[tail++] = h;
+        touched[n_touched++] = h;
         dist[h] = 0;
         delay[h] = txd[h] = 0;
         bw[h] = UINT64_MAX;
@@ -585,11 +589,14 @@ int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *file
                 delay[v] = delay[u] + l->delay_ns;
                 txd[v] = txd[u] + payload * 8000000000u / l->rate_bps;
                 bw[v] = bw[u] < l->rate_bps ? bw[u] : l->rate_bps;
+                touched[n_touched++] = v;
                 if (sc->nodes[v].is_switch) queue[tail++] = v;
             }
         }
-        for (uint32_t j = 0; j < n; j++) {
-            if (sc->nodes[j].is_switch || dist[j] == UINT32_MAX || j == h) continue;
+        for (uint32_t i = 0; i < n_touched; i++) {
+            uint32_t j = touched[i];
+            dist[j] = UINT32_MAX;
+            if (sc->nodes[j].is_switch || j == h) continue;
             uint64_t rtt = 2 * delay[j] + txd[j];
             /* rtt x bw / 1e9 / 8, without overflow for any delay the parser admits */
             uint64_t bdp = (uint64_t)((double)rtt * (double)bw[j] / 8e9);
@@ -620,6 +627,7 @@ out:
     free(deg);
     free(adj);
     free(queue);
+    free(touched);
     free(dist);
     free(delay);
     free(txd);
