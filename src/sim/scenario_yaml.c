@@ -63,7 +63,8 @@ enum vtype {
     V_U16,
     V_U32,
     V_PRIOS,
-    V_PFCMODE
+    V_PFCMODE,
+    V_FRAMES
 };
 
 struct setting {
@@ -108,6 +109,7 @@ static const struct setting settings[] = {
     {"host", "pacer_burst", V_SIZE, HO(pacer_burst_bytes), 0, 1e9, ""},
     {"host", "ifg", V_BOOL, HO(count_ifg), 0, 1, ""},
     {"host", "min_frame", V_SIZE, HO(min_frame_bytes), 0, 9000, ""},
+    {"host", "frames", V_FRAMES, HO(frames), 0, 0, "roce | hpcc-ns3"},
 };
 
 /* Parses `value` for setting s into the scenario; a message in msg on error. */
@@ -198,6 +200,19 @@ static int apply_setting(struct fe_sim_scenario *sc, const struct setting *s, co
         memcpy(base, &m, sizeof(m));
         break;
     }
+    case V_FRAMES: {
+        enum fe_sim_frames m;
+        if (!strcmp(value, "roce"))
+            m = FE_SIM_FRAMES_ROCE;
+        else if (!strcmp(value, "hpcc-ns3"))
+            m = FE_SIM_FRAMES_HPCC_NS3;
+        else {
+            rc = FE_EINVAL;
+            break;
+        }
+        memcpy(base, &m, sizeof(m));
+        break;
+    }
     }
     if (rc) {
         static const char *const what[] = {"a size (e.g. 4MB, 512KiB)",
@@ -210,7 +225,8 @@ static int apply_setting(struct fe_sim_scenario *sc, const struct setting *s, co
                                            "an integer",
                                            "an integer",
                                            "priorities 0..7 (e.g. 3 or 3,4)",
-                                           "quanta or xoff-xon"};
+                                           "quanta or xoff-xon",
+                                           "roce or hpcc-ns3"};
         if (rc == FE_ERANGE)
             snprintf(msg, cap, "%s.%s: '%s' out of range [%g, %g]", s->section, s->key, value,
                      s->min, s->max);

@@ -170,6 +170,11 @@ static void test_set(void **s)
     assert_int_equal(sc.sw.headroom_bytes, 0);
     assert_int_equal(fe_sim_scenario_set(&sc, "switch.pfc_mode=xoff-xon", err, sizeof(err)), 0);
     assert_int_equal(sc.sw.pfc_mode, FE_SIM_PFC_XOFF_XON);
+    assert_int_equal(sc.host.frames, FE_SIM_FRAMES_ROCE);
+    assert_int_equal(fe_sim_scenario_set(&sc, "host.frames=hpcc-ns3", err, sizeof(err)), 0);
+    assert_int_equal(sc.host.frames, FE_SIM_FRAMES_HPCC_NS3);
+    assert_true(fe_sim_scenario_set(&sc, "host.frames=ns3", err, sizeof(err)) < 0);
+    assert_non_null(strstr(err, "roce or hpcc-ns3"));
     assert_true(fe_sim_scenario_set(&sc, "switch.nope=1", err, sizeof(err)) < 0);
     assert_non_null(strstr(err, "unknown key"));
     assert_true(fe_sim_scenario_set(&sc, "host.mtu=x", err, sizeof(err)) < 0);
