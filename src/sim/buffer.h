@@ -26,12 +26,19 @@ static inline bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, s
                                     uint8_t prio, uint32_t bytes, int *reason)
 {
     struct sim_ingress *ing = &in->in[prio];
-    if (ing->reserve_used + bytes <= sim->sc.sw.reserve_bytes) {
+    /* The reserve is a byte allowance: a frame that straddles its end puts the rest in the
+     * shared pool (cell-based MMUs, and the ns-3 simulators' MMU, count bytes, not frames) */
+    uint64_t room = ing->reserve_used < sim->sc.sw.reserve_bytes
+                        ? sim->sc.sw.reserve_bytes - ing->reserve_used
+                        : 0;
+    uint64_t over = bytes > room ? bytes - room : 0;
+    if (!over) {
         ing->reserve_used += bytes;
-    } else if (ing->shared_used + bytes <= sim_buffer_threshold(sw, sim) &&
-               sw->shared_used + bytes <= sw->shared_bytes) {
-        ing->shared_used += bytes;
-        sw->shared_used += bytes;
+    } else if (ing->shared_used + over <= sim_buffer_threshold(sw, sim) &&
+               sw->shared_used + over <= sw->shared_bytes) {
+        ing->reserve_used += room;
+        ing->shared_used += over;
+        sw->shared_used += over;
     } else if (sim_buffer_lossless(sim, prio)) {
         if (ing->hdrm_used + bytes > in->headroom_bytes) {
             *reason = FE_SIM_DROP_HEADROOM;
