@@ -2,16 +2,22 @@
  *   1. event queue: ns per hold operation (pop + push) of the 4-ary heap and the timing wheel at
  *      64 .. 1M pending events, the ratio between them measured in the same run;
  *   2. advcam-dcqcn as HPCC ns-3 runs it: 1000-byte payloads, 2 us links, 55 MB per sender,
- *      until every flow completes: wall time, events/s, events per data packet (the brief
- *      quotes ~4 s for HPCC ns-3 and ~10 s for ns3-roce on this machine; not measured here);
+ *      until every flow completes: CPU and wall time, events/s, events per data packet,
+ *      instructions per data packet (hardware counter, when the machine has one), with the
+ *      default queue (heap) and, as the baseline in the same run, the wheel (the ns-3 figures,
+ *      ~4 s for HPCC ns-3 and ~10 s for ns3-roce on this machine, are quoted, not measured);
  *   3. a 128-host two-tier fat-tree (8 leaves x 16 hosts, 16 spines, 100 Gb/s, 1 us) with an
  *      all-to-all incast (16256 flows, DCQCN), 10 ms simulated: events/s and memory.
  * Options: --quick (smaller runs), --queue heap|wheel (for 2 and 3). */
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "feroce/sim.h"
 #include "sim/engine.h"
@@ -58,6 +64,28 @@ static uint64_t cpu_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* User-space instructions retired, from the hardware counter: -1 when there is none (VMs,
+ * perf_event_paranoid). Opened once per run. */
+static int instr_open(void)
+{
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_HARDWARE;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+}
+
+static int64_t instr_read(int fd)
+{
+    uint64_t v;
+    if (fd < 0 || read(fd, &v, sizeof(v)) != (ssize_t)sizeof(v)) return -1;
+    return (int64_t)v;
+}
+
 static long peak_rss_kb(void)
 {
     struct rusage ru;
@@ -67,6 +95,7 @@ static long peak_rss_kb(void)
 
 struct run_result {
     double wall_s, cpu_s;
+    int64_t instr; /* -1: no counter */
     uint64_t events, data_pkts, pool, sim_ns, flows_done, flows;
     uint64_t by_kind[8];
     double agg_gbps, jain;
@@ -83,9 +112,14 @@ static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint
         return 1;
     }
     fe_sim_set_queue(sim, kind);
+    int fd = instr_open();
+    if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     uint64_t t0 = fe_wall_ns(), c0 = cpu_ns();
     rc = fe_sim_run(sim, until);
     uint64_t dt = fe_wall_ns() - t0, dc = cpu_ns() - c0;
+    if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    int64_t instr = instr_read(fd);
+    if (fd >= 0) close(fd);
     if (rc < 0) {
         fprintf(stderr, "bench sim: run failed\n");
         fe_sim_destroy(sim);
@@ -98,6 +132,7 @@ static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint
     memset(r, 0, sizeof(*r));
     r->wall_s = dt / 1e9;
     r->cpu_s = dc / 1e9;
+    r->instr = instr;
     r->events = st.events;
     r->data_pkts = st.data_pkts_delivered;
     r->pool = st.pool_pkts;
@@ -128,9 +163,19 @@ static void print_run(const char *what, const struct run_result *r)
            (double)r->by_kind[3] / (double)(r->data_pkts ? r->data_pkts : 1),
            (double)r->by_kind[4] / (double)(r->data_pkts ? r->data_pkts : 1),
            (unsigned long long)r->pool);
+    if (r->instr >= 0)
+        printf("  %-8s %.0f instructions per data packet, %.0f per event\n", "",
+               (double)r->instr / (double)(r->data_pkts ? r->data_pkts : 1),
+               (double)r->instr / (double)(r->events ? r->events : 1));
+    else
+        printf("  %-8s instructions: no hardware counter here (valgrind --tool=callgrind counts "
+               "them)\n",
+               "");
 }
 
-static int bench_advcam(bool quick, enum fe_sim_queue_kind kind)
+/* The default queue (the heap) and, as the baseline measured in the same run, the wheel; only
+ * one of them with --queue. */
+static int bench_advcam(bool quick, int only_queue)
 {
     struct fe_sim_scenario sc;
     char err[256];
@@ -147,14 +192,32 @@ static int bench_advcam(bool quick, enum fe_sim_queue_kind kind)
     printf("advcam-dcqcn, 1000-byte payloads (one message each, as HPCC's per-packet ACKs), 2 us "
            "links, %s MB per sender, until every flow completes:\n",
            quick ? "5.5" : "55");
-    struct run_result r;
-    if (run_sim(&sc, kind, FE_SIM_NO_TIME, &r)) return 1;
-    print_run(kind == FE_SIM_EVQ_HEAP ? "(heap)" : "(wheel)", &r);
-    printf("  contention window: aggregate %.3f Gb/s, Jain %.4f\n", r.agg_gbps, r.jain);
+    static const enum fe_sim_queue_kind kinds[2] = {FE_SIM_EVQ_HEAP, FE_SIM_EVQ_WHEEL};
+    struct run_result r[2];
+    memset(r, 0, sizeof(r));
+    int ran = 0;
+    for (int k = 0; k < 2; k++) {
+        if (only_queue >= 0 && (int)kinds[k] != only_queue) continue;
+        if (run_sim(&sc, kinds[k], FE_SIM_NO_TIME, &r[k])) {
+            fe_sim_scenario_free(&sc);
+            return 1;
+        }
+        print_run(kinds[k] == FE_SIM_EVQ_HEAP ? "(heap)" : "(wheel)", &r[k]);
+        ran |= 1 << k;
+    }
+    const struct run_result *d = ran & 1 ? &r[0] : &r[1];
+    printf("  contention window: aggregate %.3f Gb/s, Jain %.4f\n", d->agg_gbps, d->jain);
+    if (ran == 3) {
+        printf("  heap (default) vs wheel (baseline, same run): CPU time x%.2f",
+               r[1].cpu_s / r[0].cpu_s);
+        if (r[0].instr > 0 && r[1].instr > 0)
+            printf(", instructions x%.2f", (double)r[1].instr / (double)r[0].instr);
+        printf(" (same events: %s)\n", r[0].events == r[1].events ? "yes" : "NO");
+    }
     if (!quick)
         printf("  reference (quoted in the brief, not measured here): HPCC ns-3 ~4 s -> %.0fx, "
                "ns3-roce ~10 s -> %.0fx (CPU time); target < 0.2 s\n",
-               4.0 / r.cpu_s, 10.0 / r.cpu_s);
+               4.0 / d->cpu_s, 10.0 / d->cpu_s);
     fe_sim_scenario_free(&sc);
     return 0;
 }
@@ -186,6 +249,11 @@ static int bench_fattree(bool quick, enum fe_sim_queue_kind kind)
     if (run_sim(&sc, kind, until, &r)) return 1;
     print_run(kind == FE_SIM_EVQ_HEAP ? "(heap)" : "(wheel)", &r);
     printf("  peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
+    /* every host sends 127 flows and receives 127: at line rate that alone takes this long, so
+     * with fair sharing no flow completes much before it */
+    printf("  each host sends and receives 127 x 1 MB: %.2f ms at 100 Gb/s before any payload "
+           "overhead, so flows complete only after that\n",
+           127.0 * 1e6 * 8 / 100e9 * 1e3);
     fe_sim_scenario_free(&sc);
     return 0;
 }
@@ -214,10 +282,7 @@ static int run(int argc, char **argv)
         printf("  %8u pending: heap %6.1f ns, wheel %6.1f ns  (wheel/heap %.2f)\n", sizes[i], h, w,
                w / h);
     }
-    for (int k = 0; k < 2; k++) {
-        if (only_queue >= 0 && k != only_queue) continue;
-        if (bench_advcam(quick, (enum fe_sim_queue_kind)k)) return 1;
-    }
+    if (bench_advcam(quick, only_queue)) return 1;
     /* the fat-tree once, with the default queue (the heap) unless one is asked for */
     if (bench_fattree(quick,
                       only_queue >= 0 ? (enum fe_sim_queue_kind)only_queue : FE_SIM_EVQ_HEAP))
