@@ -96,13 +96,14 @@ static long peak_rss_kb(void)
 struct run_result {
     double wall_s, cpu_s;
     int64_t instr; /* -1: no counter */
+    bool wheel;    /* ran on the wheel (else the heap) */
     uint64_t events, data_pkts, pool, sim_ns, flows_done, flows;
     uint64_t by_kind[8];
     double agg_gbps, jain;
 };
 
-static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint64_t until,
-                   struct run_result *r)
+/* kind < 0: the simulator's own choice */
+static int run_sim(struct fe_sim_scenario *sc, int kind, uint64_t until, struct run_result *r)
 {
     char err[256] = "";
     int rc;
@@ -111,7 +112,8 @@ static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint
         fprintf(stderr, "bench sim: %s\n", err);
         return 1;
     }
-    fe_sim_set_queue(sim, kind);
+    if (kind >= 0) fe_sim_set_queue(sim, (enum fe_sim_queue_kind)kind);
+    bool wheel = sim->q.kind == FE_SIM_EVQ_WHEEL;
     int fd = instr_open();
     if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     uint64_t t0 = fe_wall_ns(), c0 = cpu_ns();
@@ -130,6 +132,7 @@ static int run_sim(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, uint
     struct fe_sim_summary sum;
     fe_sim_summarize(sim, &sum);
     memset(r, 0, sizeof(*r));
+    r->wheel = wheel;
     r->wall_s = dt / 1e9;
     r->cpu_s = dc / 1e9;
     r->instr = instr;
@@ -202,7 +205,7 @@ static int bench_advcam(bool quick, int only_queue)
             fe_sim_scenario_free(&sc);
             return 1;
         }
-        print_run(kinds[k] == FE_SIM_EVQ_HEAP ? "(heap)" : "(wheel)", &r[k]);
+        print_run(r[k].wheel ? "(wheel)" : "(heap)", &r[k]);
         ran |= 1 << k;
     }
     const struct run_result *d = ran & 1 ? &r[0] : &r[1];
@@ -222,7 +225,8 @@ static int bench_advcam(bool quick, int only_queue)
     return 0;
 }
 
-static int bench_fattree(bool quick, enum fe_sim_queue_kind kind)
+/* kind < 0: the simulator's own choice (the wheel, for its 512 ports) */
+static int bench_fattree(bool quick, int kind)
 {
     /* 8 leaves x 16 hosts, 16 spines: every leaf has 16 ports down and 16 up, 1:1 */
     static const char yaml[] =
@@ -247,7 +251,7 @@ static int bench_fattree(bool quick, enum fe_sim_queue_kind kind)
     long rss0 = peak_rss_kb();
     struct run_result r;
     if (run_sim(&sc, kind, until, &r)) return 1;
-    print_run(kind == FE_SIM_EVQ_HEAP ? "(heap)" : "(wheel)", &r);
+    print_run(r.wheel ? "(wheel)" : "(heap)", &r);
     printf("  peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
     /* every host sends 127 flows and receives 127: at line rate that alone takes this long, so
      * with fair sharing no flow completes much before it */
@@ -284,9 +288,7 @@ static int run(int argc, char **argv)
     }
     if (bench_advcam(quick, only_queue)) return 1;
     /* the fat-tree once, with the default queue (the heap) unless one is asked for */
-    if (bench_fattree(quick,
-                      only_queue >= 0 ? (enum fe_sim_queue_kind)only_queue : FE_SIM_EVQ_HEAP))
-        return 1;
+    if (bench_fattree(quick, only_queue)) return 1;
     return 0;
 }
 

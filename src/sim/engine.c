@@ -253,13 +253,17 @@ int fe_evq_grow(struct fe_evq *q)
 
 int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
 {
-    uint64_t key;
-    int rc = fe_evq_key_slow(q, t, &key);
-    if (rc) return rc;
-    if (q->kind == FE_SIM_EVQ_WHEEL && t - q->now < FE_EVQ_WHEEL_SLOTS)
+    int rc;
+    if (q->kind == FE_SIM_EVQ_WHEEL && t >= q->now && t - q->now < FE_EVQ_WHEEL_SLOTS &&
+        t <= FE_SIM_MAX_TIME) {
+        /* a slot keeps the order of its pushes (far events of that time, from the heap, are
+         * filed before any push can reach the slot): no key */
         rc = wheel_insert(q, t, data);
-    else
-        rc = heap_push(&q->heap, key, data);
+    } else {
+        uint64_t key;
+        rc = fe_evq_key_slow(q, t, &key);
+        if (!rc) rc = heap_push(&q->heap, key, data);
+    }
     if (rc) return rc;
     q->n++;
     q->pushed++;

@@ -67,6 +67,8 @@ static int copy_scenario(struct fe_sim_scenario *dst, const struct fe_sim_scenar
     return 0;
 }
 
+#define SIM_WHEEL_PORTS 256
+
 static const struct sim_flow *g_sort_flows; /* qsort context (creation is single-threaded) */
 static int cmp_start(const void *a, const void *b)
 {
@@ -195,6 +197,14 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     sim->wire_heads_only = true;
     rc = sim_topology_build(sim, err, err_cap);
     if (rc) goto fail;
+    /* A large fabric has many events pending (a busy wire, a queued port, a host each): from
+     * SIM_WHEEL_PORTS ports on the wheel's constant cost beats the heap's depth (advcam's 24
+     * ports: heap 1.36x faster; the 512-port fat-tree: wheel 8 % fewer instructions). The
+     * order of events, hence every result, is the same on both. */
+    if (sim->n_ports_total >= SIM_WHEEL_PORTS) {
+        rc = fe_sim_set_queue(sim, FE_SIM_EVQ_WHEEL);
+        if (rc) goto fail;
+    }
     rc = FE_ENOMEM;
     for (uint32_t h = 0; h < sim->n_hosts; h++)
         if (sim_host_init(sim, &sim->hosts[h])) goto fail;

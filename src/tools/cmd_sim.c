@@ -33,7 +33,7 @@ static const char usage_text[] =
     "  --plot FILE.svg      draw per-flow throughput and CC rate over time (SVG)\n"
     "  --progress           progress line on stderr (default when stderr is a terminal)\n"
     "  --no-progress        never print the progress line\n"
-    "  --queue heap|wheel   event-queue implementation (default heap)\n"
+    "  --queue heap|wheel   event-queue implementation (default: heap, wheel from 256 ports)\n"
     "  --hpcc CONFIG        HPCC ns-3 config.txt; its TOPOLOGY_FILE and FLOW_FILE are read\n"
     "                       relative to the config's directory unless --topology/--flows\n"
     "                       are given; fct.txt and pfc.txt are written when the config\n"
@@ -60,6 +60,7 @@ struct opts {
     int progress; /* -1 auto */
     uint64_t seed, until_ns, trace_interval_ns;
     enum fe_sim_queue_kind queue;
+    bool queue_set; /* --queue given (else the simulator's choice) */
 };
 
 static int need(int argc, char **argv, int i)
@@ -138,6 +139,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--queue")) {
             if (need(argc, argv, i)) return -1;
             const char *q = argv[++i];
+            o->queue_set = true;
             if (!strcmp(q, "heap"))
                 o->queue = FE_SIM_EVQ_HEAP;
             else if (!strcmp(q, "wheel"))
@@ -266,7 +268,7 @@ static int run(int argc, char **argv)
         fprintf(stderr, "feroce sim: %s\n", err);
         return 1;
     }
-    if (o.queue != FE_SIM_EVQ_HEAP) fe_sim_set_queue(sim, o.queue);
+    if (o.queue_set) fe_sim_set_queue(sim, o.queue);
     const char *fct_path = o.fct ? o.fct : hf.fct_out[0] ? hf.fct_out : NULL;
     const char *pfc_path = o.pfc ? o.pfc : hf.pfc_out[0] ? hf.pfc_out : NULL;
     FILE *pfc = NULL;
