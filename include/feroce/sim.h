@@ -161,7 +161,8 @@ int fe_sim_scenario_set(struct fe_sim_scenario *sc, const char *assignment, char
                         size_t err_cap);
 /* The modelling choices of the ns-3 RDMA simulators: DCQCN's hpcc-ns3 profile, congestion on
  * ACKs (no CNPs), an ACK per packet, XOFF/XON pause, no preamble/IFG on links, their frame
- * sizes (FE_SIM_FRAMES_HPCC_NS3). */
+ * sizes (FE_SIM_FRAMES_HPCC_NS3) and, unless set, their MMU's 4 KiB reserve and 3 KiB resume
+ * offset. Headroom stays lossless. */
 void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc);
 
 /* ---- running ---- */
