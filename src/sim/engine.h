@@ -148,12 +148,11 @@ static inline bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *
         uint64_t km;
         if (c + 4 <= n) {
             /* full family: a tournament */
-            size_t a = c, b = c + 2;
-            uint64_t ka = k[c], kb = k[c + 2];
-            if (k[c + 1] < ka) ka = k[a = c + 1];
-            if (k[c + 3] < kb) kb = k[b = c + 3];
-            m = kb < ka ? b : a;
-            km = kb < ka ? kb : ka;
+            /* index selects (conditional moves, no branches to mispredict) */
+            size_t a = c + (k[c + 1] < k[c]);
+            size_t b = c + 2 + (k[c + 3] < k[c + 2]);
+            m = a ^ ((a ^ b) & ((size_t)0 - (size_t)(k[b] < k[a])));
+            km = k[m];
         } else {
             if (c >= n) break;
             m = c;
