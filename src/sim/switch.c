@@ -75,6 +75,22 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
     }
     pkt->in_port = (uint16_t)in->index;
     sim_pfc_check_xoff(sim, sw, in, pkt->prio);
+    if (out->busy_until <= sim->now && !out->ctrl.head && !out->nonempty &&
+        (sim_pfc_allowed(sim, out) >> pkt->prio & 1)) {
+        /* The port is idle: the frame leaves at once, as enqueue + sim_port_kick would send it,
+         * without the round trip through the queue (most ACK hops, many data hops). */
+        if (pkt->frame_bytes > out->max_queue_bytes) out->max_queue_bytes = pkt->frame_bytes;
+        sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
+        sim_pfc_check_xon(sim, sw, in, pkt->prio);
+        sim_ecn_on_dequeue(sim, out, pkt);
+        if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
+        sim_link_send(sim, out, pkt);
+        if (!out->txdone_pending && (out->ctrl.head || out->nonempty)) {
+            out->txdone_pending = true;
+            sim_schedule(sim, out->busy_until, out, EV_TX_DONE);
+        }
+        return;
+    }
     sim_port_enqueue(sim, out, pkt);
     sim_port_kick(sim, out);
 }
