@@ -1,9 +1,10 @@
 /* Discrete-event queue of the simulator: integer nanoseconds, FIFO among events of the same time,
  * deterministic. Two interchangeable implementations, measured by `feroce bench sim`: a 4-ary
- * heap (the simulator's default: its push and pop are inline, a few dozen instructions with the
- * tens to thousands of pending events a fabric has) and a timing wheel of 1 ns slots with a heap
- * for the far future. An event is a time and a 64-bit word (the simulator packs an aligned object
- * pointer and a 4-bit kind into it).
+ * heap (push and pop inline, a few dozen instructions with the tens to hundreds of events a
+ * small fabric keeps pending: the simulator's choice below 256 ports) and a timing wheel of 1 ns
+ * slots with a heap for the far future (constant cost: the choice for larger fabrics). An event is
+ * a time and a 64-bit word (the simulator packs an aligned object pointer and a 4-bit kind into
+ * it).
  *
  * Heap keys are time << 20 | a scheduling number: one 64-bit comparison orders by time, then
  * FIFO. When the 20-bit number runs out, the pending events are renumbered by their rank among
@@ -147,8 +148,7 @@ static inline bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *
         size_t c = 4 * i + 1, m;
         uint64_t km;
         if (c + 4 <= n) {
-            /* full family: a tournament */
-            /* index selects (conditional moves, no branches to mispredict) */
+            /* full family: a tournament by index arithmetic (no branch to mispredict) */
             size_t a = c + (k[c + 1] < k[c]);
             size_t b = c + 2 + (k[c + 3] < k[c + 2]);
             m = a ^ ((a ^ b) & ((size_t)0 - (size_t)(k[b] < k[a])));
