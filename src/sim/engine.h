@@ -118,7 +118,34 @@ static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
 /* t >= the time of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
 static inline int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
 {
-    if (q->kind != FE_SIM_EVQ_HEAP) return fe_evq_push_slow(q, t, data);
+    if (q->kind == FE_SIM_EVQ_WHEEL) {
+        if (t < q->now || t - q->now >= FE_EVQ_WHEEL_SLOTS || t > FE_SIM_MAX_TIME ||
+            q->free_node == UINT32_MAX)
+            return fe_evq_push_slow(q, t, data);
+        /* inside the horizon with a free node: append to the slot of t (wheel_insert) */
+        struct fe_evq_wnode *nd = q->nodes;
+        uint32_t id = q->free_node, slot = (uint32_t)(t & (FE_EVQ_WHEEL_SLOTS - 1u));
+        q->free_node = nd[id].next;
+        nd[id].data = data;
+        nd[id].next = UINT32_MAX;
+        struct fe_evq_slot *sl = &q->slots[slot];
+        if (sl->head == UINT32_MAX) {
+            uint32_t w = slot >> 6;
+            if (!q->bm0[w]) {
+                q->bm1[w >> 6] |= UINT64_C(1) << (w & 63);
+                q->bm2 |= UINT64_C(1) << (w >> 6);
+            }
+            q->bm0[w] |= UINT64_C(1) << (slot & 63);
+            sl->head = id;
+        } else {
+            nd[sl->tail].next = id;
+        }
+        sl->tail = id;
+        q->wheel_n++;
+        q->n++;
+        q->pushed++;
+        return 0;
+    }
     uint64_t key;
     int rc = fe_evq_key(q, t, &key);
     if (rc) return rc;
