@@ -152,6 +152,11 @@ static int migrate(struct fe_evq *q)
     return 0;
 }
 
+int fe_evq_migrate(struct fe_evq *q)
+{
+    return migrate(q);
+}
+
 int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind)
 {
     memset(q, 0, sizeof(*q));

@@ -78,6 +78,7 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data);
 int fe_evq_key_slow(struct fe_evq *q, uint64_t t, uint64_t *key);
 int fe_evq_grow(struct fe_evq *q);
 bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data);
+int fe_evq_migrate(struct fe_evq *q); /* wheel: far events now inside the horizon, to it */
 /* The caller's keys (see above): fn lists them when the queue renumbers. */
 void fe_evq_set_keys_fn(struct fe_evq *q, fe_evq_keys_fn fn, void *user);
 void fe_evq_renumber_key(struct fe_evq *q, uint64_t *key);
@@ -156,7 +157,37 @@ static inline int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
  * q->now to its time. */
 static inline bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
-    if (q->kind != FE_SIM_EVQ_HEAP) return fe_evq_pop_until_slow(q, limit, t, data);
+    if (q->kind == FE_SIM_EVQ_WHEEL) {
+        /* the usual case inline: the next event in the bitmap word of the current time */
+        uint32_t pos = (uint32_t)(q->now & (FE_EVQ_WHEEL_SLOTS - 1u)), w = pos >> 6;
+        uint64_t bits = q->wheel_n ? q->bm0[w] & (~UINT64_C(0) << (pos & 63)) : 0;
+        if (!bits) return fe_evq_pop_until_slow(q, limit, t, data);
+        uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
+        uint64_t when = q->now + (slot - pos);
+        if (when > limit) return false;
+        struct fe_evq_slot *sl = &q->slots[slot];
+        struct fe_evq_wnode *nd = q->nodes;
+        uint32_t id = sl->head;
+        sl->head = nd[id].next;
+        if (sl->head == UINT32_MAX) {
+            q->bm0[w] &= ~(UINT64_C(1) << (slot & 63));
+            if (!q->bm0[w]) {
+                q->bm1[w >> 6] &= ~(UINT64_C(1) << (w & 63));
+                if (!q->bm1[w >> 6]) q->bm2 &= ~(UINT64_C(1) << (w >> 6));
+            }
+        }
+        *data = nd[id].data;
+        nd[id].next = q->free_node;
+        q->free_node = id;
+        q->wheel_n--;
+        q->now = when;
+        *t = when;
+        q->n--;
+        q->popped++;
+        if (q->heap.n && (q->heap.key[0] >> FE_EVQ_SEQ_BITS) < q->now + FE_EVQ_WHEEL_SLOTS)
+            fe_evq_migrate(q);
+        return true;
+    }
     struct fe_evq_heap *h = &q->heap;
     if (!h->n) return false;
     uint64_t *k = h->key, *d = h->data;
