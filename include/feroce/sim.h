@@ -373,6 +373,35 @@ void fe_sim_hpcc_write_fct(const struct fe_sim *sim, FILE *f);
 /* pfc.txt lines "time_ns node node_type ifindex type" as the PFC frames arrive. */
 void fe_sim_hpcc_log_pfc(struct fe_sim *sim, FILE *f);
 
+/* ns3-roce (Eren121/ns3-roce) JSON scenarios: a config naming a topology and a flows file
+ * (docs/sim.md). The values are translated into what the HPCC reader builds (its DCQCN keys,
+ * ECN maps, payload), so both formats give the same model for the same network. Node ids are
+ * list positions, as ns3-roce numbers them. Unicast and bisection flows run; flows feroce cannot
+ * model (multicast) refuse the file unless skip_unsupported is set (then a warning names them).
+ * Attributes feroce does not model are listed once on `warn`. Errors read
+ * "FILE: json.path: what". Needs libjson-c at build time (fe_sim_ns3roce_available()). */
+struct fe_sim_ns3roce_opts {
+    bool skip_unsupported; /* skip flows of types feroce cannot model, with a warning */
+    FILE *warn;            /* notes on ignored attributes and skipped flows; NULL = none */
+};
+struct fe_sim_ns3roce_info {
+    char topology[512], flows[512]; /* the files read */
+    uint32_t n_flows;               /* == the scenario's flows */
+    bool *background;               /* per flow: in_background (need not complete) */
+    uint32_t n_background, n_disabled, n_skipped;
+};
+bool fe_sim_ns3roce_available(void);
+int fe_sim_ns3roce_load(const char *config_path, const struct fe_sim_ns3roce_opts *o,
+                        struct fe_sim_scenario *sc, struct fe_sim_ns3roce_info *info, char *err,
+                        size_t err_cap);
+/* The same from three texts already in memory (names are used in messages only). */
+int fe_sim_ns3roce_parse(const char *config, size_t config_len, const char *config_name,
+                         const char *topology, size_t topology_len, const char *topology_name,
+                         const char *flows, size_t flows_len, const char *flows_name,
+                         const struct fe_sim_ns3roce_opts *o, struct fe_sim_scenario *sc,
+                         struct fe_sim_ns3roce_info *info, char *err, size_t err_cap);
+void fe_sim_ns3roce_info_free(struct fe_sim_ns3roce_info *info);
+
 #ifdef __cplusplus
 }
 #endif

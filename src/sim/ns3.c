@@ -635,33 +635,19 @@ out:
     return rc;
 }
 
-/* dir/file (or file when absolute); false when it does not fit */
-static bool resolve(char *out, size_t cap, const char *dir, const char *file)
-{
-    size_t a = strlen(dir), b = strlen(file);
-    if (file[0] == '/' || !a) a = 0;
-    if (a + 1 + b + 1 > cap) return false;
-    if (a) {
-        memcpy(out, dir, a);
-        out[a++] = '/';
-    }
-    memcpy(out + a, file, b + 1);
-    return true;
-}
-
 /* HPCC configs name files relative to where run.py ran (e.g. "mix/topology.txt"); feroce takes
  * them relative to the config's directory, and falls back to the base name there. */
 static char *read_rel(const char *dir, const char *file, char *used, size_t used_cap, size_t *len,
                       char *err, size_t err_cap)
 {
-    if (!resolve(used, used_cap, dir, file)) {
+    if (!sim_path_join(used, used_cap, dir, file)) {
         sim_errf(err, err_cap, "%s: path too long", file);
         return NULL;
     }
     FILE *f = fopen(used, "rb");
     if (!f && file[0] != '/') {
         const char *base = strrchr(file, '/');
-        if (base && resolve(used, used_cap, dir, base + 1)) f = fopen(used, "rb");
+        if (base && sim_path_join(used, used_cap, dir, base + 1)) f = fopen(used, "rb");
     }
     if (f) fclose(f);
     return sim_read_file(used, len, err, err_cap);
@@ -725,9 +711,9 @@ int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
     if (rc) goto fail;
     /* outputs: relative to the config's directory too */
     char tmp[512];
-    if (files->fct_out[0] && resolve(tmp, sizeof(tmp), dir, files->fct_out))
+    if (files->fct_out[0] && sim_path_join(tmp, sizeof(tmp), dir, files->fct_out))
         copy_str(files->fct_out, sizeof(files->fct_out), tmp);
-    if (files->pfc_out[0] && resolve(tmp, sizeof(tmp), dir, files->pfc_out))
+    if (files->pfc_out[0] && sim_path_join(tmp, sizeof(tmp), dir, files->pfc_out))
         copy_str(files->pfc_out, sizeof(files->pfc_out), tmp);
     return 0;
 fail:

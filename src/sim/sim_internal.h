@@ -423,6 +423,8 @@ int sim_parse_time(const char *s, uint64_t *out);
 int sim_parse_bool(const char *s, bool *out);
 int sim_parse_double(const char *s, double *out);
 int sim_parse_uint(const char *s, uint64_t max, uint64_t *out);
+/* dir/file (file alone when it is absolute or dir is empty); false when it does not fit. */
+bool sim_path_join(char *out, size_t cap, const char *dir, const char *file);
 /* Whole file, NUL-terminated (at most 256 MiB); NULL with a message. */
 char *sim_read_file(const char *path, size_t *len, char *err, size_t err_cap);
 

@@ -159,3 +159,16 @@ char *sim_read_file(const char *path, size_t *len, char *err, size_t err_cap)
     *len = n;
     return buf;
 }
+
+bool sim_path_join(char *out, size_t cap, const char *dir, const char *file)
+{
+    size_t a = strlen(dir), b = strlen(file);
+    if (file[0] == '/' || !a) a = 0;
+    if (a + 1 + b + 1 > cap) return false;
+    if (a) {
+        memcpy(out, dir, a);
+        out[a++] = '/';
+    }
+    memcpy(out + a, file, b + 1);
+    return true;
+}

@@ -11,6 +11,7 @@
 static const char usage_text[] =
     "usage: feroce sim SCENARIO|FILE.yaml [options]\n"
     "       feroce sim --hpcc CONFIG.txt [--topology FILE] [--flows FILE] [options]\n"
+    "       feroce sim --ns3-roce CONFIG.json [--skip-unsupported-flows] [options]\n"
     "Runs a packet-level simulation of a RoCEv2 fabric (PFC, ECN/RED, shared-buffer switches)\n"
     "whose hosts run feroce's real transport and congestion control.\n\n"
     "Built-in scenarios (design.md section 7): run 'feroce sim --list'.\n\n"
@@ -41,6 +42,16 @@ static const char usage_text[] =
     "                       are given; fct.txt and pfc.txt are written when the config\n"
     "                       names FCT_OUTPUT_FILE / PFC_OUTPUT_FILE (or --fct / --pfc)\n"
     "  --fct FILE, --pfc FILE   HPCC-format outputs (override the config's)\n"
+    "  --ns3-roce CONFIG    ns3-roce (Eren121/ns3-roce) config.json; its topology_file and\n"
+    "                       flows_file are read relative to the config's directory; node\n"
+    "                       numbers are list positions; its RdmaHw DCQCN attributes, Mtu,\n"
+    "                       QbbEnabled, PauseTime, EcnEnabled + ecn list, BufferSize,\n"
+    "                       simulator_stop_time (0: until the foreground flows end),\n"
+    "                       ack_high_prio and rng_seed are used; attributes feroce does not\n"
+    "                       model are listed on stderr (docs/sim.md)\n"
+    "  --skip-unsupported-flows  run an ns3-roce file whose flows include types feroce\n"
+    "                       cannot model (multicast), without them (a warning names them);\n"
+    "                       by default such a file is refused\n"
     "  --list               list the built-in scenarios\n";
 
 static int list_builtins(void)
@@ -54,11 +65,11 @@ static int list_builtins(void)
 #define MAX_ARGS 64
 
 struct opts {
-    const char *scenario, *cc, *hpcc, *topology, *flows, *trace, *plot, *fct, *pfc;
+    const char *scenario, *cc, *hpcc, *roce, *topology, *flows, *trace, *plot, *fct, *pfc;
     const char *params[MAX_ARGS];
     const char *sets[MAX_ARGS];
     int n_params, n_sets;
-    bool ns3, json, all_flows, have_seed;
+    bool ns3, json, all_flows, have_seed, skip_unsupported;
     int progress; /* -1 auto */
     uint64_t seed, until_ns, trace_interval_ns;
     enum fe_sim_queue_kind queue;
@@ -91,6 +102,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
             VAL(cc);
         else if (!strcmp(a, "--hpcc"))
             VAL(hpcc);
+        else if (!strcmp(a, "--ns3-roce"))
+            VAL(roce);
+        else if (!strcmp(a, "--skip-unsupported-flows"))
+            o->skip_unsupported = true;
         else if (!strcmp(a, "--topology"))
             VAL(topology);
         else if (!strcmp(a, "--flows"))
@@ -161,12 +176,17 @@ static int parse_args(int argc, char **argv, struct opts *o)
         }
 #undef VAL
     }
-    if (!o->scenario && !o->hpcc) {
+    if (!o->scenario && !o->hpcc && !o->roce) {
         fputs(usage_text, stderr);
         return -1;
     }
-    if (o->scenario && o->hpcc) {
-        fprintf(stderr, "feroce sim: give a scenario or --hpcc, not both\n");
+    if (!!o->scenario + !!o->hpcc + !!o->roce > 1) {
+        fprintf(stderr, "feroce sim: give one of a scenario, --hpcc, --ns3-roce\n");
+        return -1;
+    }
+    if (o->roce && (o->topology || o->flows)) {
+        fprintf(stderr, "feroce sim: --topology/--flows are for --hpcc (an ns3-roce config "
+                        "names its files)\n");
         return -1;
     }
     return 0;
@@ -236,6 +256,18 @@ static void progress_line(struct fe_sim *sim, uint64_t t0, uint64_t total_bytes)
             eta);
 }
 
+/* Every flow that is not in the background has completed (ns3-roce's end of the run). */
+static bool foreground_done(const struct fe_sim *sim, const struct fe_sim_ns3roce_info *ri)
+{
+    for (uint32_t i = 0; i < ri->n_flows && i < fe_sim_n_flows(sim); i++) {
+        struct fe_sim_flow_stats fs;
+        if (ri->background[i]) continue;
+        fe_sim_flow_stats(sim, i, &fs);
+        if (!fs.done) return false;
+    }
+    return true;
+}
+
 static int run(int argc, char **argv)
 {
     struct opts o;
@@ -247,10 +279,15 @@ static int run(int argc, char **argv)
     int rc;
     struct fe_sim_hpcc_files hf;
     memset(&hf, 0, sizeof(hf));
-    if (o.hpcc)
+    struct fe_sim_ns3roce_info ri;
+    memset(&ri, 0, sizeof(ri));
+    if (o.hpcc) {
         rc = fe_sim_hpcc_load(o.hpcc, o.topology, o.flows, &sc, &hf, err, sizeof(err));
-    else if (ends_with(o.scenario, ".yaml") || ends_with(o.scenario, ".yml") ||
-             strchr(o.scenario, '/'))
+    } else if (o.roce) {
+        struct fe_sim_ns3roce_opts ro = {.skip_unsupported = o.skip_unsupported, .warn = stderr};
+        rc = fe_sim_ns3roce_load(o.roce, &ro, &sc, &ri, err, sizeof(err));
+    } else if (ends_with(o.scenario, ".yaml") || ends_with(o.scenario, ".yml") ||
+               strchr(o.scenario, '/'))
         rc = fe_sim_scenario_load_yaml(o.scenario, &sc, err, sizeof(err));
     else
         rc = fe_sim_builtin_load(o.scenario, &sc, err, sizeof(err));
@@ -260,14 +297,19 @@ static int run(int argc, char **argv)
     }
     if (apply_opts(&o, &sc)) {
         fe_sim_scenario_free(&sc);
+        fe_sim_ns3roce_info_free(&ri);
         return 2;
     }
+    /* ns3-roce: with background flows and no stop time, the run ends when the foreground
+     * flows are done (checked every 10 us of simulated time) */
+    bool fg_stop = ri.n_background && sc.stop_ns == FE_SIM_NO_TIME;
     struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
     uint64_t total = 0;
     for (uint32_t i = 0; i < sc.n_flows; i++) total += sc.flows[i].bytes;
     fe_sim_scenario_free(&sc);
     if (!sim) {
         fprintf(stderr, "feroce sim: %s\n", err);
+        fe_sim_ns3roce_info_free(&ri);
         return 1;
     }
     if (o.queue_set) fe_sim_set_queue(sim, o.queue);
@@ -303,6 +345,7 @@ static int run(int argc, char **argv)
             uint64_t p = fe_sim_now(sim) + 200000;
             if (p < step) step = p;
         }
+        if (fg_stop && fe_sim_now(sim) + 10000 < step) step = fe_sim_now(sim) + 10000;
         if (o.until_ns < step) step = o.until_ns;
         r = fe_sim_run(sim, step);
         if (r < 0) break;
@@ -312,6 +355,7 @@ static int run(int argc, char **argv)
             progress_line(sim, t0, total);
         }
         if (r == 1 || fe_sim_now(sim) >= o.until_ns) break;
+        if (fg_stop && foreground_done(sim, &ri)) break;
     }
     uint64_t wall = fe_wall_ns() - t0;
     if (progress) fprintf(stderr, "\r%*s\r", 100, "");
@@ -339,6 +383,7 @@ static int run(int argc, char **argv)
     }
     if (pfc) fclose(pfc);
     fe_sim_destroy(sim);
+    fe_sim_ns3roce_info_free(&ri);
     return r < 0 ? 1 : 0;
 }
 
