@@ -29,8 +29,8 @@ bool fe_sim_ns3roce_available(void)
 static int no_json(char *err, size_t err_cap)
 {
     sim_errf(err, err_cap,
-             "this feroce was built without JSON support (libjson-c-dev was missing at configure "
-             "time): ns3-roce files cannot be read");
+             "this feroce was built without JSON support (libjson-c-dev missing at configure "
+             "time, or FEROCE_JSON=OFF): ns3-roce files cannot be read");
     return FE_ENOTSUP;
 }
 
