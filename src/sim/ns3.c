@@ -4,6 +4,7 @@
  * HPCC ignores unknown keys; values it models are checked ("file:line: what"). */
 #include <ctype.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -488,8 +489,12 @@ int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
         sc->stop_ns = (uint64_t)(h.num[K_STOP] * 1e9 + 0.5);
     }
     if (h.have[K_ACKHI] && h.num[K_ACKHI] != 0) sc->host.ack_pcp = 7;
-    if (h.have[K_ACKINT] && h.num[K_ACKINT] >= 1 && h.num[K_ACKINT] <= 65535)
-        sc->host.ack_every = (uint16_t)h.num[K_ACKINT];
+    if (h.have[K_ACKINT] && h.num[K_ACKINT] >= 1) {
+        /* bytes in HPCC (an ACK each time the expected sequence passes a multiple of it, its
+         * RdmaHw::ReceiverCheckSeq): about every interval / payload packets */
+        double pk = ceil(h.num[K_ACKINT] / (double)(files->payload ? files->payload : 1000));
+        sc->host.ack_every = (uint16_t)(pk > 65535 ? 65535 : pk);
+    }
     /* HPCC's defaults when the key is absent (third.cc): a window, one global T */
     files->cc_mode = h.cc_mode;
     files->has_win = h.have[K_HASWIN] ? h.num[K_HASWIN] != 0 : true;

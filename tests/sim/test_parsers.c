@@ -313,6 +313,35 @@ static void test_hpcc_errors(void **s)
     }
 }
 
+/* L2_ACK_INTERVAL counts bytes in HPCC (an ACK when the expected sequence passes a multiple
+ * of it): packets of PACKET_PAYLOAD_SIZE per ACK, at least one. */
+static void test_hpcc_ack_interval(void **s)
+{
+    (void)s;
+    static const struct {
+        const char *text;
+        unsigned every;
+    } c[] = {
+        {"PACKET_PAYLOAD_SIZE 1000\nL2_ACK_INTERVAL 1\n", 1},
+        {"PACKET_PAYLOAD_SIZE 1000\nL2_ACK_INTERVAL 4000\n", 4},
+        {"PACKET_PAYLOAD_SIZE 1000\nL2_ACK_INTERVAL 4001\n", 5},
+        {"L2_ACK_INTERVAL 2000\n", 2}, /* HPCC's default payload, 1000 */
+        {"PACKET_PAYLOAD_SIZE 4000\nL2_ACK_INTERVAL 1000000000\n", 65535},
+    };
+    for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+        struct fe_sim_scenario sc;
+        struct fe_sim_hpcc_files files;
+        char err[400] = "";
+        fe_sim_scenario_init(&sc);
+        memset(&files, 0, sizeof(files));
+        assert_int_equal(fe_sim_hpcc_parse_config(c[i].text, strlen(c[i].text), "c", &sc, &files,
+                                                  err, sizeof(err)),
+                         0);
+        assert_int_equal(sc.host.ack_every, c[i].every);
+        fe_sim_scenario_free(&sc);
+    }
+}
+
 /* What HPCC's third.cc prints for these files ("maxRtt=... maxBdp=...") and derives from them. */
 static void test_hpcc_apply(void **s)
 {
@@ -352,7 +381,7 @@ int main(void)
         cmocka_unit_test(test_yaml_file),   cmocka_unit_test(test_yaml_generators),
         cmocka_unit_test(test_yaml_errors), cmocka_unit_test(test_set),
         cmocka_unit_test(test_hpcc),        cmocka_unit_test(test_hpcc_errors),
-        cmocka_unit_test(test_hpcc_apply),
+        cmocka_unit_test(test_hpcc_apply),  cmocka_unit_test(test_hpcc_ack_interval),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
