@@ -29,17 +29,7 @@ static int heap_grow(struct fe_evq_heap *h)
 static int heap_push(struct fe_evq_heap *h, uint64_t key, uint64_t data)
 {
     if (h->n == h->cap && heap_grow(h)) return FE_ENOMEM;
-    uint64_t *k = h->key, *d = h->data;
-    size_t i = h->n++;
-    while (i > 0) {
-        size_t p = (i - 1) >> 2;
-        if (k[p] <= key) break;
-        k[i] = k[p];
-        d[i] = d[p];
-        i = p;
-    }
-    k[i] = key;
-    d[i] = data;
+    fe_evq_heap_place(h->key, h->data, h->n++, key, data);
     return 0;
 }
 

@@ -93,15 +93,10 @@ static inline int fe_evq_key(struct fe_evq *q, uint64_t t, uint64_t *key)
     return 0;
 }
 
-/* Pushes an event with a key from fe_evq_key (its time not before the last popped event's).
- * Heap only (FE_ENOTSUP on the wheel). */
-static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
+/* 4-ary heap: puts (key, data) at free slot i and sifts it up to its place. */
+static inline void fe_evq_heap_place(uint64_t *k, uint64_t *d, size_t i, uint64_t key,
+                                     uint64_t data)
 {
-    struct fe_evq_heap *h = &q->heap;
-    if (q->kind != FE_SIM_EVQ_HEAP) return FE_ENOTSUP;
-    if (h->n == h->cap && fe_evq_grow(q)) return FE_ENOMEM;
-    uint64_t *k = h->key, *d = h->data;
-    size_t i = h->n++;
     while (i > 0) {
         size_t p = (i - 1) >> 2;
         if (k[p] <= key) break;
@@ -111,6 +106,16 @@ static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
     }
     k[i] = key;
     d[i] = data;
+}
+
+/* Pushes an event with a key from fe_evq_key (its time not before the last popped event's).
+ * Heap only (FE_ENOTSUP on the wheel). */
+static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
+{
+    struct fe_evq_heap *h = &q->heap;
+    if (q->kind != FE_SIM_EVQ_HEAP) return FE_ENOTSUP;
+    if (h->n == h->cap && fe_evq_grow(q)) return FE_ENOMEM;
+    fe_evq_heap_place(h->key, h->data, h->n++, key, data);
     q->n++;
     q->pushed++;
     return 0;

@@ -855,6 +855,17 @@ void fe_sim_ns3roce_info_free(struct fe_sim_ns3roce_info *info)
     info->background = NULL;
 }
 
+/* A failed read leaves nothing behind. */
+static int finish(int rc, struct fe_sim_scenario *sc, struct fe_sim_ns3roce_info *info)
+{
+    if (rc) {
+        fe_sim_scenario_free(sc);
+        fe_sim_ns3roce_info_free(info);
+        memset(info, 0, sizeof(*info));
+    }
+    return rc;
+}
+
 int fe_sim_ns3roce_parse(const char *config, size_t config_len, const char *config_name,
                          const char *topology, size_t topology_len, const char *topology_name,
                          const char *flows, size_t flows_len, const char *flows_name,
@@ -870,12 +881,7 @@ int fe_sim_ns3roce_parse(const char *config, size_t config_len, const char *conf
     int rc = parse_all(c, config_name, topology, topology_len, topology_name, flows, flows_len,
                        flows_name, o, sc, info, err, err_cap);
     json_object_put(c);
-    if (rc) {
-        fe_sim_scenario_free(sc);
-        fe_sim_ns3roce_info_free(info);
-        memset(info, 0, sizeof(*info));
-    }
-    return rc;
+    return finish(rc, sc, info);
 }
 
 int fe_sim_ns3roce_load(const char *config_path, const struct fe_sim_ns3roce_opts *o,
@@ -922,12 +928,7 @@ int fe_sim_ns3roce_load(const char *config_path, const struct fe_sim_ns3roce_opt
     free(ttext);
     free(ftext);
     json_object_put(c);
-    if (rc) {
-        fe_sim_scenario_free(sc);
-        fe_sim_ns3roce_info_free(info);
-        memset(info, 0, sizeof(*info));
-    }
-    return rc;
+    return finish(rc, sc, info);
 }
 
 #endif
