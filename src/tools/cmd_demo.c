@@ -374,16 +374,21 @@ static double probe(const struct demo_cfg *base)
     c.ecn = false;
     c.algo = NULL;
     c.rate_bps = 40000000000ull;
-    c.duration_ns = 900000000ull;
+    c.duration_ns = 600000000ull;
     c.live = false;
     c.loss_ppm = 0;
     c.queue = 8u << 20;
     c.replay = 2u << 20;
     c.msg_bytes = 65536;
     c.burst = 65536;
-    struct demo_res r;
-    if (run_incast(&c, &r) != 0 || r.errors || r.qp_error) return 0;
-    return r.f[0].gbps;
+    /* the best of two runs: what the core can carry, less the noise of one busy moment */
+    double best = 0;
+    for (int k = 0; k < 2; k++) {
+        struct demo_res r;
+        if (run_incast(&c, &r) != 0 || r.errors || r.qp_error) return 0;
+        if (r.f[0].gbps > best) best = r.f[0].gbps;
+    }
+    return best;
 }
 
 static int run(int argc, char **argv)
@@ -497,10 +502,12 @@ static int run(int argc, char **argv)
         static const double nice[] = {10e9, 5e9, 2e9, 1e9, 500e6, 200e6, 100e6};
         c.rate_bps = 100000000ull;
         for (unsigned i = 0; i < sizeof nice / sizeof nice[0]; i++) {
-            /* 1.6 x headroom: the first round trips offer senders x rate, but DCQCN cuts
-             * within milliseconds and the switch queue holds every window (measured here: 1
-             * Gb/s on a core that carries 1.76, shares within 2.4 %, 98.5 % of the bottleneck) */
-            if (nice[i] <= cap * 1e9 / 1.6) {
+            /* Headroom: the first round trips offer senders x rate, but DCQCN cuts within
+             * milliseconds and the switch queue holds every window. 1.6 x at 1 Gb/s and above
+             * (measured here: 1 Gb/s on a core that carries 1.76, shares within 2.4 %, 98.5 %
+             * of the bottleneck); the scaled-down rates of slow or sanitizer builds keep 2.9 x
+             * (a sanitizer build at 2.4 x gave shares 23 % apart). */
+            if (nice[i] * (nice[i] >= 1e9 ? 1.6 : 2.9) <= cap * 1e9) {
                 c.rate_bps = (uint64_t)nice[i];
                 break;
             }

@@ -4,8 +4,10 @@
 # bottleneck, every byte verified, no work request lost, DCQCN keeps the queue well below what
 # the senders' windows would fill; then the same with 2 % random loss: still everything
 # verified and no QP in error.
-# The bottleneck is 1 Gb/s when one core here carries >= 1.6 Gb/s through the emulated fabric;
-# on a slower (or busy, or sanitizer) build it is scaled down and the same ratios are asserted.
+# The bottleneck is 1 Gb/s when one core here carries >= 1.6 Gb/s through the emulated fabric
+# (enough headroom, measured in the optimised build); on a slower (or busy, or sanitizer) build
+# it is scaled down with 2.5 x headroom (a sanitizer build at 2.4 x gave shares 23 % apart) and
+# the same ratios are asserted.
 # Functional checks must hold on every run; the timing-dependent ones (shares, aggregate, queue)
 # get a second run when the first misses them, and fail if that one misses them too.
 set -eu
@@ -16,10 +18,11 @@ DUR=${FEROCE_INCAST_SECONDS:-10}
 N1=$((100 + $$ % 100))
 N2=$((($$ / 100) % 83))
 cap=$("$BIN" demo --probe --json --base 127.$N1.$((N2 * 3)).0 | $PY -c 'import json,sys; print(json.load(sys.stdin)["capacity_gbps"])')
+headroom() { $PY -c "print(1.6 if $1 >= 1e9 else 2.5)"; }
 rate=$($PY -c "
 c = float('$cap')
 for r in (1e9, 5e8, 2e8, 1e8):
-    if r <= c * 1e9 / 1.6: print(int(r)); break
+    if r * (1.6 if r >= 1e9 else 2.5) <= c * 1e9: print(int(r)); break
 else: print(int(5e7))")
 echo "one core carries $cap Gb/s here: bottleneck $rate b/s"
 [ "$rate" = 1000000000 ] || echo "NOTE: scaled down from 1 Gb/s (slow or busy machine)"
@@ -61,9 +64,10 @@ if [ $rc = 2 ]; then
 fi
 if [ $rc = 2 ]; then
     # Not enforced when the machine got busier than when the rate was chosen: one core no
-    # longer carries 1.6 times the bottleneck (verification and lost requests were checked).
+    # longer carries the headroom times the bottleneck (verification and lost requests were
+    # checked).
     cap2=$("$BIN" demo --probe --json --base 127.$N1.$((N2 * 3)).0 | $PY -c 'import json,sys; print(json.load(sys.stdin)["capacity_gbps"])')
-    if [ "$($PY -c "print(int(float('$cap2') * 1e9 < 1.6 * $rate))")" = 1 ]; then
+    if [ "$($PY -c "print(int(float('$cap2') * 1e9 < $(headroom "$rate") * $rate))")" = 1 ]; then
         echo "NOTE: timing criteria not enforced: this machine got busy (one core carries $cap2 Gb/s now)"
         rc=0
     fi
