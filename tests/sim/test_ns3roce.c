@@ -208,20 +208,25 @@ static void test_runs(void **state)
     done(&o);
 }
 
+/* A config naming its two files, and a switch with two servers (the error and skip tests). */
+static const char named_files[] = "{\"topology_file\": \"t\", \"flows_file\": \"f\"}";
+static const char two_servers[] =
+    "{\"nodes\": [{\"is_switch\": true}, {}, {}], \"links\": [{\"src\": 0, \"dst\": 1},"
+    " {\"src\": 0, \"dst\": 2}]}";
+
 static void test_ids_and_bisection(void **state)
 {
     (void)state;
     if (!fe_sim_ns3roce_available()) skip();
-    static const char topo[] =
+    static const char star[] =
         "{\"nodes\": [{\"id\": 7, \"is_switch\": true}, {\"id\": 0}, {\"id\": 1}, {\"id\": 2},"
         " {\"id\": 3}], \"links\": [{\"src\": 0, \"dst\": 1}, {\"src\": 0, \"dst\": 2},"
         " {\"src\": 0, \"dst\": 3}, {\"src\": 0, \"dst\": 4}]}";
     static const char flows[] =
         "{\"flows\": [{\"path\": \"ns3::RdmaFlowBisection\", \"enable\": true,"
         " \"attributes\": {\"WriteByteAmount\": 5000}}]}";
-    static const char cfg[] = "{\"topology_file\": \"t\", \"flows_file\": \"f\"}";
     struct out o;
-    assert_int_equal(load3(&o, cfg, topo, flows, false), 0);
+    assert_int_equal(load3(&o, named_files, star, flows, false), 0);
     /* defaults: links 100 Gb/s 1 us, PFC off, ECN off, DCQCN with ns3-roce's defaults */
     assert_true(o.sc.links[0].rate_bps == 100000000000ull && o.sc.links[0].delay_ns == 1000);
     assert_false(o.sc.sw.pfc);
@@ -254,37 +259,34 @@ static void test_errors(void **state)
 {
     (void)state;
     if (!fe_sim_ns3roce_available()) skip();
-    static const char cfg[] = "{\"topology_file\": \"t\", \"flows_file\": \"f\"}";
-    static const char topo[] =
-        "{\"nodes\": [{\"is_switch\": true}, {}, {}], \"links\": [{\"src\": 0, \"dst\": 1},"
-        " {\"src\": 0, \"dst\": 2}]}";
     static const char fl[] =
         "{\"flows\": [{\"path\": \"ns3::RdmaFlowUnicast\", \"enable\": true, \"attributes\":"
         " {\"SourceNode\": 1, \"DestinationNode\": 2, \"WriteByteAmount\": 1000}}]}";
-    expect_error("{\"topology_file\": \"t\", ", topo, fl, false, "c.json:1: invalid JSON");
-    expect_error("[1]", topo, fl, false, "c.json: the top-level value must be an object");
-    expect_error("{\"flows_file\": \"f\"}", topo, fl, false, "c.json: topology_file: missing");
-    expect_error(cfg, "{\"nodes\": [{}], \"links\": [{\"src\": 0, \"dst\": 0}]} x", fl, false,
-                 "t.json: invalid JSON: text after the top-level value");
-    expect_error(cfg,
+    expect_error("{\"topology_file\": \"t\", ", two_servers, fl, false, "c.json:1: invalid JSON");
+    expect_error("[1]", two_servers, fl, false, "c.json: the top-level value must be an object");
+    expect_error("{\"flows_file\": \"f\"}", two_servers, fl, false,
+                 "c.json: topology_file: missing");
+    expect_error(named_files, "{\"nodes\": [{}], \"links\": [{\"src\": 0, \"dst\": 0}]} x", fl,
+                 false, "t.json: invalid JSON: text after the top-level value");
+    expect_error(named_files,
                  "{\"nodes\": [{}, {}], \"links\": [{\"src\": 0, \"dst\": 1},"
                  " {\"src\": 0, \"dst\": 1, \"bandwidth\": \"10G\"}]}",
                  fl, false, "t.json: links[1].bandwidth: not a number");
-    expect_error(cfg, "{\"nodes\": [{}, {}], \"links\": [{\"src\": 0, \"dst\": 2}]}", fl, false,
-                 "t.json: links[0].dst: 2 not in [0, 1]");
-    expect_error(cfg, "{\"nodes\": [{\"is_switch\": 1}], \"links\": []}", fl, false,
+    expect_error(named_files, "{\"nodes\": [{}, {}], \"links\": [{\"src\": 0, \"dst\": 2}]}", fl,
+                 false, "t.json: links[0].dst: 2 not in [0, 1]");
+    expect_error(named_files, "{\"nodes\": [{\"is_switch\": 1}], \"links\": []}", fl, false,
                  "t.json: nodes[0].is_switch: not a boolean");
-    expect_error(cfg, topo,
+    expect_error(named_files, two_servers,
                  "{\"flows\": [{\"path\": \"ns3::RdmaFlowUnicast\", \"enable\": true,"
                  " \"attributes\": {\"SourceNode\": 0, \"DestinationNode\": 2,"
                  " \"WriteByteAmount\": 10}}]}",
                  false, "f.json: flows[0].attributes: SourceNode 0 is a switch");
-    expect_error(cfg, topo,
+    expect_error(named_files, two_servers,
                  "{\"flows\": [{\"path\": \"ns3::RdmaFlowUnicast\", \"enable\": true,"
                  " \"attributes\": {\"SourceNode\": 1, \"DestinationNode\": 2,"
                  " \"WriteByteAmount\": 10, \"Foo\": 1}}]}",
                  false, "f.json: flows[0].attributes.Foo: not an attribute of this flow type");
-    expect_error(cfg, topo,
+    expect_error(named_files, two_servers,
                  "{\"flows\": [{\"path\": \"ns3::RdmaFlowUnicast\", \"enable\": true,"
                  " \"attributes\": {\"SourceNode\": 1.5, \"DestinationNode\": 2}}]}",
                  false, "f.json: flows[0].attributes.SourceNode: 1.5 is not an integer");
@@ -292,26 +294,29 @@ static void test_errors(void **state)
     static const char mc[] =
         "{\"flows\": [{\"path\": \"ns3::AgFlowMcastPhase\", \"enable\": true, \"attributes\":"
         " {\"MulticastRootCount\": 2}}]}";
-    expect_error(cfg, topo, mc, false,
+    expect_error(named_files, two_servers, mc, false,
                  "f.json: flows[0]: ns3::AgFlowMcastPhase (multicast) cannot be simulated");
-    expect_error(cfg, topo, mc, true, "f.json: no flow to simulate (0 disabled, 1 of types");
+    expect_error(named_files, two_servers, mc, true,
+                 "f.json: no flow to simulate (0 disabled, 1 of types");
     expect_error("{\"topology_file\": \"t\", \"flows_file\": \"f\", \"default_attributes\":"
                  " {\"ns3::RdmaHw::Mtu\": 9000}}",
-                 topo, fl, false, "c.json: default_attributes.ns3::RdmaHw::Mtu: 9000");
+                 two_servers, fl, false, "c.json: default_attributes.ns3::RdmaHw::Mtu: 9000");
     expect_error("{\"topology_file\": \"t\", \"flows_file\": \"f\", \"default_attributes\":"
                  " {\"ns3::RdmaHw::RateAI\": \"fast\"}}",
-                 topo, fl, false, "c.json: default_attributes.ns3::RdmaHw::RateAI: not a rate");
+                 two_servers, fl, false,
+                 "c.json: default_attributes.ns3::RdmaHw::RateAI: not a rate");
     expect_error("{\"topology_file\": \"t\", \"flows_file\": \"f\", \"default_attributes\":"
                  " {\"ns3::RdmaHw::CcMode\": 2}}",
-                 topo, fl, false, "CC_MODE 2 is not available");
+                 two_servers, fl, false, "CC_MODE 2 is not available");
     /* ECN on: a port rate with no entry strictly below it */
     expect_error("{\"topology_file\": \"t\", \"flows_file\": \"f\", \"default_attributes\":"
                  " {\"ns3::SwitchNode::EcnEnabled\": true}, \"ecn\": [{\"bandwidth_bps\": 100e9,"
                  " \"min_buf_bytes\": 1, \"max_buf_bytes\": 2, \"max_probability\": 0.1}]}",
-                 topo, fl, false, "c.json: ecn: no entry with bandwidth_bps below the 100 Gb/s");
+                 two_servers, fl, false,
+                 "c.json: ecn: no entry with bandwidth_bps below the 100 Gb/s");
     expect_error("{\"topology_file\": \"t\", \"flows_file\": \"f\", \"ecn\": [{\"bandwidth_bps\":"
                  " 1e9, \"min_buf_bytes\": 1, \"max_probability\": 0.1}]}",
-                 topo, fl, false, "c.json: ecn[0].max_buf_bytes: missing");
+                 two_servers, fl, false, "c.json: ecn[0].max_buf_bytes: missing");
 }
 
 /* the skip option keeps the rest and says what it dropped */
@@ -319,17 +324,13 @@ static void test_skip(void **state)
 {
     (void)state;
     if (!fe_sim_ns3roce_available()) skip();
-    static const char cfg[] = "{\"topology_file\": \"t\", \"flows_file\": \"f\"}";
-    static const char topo[] =
-        "{\"nodes\": [{\"is_switch\": true}, {}, {}], \"links\": [{\"src\": 0, \"dst\": 1},"
-        " {\"src\": 0, \"dst\": 2}]}";
     static const char fl[] =
         "{\"flows\": [{\"path\": \"ns3::RdmaFlowMulticast\", \"enable\": true},"
         " {\"path\": \"ns3::RdmaFlowUnicast\", \"enable\": true, \"attributes\":"
         " {\"SourceNode\": 1, \"DestinationNode\": 2, \"WriteByteAmount\": 1000,"
         " \"IsReliable\": false}}]}";
     struct out o;
-    assert_int_equal(load3(&o, cfg, topo, fl, true), 0);
+    assert_int_equal(load3(&o, named_files, two_servers, fl, true), 0);
     assert_int_equal(o.sc.n_flows, 1);
     assert_int_equal(o.info.n_skipped, 1);
     assert_non_null(strstr(o.notes, "flows[0]: skipping ns3::RdmaFlowMulticast (multicast)"));
