@@ -275,22 +275,23 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
     sim_phase_mark(sim);
 }
 
-static void post_more(struct fe_sim *sim, struct sim_flow *f)
+/* Keeps the requester's send queue full of message WRs. It stops where fe_qp_post_send would
+ * refuse for a full queue (sq_depth WRs not yet completed; after_qp_event has drained the CQ, so
+ * wrs_out is the queue's occupancy) instead of asking and being refused. */
+static void post_more(struct sim_flow *f, struct sim_qp *sq)
 {
-    (void)sim;
     uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
-    while (f->posted_bytes < f->spec.bytes) {
+    while (f->posted_bytes < f->spec.bytes && sq->wrs_out < sq->sq_depth) {
         uint64_t len = f->spec.bytes - f->posted_bytes;
         if (len > msg) len = msg;
-        struct fe_wr wr;
-        memset(&wr, 0, sizeof(wr));
-        wr.op = FE_WR_WRITE;
-        wr.cookie = len;
-        wr.data = NULL;
-        wr.len = (uint32_t)len;
-        wr.remote_offset = f->posted_bytes;
-        if (fe_qp_post_send(f->req->qp, &wr)) break;
+        struct fe_wr wr = {.op = FE_WR_WRITE,
+                           .cookie = len,
+                           .data = NULL,
+                           .len = (uint32_t)len,
+                           .remote_offset = f->posted_bytes};
+        if (fe_qp_post_send(sq->qp, &wr)) break;
         f->posted_bytes += len;
+        sq->wrs_out++;
     }
 }
 
@@ -299,21 +300,24 @@ static void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp
 {
     /* completions only when the requester's counter moved (most ACKs complete nothing), or
      * when the QP failed (its WRs are flushed in error) */
-    if (sq->requester && (fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen ||
-                          fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
-        sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
+    if (sq->requester &&
+        (sq->ctr->tx_msgs_completed != sq->completed_seen || fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
+        sq->completed_seen = sq->ctr->tx_msgs_completed;
         struct sim_flow *f = &sim->flows[sq->flow];
-        struct fe_cqe cqe[64];
+        enum { BATCH = 64 };
+        struct fe_cqe cqe[BATCH];
         int n;
         bool failed = false;
-        while ((n = fe_qp_poll_cq(sq->qp, cqe, 64)) > 0) {
+        do { /* fewer than asked for: the CQ is empty */
+            n = fe_qp_poll_cq(sq->qp, cqe, BATCH);
             for (int i = 0; i < n; i++) {
                 if (cqe[i].status == FE_WC_SUCCESS)
                     f->done_bytes += cqe[i].byte_len;
                 else
                     failed = true;
             }
-        }
+            sq->wrs_out -= (uint32_t)n;
+        } while (n == BATCH);
         if (failed || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
             f->failed = true;
             flow_finish(sim, f);
@@ -323,7 +327,7 @@ static void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp
             flow_finish(sim, f);
             return;
         }
-        if (f->posted_bytes < f->spec.bytes) post_more(sim, f);
+        post_more(f, sq);
     }
     sched_update(sim, h, sq);
 }
@@ -341,22 +345,21 @@ void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
     sim_host_kick(sim, h);
 }
 
-/* A frame from the QP's packet. */
-static struct sim_pkt *make_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
-                                const struct fe_pkt *fp)
+/* Completes a frame whose fe_pkt fe_qp_tx has just written (pkt->pkt): the simulator's fields,
+ * and its INT records copied into the frame's own storage. */
+static void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
+                       struct sim_pkt *pkt)
 {
-    struct sim_pkt *pkt = sim_pkt_alloc(sim);
-    if (!pkt) return NULL;
-    pkt->kind = PKT_ROCE;
-    pkt->pkt = *fp;
-    pkt->pkt.payload = NULL;
-    pkt->pkt.int_md = NULL;
-    const struct fe_int *md = fp->int_md;
+    struct fe_pkt *fp = &pkt->pkt;
+    const struct fe_int *md = fp->int_md; /* the QP's, valid until its next call */
+    fp->payload = NULL;
+    fp->int_md = NULL;
     if (md && md->nhops && pkt->int_md) {
         *pkt->int_md = *md;
         if (pkt->int_md->nhops > FE_INT_MAX_HOPS) pkt->int_md->nhops = FE_INT_MAX_HOPS;
-        pkt->pkt.int_md = pkt->int_md;
+        fp->int_md = pkt->int_md;
     }
+    pkt->kind = PKT_ROCE;
     pkt->src = h->node->id;
     pkt->dst = sq->peer_node;
     pkt->flow_hash = sq->flow_hash;
@@ -370,7 +373,6 @@ static struct sim_pkt *make_pkt(struct fe_sim *sim, struct sim_host *h, struct s
     if (fp->bth.opcode == FE_OP_CNP) sim->st.cnps++;
     pkt->prio = prio;
     pkt->frame_bytes = sim_frame_bytes(sim, fp);
-    return pkt;
 }
 
 void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
@@ -400,16 +402,17 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
                 free_qp_struct(sq);
                 continue;
             }
-            struct fe_pkt fp;
-            int n = fe_qp_tx(sq->qp, sim->now, &fp);
+            /* the QP writes its packet straight into a frame (returned if it has none) */
+            struct sim_pkt *pkt = sim_pkt_alloc(sim);
+            if (!pkt) return;
+            int n = fe_qp_tx(sq->qp, sim->now, &pkt->pkt);
             if (n != 1 && sq->deadline <= sim->now) {
                 /* a timer may be what is due: run it and ask again */
                 fe_qp_handle_expiry(sq->qp, sim->now);
-                n = fe_qp_tx(sq->qp, sim->now, &fp);
+                n = fe_qp_tx(sq->qp, sim->now, &pkt->pkt);
             }
             if (n == 1) {
-                struct sim_pkt *pkt = make_pkt(sim, h, sq, &fp);
-                if (!pkt) return;
+                finish_pkt(sim, h, sq, pkt);
                 if (allowed >> pkt->prio & 1) {
                     sim_link_send(sim, p, pkt);
                     sent = true;
@@ -420,6 +423,7 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
                 }
                 sched_update(sim, h, sq);
             } else {
+                sim_pkt_free(sim, pkt);
                 uint64_t d = fe_qp_next_deadline(sq->qp);
                 if (d <= sim->now) {
                     /* The QP claims work but yields nothing: look again 1 ns later rather than
@@ -498,7 +502,7 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     }
     bool has_int = pkt->int_md && pkt->int_md->nhops;
     pkt->pkt.int_md = has_int ? pkt->int_md : NULL;
-    const struct fe_qp_counters *c = fe_qp_counters(sq->qp);
+    const struct fe_qp_counters *c = sq->ctr;
     uint64_t before = c->rx_pkts;
     int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
     if (rc < 0) sim->st.drops[FE_SIM_DROP_QP]++;
@@ -679,6 +683,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     uint64_t sq = (replay ? replay : ca.replay_bytes) / msg + 8;
     if (sq > 65536) sq = 65536;
     ca.sq_depth = (uint32_t)sq;
+    a->sq_depth = ca.sq_depth;
     ca.rq_depth = 1;
     ca.cq_depth = (uint32_t)sq + 16;
     ca.max_mr = 1;
@@ -715,6 +720,8 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     const char *why = NULL;
     a->qp = fe_qp_create(&ca, sim->now, &err, &why);
     if (a->qp) b->qp = fe_qp_create(&cb, sim->now, &err, &why);
+    if (a->qp) a->ctr = fe_qp_counters(a->qp);
+    if (b->qp) b->ctr = fe_qp_counters(b->qp);
     if (!a->qp || !b->qp) {
         sim->create_err = err ? err : FE_ENOMEM;
         sim->create_why = why;
@@ -756,7 +763,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     f->started = true;
     sim->flows_started++;
     sim->flows_active++;
-    post_more(sim, f);
+    post_more(f, a);
     sched_update(sim, hs, a);
     sched_update(sim, hd, b);
     arm_wake(sim, hs);

@@ -145,7 +145,10 @@ struct sim_qp {
     uint32_t qpn;      /* generation << 16 | slot */
     uint32_t slot;     /* index in host->qps */
     struct sim_qp *ready_next;
-    uint64_t completed_seen; /* requester: tx_msgs_completed when last polled */
+    const struct fe_qp_counters *ctr; /* fe_qp_counters(qp): fixed for the QP's life */
+    uint64_t completed_seen;          /* requester: tx_msgs_completed when last polled */
+    uint32_t sq_depth;                /* requester: its send queue's depth */
+    uint32_t wrs_out;                 /* requester: WRs posted, their CQEs not yet polled */
     /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
     uint32_t homa_idx; /* in host->homa_in, or UINT32_MAX */
     uint64_t homa_rtt_bytes, homa_grant;
