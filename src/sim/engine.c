@@ -35,25 +35,10 @@ static int heap_push(struct fe_evq_heap *h, uint64_t key, uint64_t data)
 
 static void heap_pop(struct fe_evq_heap *h, uint64_t *key, uint64_t *data)
 {
-    uint64_t *k = h->key, *d = h->data;
-    *key = k[0];
-    *data = d[0];
-    size_t n = --h->n, i = 0;
-    uint64_t lk = k[n], ld = d[n];
-    for (;;) {
-        size_t c = 4 * i + 1;
-        if (c >= n) break;
-        size_t best = c;
-        size_t end = c + 4 < n ? c + 4 : n;
-        for (size_t j = c + 1; j < end; j++)
-            if (k[j] < k[best]) best = j;
-        if (lk <= k[best]) break;
-        k[i] = k[best];
-        d[i] = d[best];
-        i = best;
-    }
-    k[i] = lk;
-    d[i] = ld;
+    *key = h->key[0];
+    *data = h->data[0];
+    size_t n = --h->n;
+    if (n) fe_evq_heap_sift_down(h->key, h->data, n, h->key[n], h->data[n]);
 }
 
 /* ---- wheel ---- */
@@ -233,6 +218,7 @@ int fe_evq_key_slow(struct fe_evq *q, uint64_t t, uint64_t *key)
 {
     if (t < q->now || t > FE_SIM_MAX_TIME) return FE_ERANGE;
     if (q->seq > FE_EVQ_SEQ_MASK) {
+        fe_evq_settle(q); /* the popped root's key is no longer pending */
         int rc = renumber(q);
         if (rc) return rc;
         if (q->seq > FE_EVQ_SEQ_MASK) return FE_ENOSPC;
@@ -257,6 +243,7 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
     } else {
         uint64_t key;
         rc = fe_evq_key_slow(q, t, &key);
+        if (!rc && q->kind == FE_SIM_EVQ_HEAP) return fe_evq_push_key(q, key, data);
         if (!rc) rc = heap_push(&q->heap, key, data);
     }
     if (rc) return rc;
@@ -268,17 +255,8 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
 /* Pops the earliest event if its time is <= limit (one scan of the wheel's bitmap). */
 bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
+    if (q->kind == FE_SIM_EVQ_HEAP) return fe_evq_pop_until(q, limit, t, data);
     if (!q->n) return false;
-    if (q->kind == FE_SIM_EVQ_HEAP) {
-        if ((q->heap.key[0] >> FE_EVQ_SEQ_BITS) > limit) return false;
-        uint64_t key;
-        heap_pop(&q->heap, &key, data);
-        q->now = key >> FE_EVQ_SEQ_BITS;
-        *t = q->now;
-        q->n--;
-        q->popped++;
-        return true;
-    }
     if (!q->wheel_n) {
         uint64_t top = q->heap.key[0] >> FE_EVQ_SEQ_BITS;
         if (top > limit) return false;
@@ -314,6 +292,7 @@ bool fe_evq_pop(struct fe_evq *q, uint64_t *t, uint64_t *data)
 
 uint64_t fe_evq_peek(struct fe_evq *q)
 {
+    fe_evq_settle(q);
     if (!q->n) return FE_SIM_NO_TIME;
     if (q->kind == FE_SIM_EVQ_HEAP || !q->wheel_n) return q->heap.key[0] >> FE_EVQ_SEQ_BITS;
     uint32_t pos = (uint32_t)(q->now & SLOT_MASK);

@@ -6,6 +6,9 @@
  * a time and a 64-bit word (the simulator packs an aligned object pointer and a 4-bit kind into
  * it).
  *
+ * A heap pop leaves the popped entry at the root: the push that usually follows in the same event
+ * takes its place with one sift-down (instead of a sift-down to fill the root and a sift-up).
+ *
  * Heap keys are time << 20 | a scheduling number: one 64-bit comparison orders by time, then
  * FIFO. When the 20-bit number runs out, the pending events are renumbered by their rank among
  * the events of the same time (kept in order), so FIFO holds over any run length.
@@ -52,6 +55,9 @@ struct fe_evq {
     uint64_t seq; /* next scheduling number (heap keys), <= FE_EVQ_SEQ_MASK + 1 */
     size_t n;     /* pending events */
     uint64_t pushed, popped;
+    /* heap: the root is the event popped last, still in place: the next push takes its slot (one
+     * sift-down instead of a sift-down and a sift-up), the next pop removes it first */
+    bool root_popped;
     struct fe_evq_heap heap; /* the heap, or the wheel's far-future overflow */
     /* wheel: slot i holds the events of the one time t in [now, now + slots) with t % slots == i */
     struct fe_evq_slot {
@@ -108,14 +114,59 @@ static inline void fe_evq_heap_place(uint64_t *k, uint64_t *d, size_t i, uint64_
     d[i] = data;
 }
 
+/* 4-ary heap of n entries whose root slot is free: puts (key, data) there and sifts it down. */
+static inline void fe_evq_heap_sift_down(uint64_t *k, uint64_t *d, size_t n, uint64_t key,
+                                         uint64_t data)
+{
+    size_t i = 0;
+    for (;;) {
+        size_t c = 4 * i + 1, m;
+        uint64_t km;
+        if (c + 4 <= n) {
+            /* full family: a tournament by index arithmetic (no branch to mispredict) */
+            size_t a = c + (k[c + 1] < k[c]);
+            size_t b = c + 2 + (k[c + 3] < k[c + 2]);
+            m = a ^ ((a ^ b) & ((size_t)0 - (size_t)(k[b] < k[a])));
+            km = k[m];
+        } else {
+            if (c >= n) break;
+            m = c;
+            km = k[c];
+            for (size_t j = c + 1; j < n; j++)
+                if (k[j] < km) km = k[m = j];
+        }
+        if (key <= km) break;
+        k[i] = km;
+        d[i] = d[m];
+        i = m;
+    }
+    k[i] = key;
+    d[i] = data;
+}
+
+/* Heap: removes the root left in place by the last pop (root_popped). */
+static inline void fe_evq_settle(struct fe_evq *q)
+{
+    struct fe_evq_heap *h = &q->heap;
+    if (!q->root_popped) return;
+    q->root_popped = false;
+    size_t n = --h->n;
+    if (n) fe_evq_heap_sift_down(h->key, h->data, n, h->key[n], h->data[n]);
+}
+
 /* Pushes an event with a key from fe_evq_key (its time not before the last popped event's).
  * Heap only (FE_ENOTSUP on the wheel). */
 static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
 {
     struct fe_evq_heap *h = &q->heap;
     if (q->kind != FE_SIM_EVQ_HEAP) return FE_ENOTSUP;
-    if (h->n == h->cap && fe_evq_grow(q)) return FE_ENOMEM;
-    fe_evq_heap_place(h->key, h->data, h->n++, key, data);
+    if (q->root_popped) {
+        q->root_popped = false;
+        fe_evq_heap_sift_down(h->key, h->data, h->n, key, data);
+    } else {
+        if (h->n == h->cap && fe_evq_grow(q)) return FE_ENOMEM;
+        fe_evq_heap_place(h->key, h->data, h->n++, key, data);
+    }
     q->n++;
     q->pushed++;
     return 0;
@@ -194,42 +245,15 @@ static inline bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *
         return true;
     }
     struct fe_evq_heap *h = &q->heap;
+    fe_evq_settle(q);
     if (!h->n) return false;
-    uint64_t *k = h->key, *d = h->data;
-    uint64_t when = k[0] >> FE_EVQ_SEQ_BITS;
+    uint64_t when = h->key[0] >> FE_EVQ_SEQ_BITS;
     if (when > limit) return false;
     *t = q->now = when;
-    *data = d[0];
+    *data = h->data[0];
     q->n--;
     q->popped++;
-    size_t n = --h->n;
-    if (!n) return true;
-    /* sift the last entry down from the root */
-    uint64_t lk = k[n], ld = d[n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 4 * i + 1, m;
-        uint64_t km;
-        if (c + 4 <= n) {
-            /* full family: a tournament by index arithmetic (no branch to mispredict) */
-            size_t a = c + (k[c + 1] < k[c]);
-            size_t b = c + 2 + (k[c + 3] < k[c + 2]);
-            m = a ^ ((a ^ b) & ((size_t)0 - (size_t)(k[b] < k[a])));
-            km = k[m];
-        } else {
-            if (c >= n) break;
-            m = c;
-            km = k[c];
-            for (size_t j = c + 1; j < n; j++)
-                if (k[j] < km) km = k[m = j];
-        }
-        if (lk <= km) break;
-        k[i] = km;
-        d[i] = d[m];
-        i = m;
-    }
-    k[i] = lk;
-    d[i] = ld;
+    q->root_popped = true; /* removed by the next push or pop */
     return true;
 }
 /* Pops the earliest event; false when empty. */
