@@ -54,7 +54,7 @@ void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_
 void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pkt)
 {
     if (pkt->kind != PKT_ROCE || pkt->flow >= sim->n_flows || !pkt->pkt.payload_len) return;
-    if (p->peer->node->is_switch) return; /* only the last hop, toward the receiver */
+    if (p->peer->sw) return; /* only the last hop, toward the receiver */
     struct sim_flow *f = &sim->flows[pkt->flow];
     if (!f->mon_bytes && !f->mon_start_ns) f->mon_start_ns = sim->now;
     f->mon_bytes += pkt->pkt.payload_len;

@@ -110,10 +110,10 @@ static void arm_pause_end(struct fe_sim *sim, struct sim_port *p)
 
 static void kick(struct fe_sim *sim, struct sim_port *p)
 {
-    if (p->node->is_switch)
+    if (p->sw)
         sim_port_kick(sim, p);
     else
-        sim_host_kick(sim, p->node->host);
+        sim_host_kick(sim, p->host);
 }
 
 void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pfc)

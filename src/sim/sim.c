@@ -377,10 +377,10 @@ static void dispatch(struct fe_sim *sim, uint64_t data)
     case EV_ARRIVE: {
         struct sim_port *to = obj;
         struct sim_pkt *pkt = sim_link_arrive(sim, to);
-        if (to->node->is_switch)
+        if (to->sw)
             sim_switch_receive(sim, to, pkt);
         else
-            sim_host_receive(sim, to->node->host, pkt);
+            sim_host_receive(sim, to->host, pkt);
         break;
     }
     case EV_TX_DONE:

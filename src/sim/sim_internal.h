@@ -72,35 +72,46 @@ struct sim_ingress {
 
 struct sim_node;
 
+/* Hot fields first, by cache line: what every frame through the port touches (the transmitter,
+ * the owner, the flags), then the sending side and the queues' control, then the receiving side;
+ * per-priority state and statistics after them. */
 struct sim_port {
-    _Alignas(16) struct sim_node *node;
-    struct sim_port *peer;
-    uint32_t index;
-    uint64_t rate_bps, delay_ns;
-    uint64_t loss32; /* loss probability in 2^-32 units (0 = none) */
-    /* transmitter */
+    /* line 1: the transmitter and the owner */
+    _Alignas(64) struct sim_port *peer;
+    struct sim_switch *sw;    /* the switch of this port, NULL at a host */
+    struct sim_host *host;    /* the host of this port, NULL at a switch */
     uint64_t busy_until;      /* end of the frame being serialized */
     uint64_t ser_fp_per_byte; /* serialization time of a byte in 2^-24 ns */
     uint64_t ser_frac;        /* fraction of a ns carried to the next frame (2^-24 ns) */
+    uint64_t delay_ns;
+    uint32_t index;
     bool txdone_pending;
     bool pause_ev_pending;
-    uint8_t nonempty;                    /* bit p: queue p has frames */
-    uint8_t paused;                      /* bit p: our transmitter must not send priority p */
-    uint64_t paused_until[FE_SIM_PRIOS]; /* QUANTA mode */
-    uint64_t paused_since;               /* start of the current pause (any priority) */
-    struct sim_queue q[FE_SIM_PRIOS];
+    uint8_t nonempty; /* bit p: queue p has frames */
+    uint8_t paused;   /* bit p: our transmitter must not send priority p */
+    /* line 2: sending */
     struct sim_queue ctrl; /* PFC frames: strict priority over everything */
-    /* frames on the wire toward this port, in arrival order (link.c) */
+    /* (counters apart: the compiler would pair adjacent ones in vector adds) */
+    uint64_t tx_pkts;
+    uint64_t loss32; /* loss probability in 2^-32 units (0 = none) */
+    uint64_t tx_bytes;
+    uint64_t queue_bytes;
+    /* line 3: frames on the wire toward this port, in arrival order (link.c); egress marking */
+    uint64_t int_tx_bytes; /* bytes sent, for INT */
     struct sim_pkt *wire_head, *wire_tail;
+    uint64_t max_queue_bytes;
+    bool red_on;
+    bool refresh_pending;
+    struct fe_red red; /* egress marking on this port */
+    struct sim_queue q[FE_SIM_PRIOS];
     /* switch ingress side (frames arriving on this port) */
     struct sim_ingress in[FE_SIM_PRIOS];
     uint64_t headroom_bytes;
-    bool refresh_pending;
-    struct fe_red red; /* egress marking on this port */
-    bool red_on;
-    uint64_t int_tx_bytes; /* bytes sent, for INT */
+    uint64_t paused_until[FE_SIM_PRIOS]; /* QUANTA mode */
+    uint64_t paused_since;               /* start of the current pause (any priority) */
+    struct sim_node *node;
+    uint64_t rate_bps;
     /* stats */
-    uint64_t tx_pkts, tx_bytes, max_queue_bytes, queue_bytes;
     uint64_t pause_tx, resume_tx, pause_rx, paused_ns, ecn_marks, drops;
 };
 
@@ -118,6 +129,7 @@ struct sim_node {
 
 struct sim_switch {
     struct sim_node *node;
+    struct sim_port *ports;              /* node->ports */
     uint64_t buffer_bytes, shared_bytes; /* total, and the part above reserves and headroom */
     uint64_t used_bytes, shared_used;
     uint32_t salt; /* ECMP hash seed */

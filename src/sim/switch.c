@@ -31,9 +31,9 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
         uint8_t ok = p->nonempty & sim_pfc_allowed(sim, p);
         if (!ok) return; /* paused: the pause end or a RESUME kicks us again */
         pkt = sim_port_dequeue(p, (uint8_t)top_prio(ok));
-        struct sim_switch *sw = p->node->sw;
+        struct sim_switch *sw = p->sw;
         if (!pkt->no_buffer) {
-            struct sim_port *in = &p->node->ports[pkt->in_port];
+            struct sim_port *in = &sw->ports[pkt->in_port];
             sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
             sim_pfc_check_xon(sim, sw, in, pkt->prio);
         }
@@ -50,10 +50,10 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
 void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
 {
     p->txdone_pending = false;
-    if (p->node->is_switch)
+    if (p->sw)
         sim_port_kick(sim, p);
     else
-        sim_host_kick(sim, p->node->host);
+        sim_host_kick(sim, p->host);
 }
 
 void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt *pkt)
@@ -63,7 +63,7 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
         sim_pkt_free(sim, pkt);
         return;
     }
-    struct sim_switch *sw = in->node->sw;
+    struct sim_switch *sw = in->sw;
     struct sim_port *out =
         pkt->route ? pkt->route[pkt->hop++] : sim_route(sim, sw, pkt->dst, pkt->flow_hash);
     int reason = FE_SIM_DROP_NO_ROUTE;

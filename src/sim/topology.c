@@ -169,6 +169,7 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
             }
             node->sw = &sim->sws[si++];
             node->sw->node = node;
+            node->sw->ports = node->ports;
             node->sw->salt = (uint32_t)(sim->sc.seed * 0x9E3779B9u) ^ mix32(i + 1);
             sim->host_of_node[i] = UINT32_MAX;
         } else {
@@ -195,6 +196,10 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
         pb->index = b->n_ports++;
         pa->node = a;
         pb->node = b;
+        pa->sw = a->sw;
+        pb->sw = b->sw;
+        pa->host = a->host;
+        pb->host = b->host;
         pa->peer = pb;
         pb->peer = pa;
         pa->rate_bps = pb->rate_bps = l->rate_bps;
