@@ -18,67 +18,92 @@
 #define SLOT_BITS 16
 #define MAX_SLOTS ((1u << SLOT_BITS) - 1)
 
-/* ---- deadline heap ---- */
+static inline uint32_t qp_slot(const struct sim_qp *sq)
+{
+    return sq->qpn & MAX_SLOTS;
+}
 
-static inline bool earlier(const struct sim_qp *a, const struct sim_qp *b)
+/* ---- deadline heap ----
+ * A 4-ary min-heap of (deadline, QPN) keys held in the array itself, with each QP's position in
+ * h->tpos (by slot): sifting reads and writes the host's two arrays only, never a QP (the
+ * fat-tree has 127 QPs per host under timers, scattered in memory). The order is total (QPNs
+ * are unique on a host), so due QPs leave in the same order whatever the heap's shape. */
+#define HEAP_ARITY 4
+
+static inline bool timer_before(const struct sim_timer *a, const struct sim_timer *b)
 {
     return a->deadline < b->deadline || (a->deadline == b->deadline && a->qpn < b->qpn);
 }
 
-static void heap_set(struct sim_host *h, uint32_t i, struct sim_qp *sq)
+static inline void timer_put(struct sim_host *h, uint32_t i, struct sim_timer t)
 {
-    h->timers[i] = sq;
-    sq->heap_pos = i;
+    h->timers[i] = t;
+    h->tpos[t.qpn & MAX_SLOTS] = i;
 }
 
-static void heap_up(struct sim_host *h, uint32_t i)
+/* Places t at position i or above it. */
+static void timer_sift_up(struct sim_host *h, uint32_t i, struct sim_timer t)
 {
-    struct sim_qp *sq = h->timers[i];
     while (i > 0) {
-        uint32_t p = (i - 1) / 2;
-        if (!earlier(sq, h->timers[p])) break;
-        heap_set(h, i, h->timers[p]);
-        i = p;
+        uint32_t parent = (i - 1) / HEAP_ARITY;
+        if (!timer_before(&t, &h->timers[parent])) break;
+        timer_put(h, i, h->timers[parent]);
+        i = parent;
     }
-    heap_set(h, i, sq);
+    timer_put(h, i, t);
 }
 
-static void heap_down(struct sim_host *h, uint32_t i)
+/* Places t at position i or below it. */
+static void timer_sift_down(struct sim_host *h, uint32_t i, struct sim_timer t)
 {
-    struct sim_qp *sq = h->timers[i];
+    uint32_t n = h->n_timers;
     for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= h->n_timers) break;
-        if (c + 1 < h->n_timers && earlier(h->timers[c + 1], h->timers[c])) c++;
-        if (!earlier(h->timers[c], sq)) break;
-        heap_set(h, i, h->timers[c]);
-        i = c;
+        uint32_t first = HEAP_ARITY * i + 1;
+        if (first >= n) break;
+        uint32_t end = n - first > HEAP_ARITY ? first + HEAP_ARITY : n;
+        uint32_t best = first;
+        for (uint32_t c = first + 1; c < end; c++)
+            if (timer_before(&h->timers[c], &h->timers[best])) best = c;
+        if (!timer_before(&h->timers[best], &t)) break;
+        timer_put(h, i, h->timers[best]);
+        i = best;
     }
-    heap_set(h, i, sq);
+    timer_put(h, i, t);
 }
 
-static void heap_insert(struct sim_host *h, struct sim_qp *sq)
+/* Puts t, whose key may have changed, at position i and restores the heap around it. */
+static void timer_place(struct sim_host *h, uint32_t i, struct sim_timer t)
+{
+    if (i > 0 && timer_before(&t, &h->timers[(i - 1) / HEAP_ARITY]))
+        timer_sift_up(h, i, t);
+    else
+        timer_sift_down(h, i, t);
+}
+
+static void timer_add(struct sim_host *h, struct sim_qp *sq, uint64_t deadline)
 {
     /* timers has room for every slot: sized with qps */
-    heap_set(h, h->n_timers++, sq);
-    heap_up(h, sq->heap_pos);
+    sq->timed = true;
+    uint32_t i = h->n_timers++;
+    timer_sift_up(h, i, (struct sim_timer){.deadline = deadline, .qpn = sq->qpn});
 }
 
-static void heap_remove(struct sim_host *h, struct sim_qp *sq)
+static void timer_remove(struct sim_host *h, struct sim_qp *sq)
 {
-    uint32_t i = sq->heap_pos;
-    sq->heap_pos = NOPOS;
-    struct sim_qp *last = h->timers[--h->n_timers];
-    if (i == h->n_timers) return;
-    heap_set(h, i, last);
-    heap_up(h, i);
-    heap_down(h, last->heap_pos);
+    uint32_t slot = qp_slot(sq), i = h->tpos[slot];
+    sq->timed = false;
+    h->tpos[slot] = NOPOS;
+    struct sim_timer last = h->timers[--h->n_timers];
+    if (i < h->n_timers) timer_place(h, i, last);
 }
 
-static void heap_fix(struct sim_host *h, struct sim_qp *sq)
+static void timer_move(struct sim_host *h, struct sim_qp *sq, uint64_t deadline)
 {
-    heap_up(h, sq->heap_pos);
-    heap_down(h, sq->heap_pos);
+    uint32_t i = h->tpos[qp_slot(sq)];
+    struct sim_timer t = h->timers[i];
+    if (t.deadline == deadline) return;
+    t.deadline = deadline;
+    timer_place(h, i, t);
 }
 
 /* ---- ready FIFO ---- */
@@ -110,7 +135,7 @@ static struct sim_qp *ready_pop(struct sim_host *h)
 static void arm_wake(struct fe_sim *sim, struct sim_host *h)
 {
     if (!h->n_timers) return;
-    uint64_t t = h->timers[0]->deadline;
+    uint64_t t = h->timers[0].deadline;
     if (t < sim->now) t = sim->now;
     if (t < h->wake_at) {
         h->wake_at = t;
@@ -132,15 +157,15 @@ static void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *
     uint64_t d = fe_qp_next_deadline(sq->qp);
     sq->deadline = d;
     if (d <= sim->now) {
-        if (sq->heap_pos != NOPOS) heap_remove(h, sq);
+        if (sq->timed) timer_remove(h, sq);
         if (!sq->in_ready && !sq->held) ready_push(h, sq);
     } else if (d == FE_NO_DEADLINE) {
-        if (sq->heap_pos != NOPOS) heap_remove(h, sq);
+        if (sq->timed) timer_remove(h, sq);
     } else if (!sq->in_ready) {
-        if (sq->heap_pos != NOPOS)
-            heap_fix(h, sq);
+        if (sq->timed)
+            timer_move(h, sq, d);
         else
-            heap_insert(h, sq);
+            timer_add(h, sq, d);
     }
 }
 
@@ -149,6 +174,8 @@ static void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *
 int sim_host_init(struct fe_sim *sim, struct sim_host *h)
 {
     (void)sim;
+    h->port = &h->node->ports[0];
+    h->node_id = h->node->id;
     h->wake_at = FE_SIM_NO_TIME;
     h->next_sport = 10000;
     return 0;
@@ -176,10 +203,12 @@ void sim_host_free(struct sim_host *h)
     h->n_homa_in = h->cap_homa_in = 0;
     free(h->qps);
     free(h->timers);
+    free(h->tpos);
     free(h->free_slots);
     free(h->gens);
     h->qps = NULL;
     h->timers = NULL;
+    h->tpos = NULL;
     h->free_slots = NULL;
     h->gens = NULL;
     h->n_qps = h->cap_qps = h->n_free = 0;
@@ -198,9 +227,12 @@ static int alloc_slot(struct sim_host *h, uint32_t *slot)
         struct sim_qp **q = realloc(h->qps, cap * sizeof(*q));
         if (!q) return FE_ENOMEM;
         h->qps = q;
-        struct sim_qp **t = realloc(h->timers, cap * sizeof(*t));
+        struct sim_timer *t = realloc(h->timers, cap * sizeof(*t));
         if (!t) return FE_ENOMEM;
         h->timers = t;
+        uint32_t *tp = realloc(h->tpos, cap * sizeof(*tp));
+        if (!tp) return FE_ENOMEM;
+        h->tpos = tp;
         uint32_t *fs = realloc(h->free_slots, cap * sizeof(*fs));
         if (!fs) return FE_ENOMEM;
         h->free_slots = fs;
@@ -211,6 +243,7 @@ static int alloc_slot(struct sim_host *h, uint32_t *slot)
     }
     *slot = h->n_qps++;
     h->qps[*slot] = NULL;
+    h->tpos[*slot] = NOPOS;
     h->gens[*slot] = 0;
     return 0;
 }
@@ -223,19 +256,20 @@ static void release_qp(struct sim_host *h, struct sim_qp *sq)
         h->homa_in[sq->homa_idx] = last;
         last->homa_idx = sq->homa_idx;
         sq->homa_idx = NOPOS;
+        sq->homa = false;
     }
     if (sq->qp) fe_qp_destroy(sq->qp);
     sq->qp = NULL;
     sq->dead = true;
-    if (sq->heap_pos != NOPOS) heap_remove(h, sq);
+    if (sq->timed) timer_remove(h, sq);
     if (sq->held) {
-        struct sim_port *p = &h->node->ports[0];
+        struct sim_port *p = h->port;
         for (int prio = 0; prio < FE_SIM_PRIOS; prio++)
             for (struct sim_pkt *k = p->q[prio].head; k; k = k->next)
                 if (k->owner == sq) k->owner = NULL;
     }
-    h->qps[sq->slot] = NULL;
-    h->free_slots[h->n_free++] = sq->slot;
+    h->qps[qp_slot(sq)] = NULL;
+    h->free_slots[h->n_free++] = qp_slot(sq);
     if (!sq->in_ready) free_qp_struct(sq); /* else freed when the ready FIFO reaches it */
 }
 
@@ -295,39 +329,47 @@ static void post_more(struct sim_flow *f, struct sim_qp *sq)
     }
 }
 
+/* A requester's completions: bytes done, more WRs posted; the flow finishes when all are done
+ * or the QP failed. Returns false when the QP was released. */
+static bool collect_completions(struct fe_sim *sim, struct sim_qp *sq)
+{
+    sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
+    struct sim_flow *f = &sim->flows[sq->flow];
+    enum { BATCH = 64 };
+    struct fe_cqe cqe[BATCH];
+    int n;
+    bool failed = false;
+    do { /* fewer than asked for: the CQ is empty */
+        n = fe_qp_poll_cq(sq->qp, cqe, BATCH);
+        for (int i = 0; i < n; i++) {
+            if (cqe[i].status == FE_WC_SUCCESS)
+                f->done_bytes += cqe[i].byte_len;
+            else
+                failed = true;
+        }
+        sq->wrs_out -= (uint32_t)n;
+    } while (n == BATCH);
+    if (failed || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
+        f->failed = true;
+        flow_finish(sim, f);
+        return false;
+    }
+    if (f->done_bytes >= f->spec.bytes) {
+        flow_finish(sim, f);
+        return false;
+    }
+    post_more(f, sq);
+    return true;
+}
+
 /* After anything happened to a QP: collect completions (requester), then reschedule. */
-static void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
+static inline void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
     /* completions only when the requester's counter moved (most ACKs complete nothing), or
      * when the QP failed (its WRs are flushed in error) */
-    if (sq->requester &&
-        (sq->ctr->tx_msgs_completed != sq->completed_seen || fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
-        sq->completed_seen = sq->ctr->tx_msgs_completed;
-        struct sim_flow *f = &sim->flows[sq->flow];
-        enum { BATCH = 64 };
-        struct fe_cqe cqe[BATCH];
-        int n;
-        bool failed = false;
-        do { /* fewer than asked for: the CQ is empty */
-            n = fe_qp_poll_cq(sq->qp, cqe, BATCH);
-            for (int i = 0; i < n; i++) {
-                if (cqe[i].status == FE_WC_SUCCESS)
-                    f->done_bytes += cqe[i].byte_len;
-                else
-                    failed = true;
-            }
-            sq->wrs_out -= (uint32_t)n;
-        } while (n == BATCH);
-        if (failed || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
-            f->failed = true;
-            flow_finish(sim, f);
-            return;
-        }
-        if (f->done_bytes >= f->spec.bytes) {
-            flow_finish(sim, f);
-            return;
-        }
-        post_more(f, sq);
+    if (sq->requester && (fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen ||
+                          fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
+        if (!collect_completions(sim, sq)) return;
     }
     sched_update(sim, h, sq);
 }
@@ -335,9 +377,9 @@ static void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp
 void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
 {
     if (h->wake_at <= sim->now) h->wake_at = FE_SIM_NO_TIME;
-    while (h->n_timers && h->timers[0]->deadline <= sim->now) {
-        struct sim_qp *sq = h->timers[0];
-        heap_remove(h, sq);
+    while (h->n_timers && h->timers[0].deadline <= sim->now) {
+        struct sim_qp *sq = h->qps[h->timers[0].qpn & MAX_SLOTS];
+        timer_remove(h, sq);
         fe_qp_handle_expiry(sq->qp, sim->now);
         after_qp_event(sim, h, sq);
     }
@@ -360,7 +402,7 @@ static void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq
         fp->int_md = pkt->int_md;
     }
     pkt->kind = PKT_ROCE;
-    pkt->src = h->node->id;
+    pkt->src = h->node_id;
     pkt->dst = sq->peer_node;
     pkt->flow_hash = sq->flow_hash;
     pkt->flow = sq->flow;
@@ -377,7 +419,7 @@ static void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq
 
 void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
 {
-    struct sim_port *p = &h->node->ports[0];
+    struct sim_port *p = h->port;
     if (p->busy_until > sim->now) {
         if (p->nonempty || h->ready_head) ensure_txdone(sim, p);
         return;
@@ -430,7 +472,7 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
                      * spin (counted; a correct QP never does this). */
                     sim->st.qp_stalls++;
                     sq->deadline = sim->now + 1;
-                    if (sq->heap_pos == NOPOS) heap_insert(h, sq);
+                    if (!sq->timed) timer_add(h, sq, sq->deadline);
                 } else {
                     sched_update(sim, h, sq);
                 }
@@ -481,14 +523,14 @@ static void homa_schedule(struct fe_sim *sim, struct sim_host *h)
 
 void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pkt)
 {
-    struct sim_port *port = &h->node->ports[0];
+    struct sim_port *port = h->port;
     if (pkt->kind == PKT_PFC) {
         sim_pfc_receive(sim, port, pkt);
         sim_pkt_free(sim, pkt);
         return;
     }
     if (pkt->kind == PKT_TEST) {
-        if (sim->test_rx) sim->test_rx(sim->test_user, h->node->id, pkt, sim->now);
+        if (sim->test_rx) sim->test_rx(sim->test_user, h->node_id, pkt, sim->now);
         sim_pkt_free(sim, pkt);
         return;
     }
@@ -502,13 +544,13 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     }
     bool has_int = pkt->int_md && pkt->int_md->nhops;
     pkt->pkt.int_md = has_int ? pkt->int_md : NULL;
-    const struct fe_qp_counters *c = sq->ctr;
+    const struct fe_qp_counters *c = fe_qp_counters(sq->qp);
     uint64_t before = c->rx_pkts;
     int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
     if (rc < 0) sim->st.drops[FE_SIM_DROP_QP]++;
     sim->st.data_pkts_delivered += c->rx_pkts - before;
     sim_pkt_free(sim, pkt);
-    bool homa = sq->homa_idx != NOPOS;
+    bool homa = sq->homa;
     after_qp_event(sim, h, sq);
     if (homa) homa_schedule(sim, h);
     /* An ACK can move a QP's deadline earlier while it stays under a timer (a window CC's
@@ -608,7 +650,9 @@ static struct sim_qp *new_qp(struct fe_sim *sim, struct sim_host *h, uint32_t fl
     uint32_t slot;
     *rc = alloc_slot(h, &slot);
     if (*rc) return NULL;
-    struct sim_qp *sq = calloc(1, sizeof(*sq));
+    /* aligned: its hot first half is one cache line */
+    struct sim_qp *sq = aligned_alloc(_Alignof(struct sim_qp), sizeof(*sq));
+    if (sq) memset(sq, 0, sizeof(*sq));
     if (!sq) {
         h->free_slots[h->n_free++] = slot;
         *rc = FE_ENOMEM;
@@ -618,10 +662,8 @@ static struct sim_qp *new_qp(struct fe_sim *sim, struct sim_host *h, uint32_t fl
     sq->host = h;
     sq->flow = flow;
     sq->requester = requester;
-    sq->slot = slot;
     h->gens[slot] = (uint8_t)(h->gens[slot] == 255 ? 1 : h->gens[slot] + 1);
     sq->qpn = (uint32_t)h->gens[slot] << SLOT_BITS | slot;
-    sq->heap_pos = NOPOS;
     sq->homa_idx = NOPOS;
     return sq;
 }
@@ -649,7 +691,7 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     if (!a) return rc;
     struct sim_qp *b = new_qp(sim, hd, fi, false, &rc);
     if (!b) {
-        hs->free_slots[hs->n_free++] = a->slot;
+        hs->free_slots[hs->n_free++] = qp_slot(a);
         free(a);
         return rc;
     }
@@ -720,8 +762,6 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     const char *why = NULL;
     a->qp = fe_qp_create(&ca, sim->now, &err, &why);
     if (a->qp) b->qp = fe_qp_create(&cb, sim->now, &err, &why);
-    if (a->qp) a->ctr = fe_qp_counters(a->qp);
-    if (b->qp) b->ctr = fe_qp_counters(b->qp);
     if (!a->qp || !b->qp) {
         sim->create_err = err ? err : FE_ENOMEM;
         sim->create_why = why;
@@ -754,10 +794,11 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         }
         b->homa_rtt_bytes = rb ? rb : 1;
         b->homa_idx = hd->n_homa_in;
+        b->homa = true;
         hd->homa_in[hd->n_homa_in++] = b;
     }
-    hs->qps[a->slot] = a;
-    hd->qps[b->slot] = b;
+    hs->qps[qp_slot(a)] = a;
+    hd->qps[qp_slot(b)] = b;
     f->req = a;
     f->resp = b;
     f->started = true;

@@ -140,45 +140,57 @@ struct sim_switch {
     uint64_t max_used;
 };
 
-/* One QP on a host, with the scheduler's bookkeeping. */
+/* One QP on a host, with the scheduler's bookkeeping. The first 64 bytes hold what every packet
+ * of the QP reads (the fat-tree's 32 k QPs do not stay in cache); the rest is for completions
+ * and Homa. Slot in host->qps: qpn & 0xFFFF. */
 struct sim_qp {
-    struct fe_qp *qp; /* NULL once released */
-    struct sim_host *host;
-    uint32_t flow;                 /* flow index */
-    bool requester;                /* the flow's source side */
+    _Alignas(64) struct fe_qp *qp; /* NULL once released */
+    struct sim_qp *ready_next;
     struct sim_port *const *route; /* path its packets take (per-flow ECMP choice) */
-    bool in_ready;                 /* in host->ready */
-    bool held;                     /* a packet of a paused priority waits in the port queue */
-    bool dead;                     /* released; freed when the ready FIFO drops it */
+    uint64_t deadline;             /* as last read from fe_qp_next_deadline */
+    uint64_t completed_seen;       /* requester: tx_msgs_completed when last polled */
+    uint32_t qpn;                  /* generation << 16 | slot */
+    uint32_t flow;                 /* flow index */
     uint32_t peer_node;            /* where its packets go */
     uint32_t flow_hash;
-    uint64_t deadline; /* as last read from fe_qp_next_deadline */
-    uint32_t heap_pos; /* position in host->timers, or UINT32_MAX */
-    uint32_t qpn;      /* generation << 16 | slot */
-    uint32_t slot;     /* index in host->qps */
-    struct sim_qp *ready_next;
-    const struct fe_qp_counters *ctr; /* fe_qp_counters(qp): fixed for the QP's life */
-    uint64_t completed_seen;          /* requester: tx_msgs_completed when last polled */
-    uint32_t sq_depth;                /* requester: its send queue's depth */
-    uint32_t wrs_out;                 /* requester: WRs posted, their CQEs not yet polled */
+    bool requester; /* the flow's source side */
+    bool in_ready;  /* in host->ready */
+    bool held;      /* a packet of a paused priority waits in the port queue */
+    bool dead;      /* released; freed when the ready FIFO drops it */
+    bool homa;      /* responder of a Homa flow (in host->homa_in) */
+    bool timed;     /* in host->timers */
+    /* second line */
+    uint32_t sq_depth; /* requester: its send queue's depth */
+    uint32_t wrs_out;  /* requester: WRs posted, their CQEs not yet polled */
+    struct sim_host *host;
     /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
     uint32_t homa_idx; /* in host->homa_in, or UINT32_MAX */
     uint64_t homa_rtt_bytes, homa_grant;
 };
 
+/* An entry of a host's deadline heap: the key kept in the array. */
+struct sim_timer {
+    uint64_t deadline;
+    uint32_t qpn; /* equal deadlines in QPN order; the QP is host->qps[qpn & 0xFFFF] */
+};
+
+/* The first 64 bytes are what every event of the host reads. */
 struct sim_host {
-    _Alignas(16) struct sim_node *node;
+    _Alignas(64) struct sim_port *port;     /* its NIC port, node->ports[0] */
+    struct sim_qp **qps;                    /* by slot; NULL = free slot */
+    struct sim_qp *ready_head, *ready_tail; /* QPs with deadline <= now, round robin */
+    struct sim_timer *timers;               /* min-heap by (deadline, qpn) */
+    uint32_t *tpos;                         /* by slot: position in timers, or UINT32_MAX */
+    uint64_t wake_at;                       /* earliest pending EV_HOST_WAKE */
+    uint32_t n_qps, n_timers;
+    uint32_t node_id;
+    struct sim_node *node;
     struct fe_sim *sim;
     uint32_t host_index;
-    struct sim_qp **qps; /* by slot; NULL = free slot */
-    uint8_t *gens;       /* QPN generation per slot: stale packets miss */
-    uint32_t n_qps, cap_qps;
+    uint8_t *gens; /* QPN generation per slot: stale packets miss */
+    uint32_t cap_qps;
     uint32_t *free_slots;
     uint32_t n_free;
-    struct sim_qp *ready_head, *ready_tail; /* QPs with deadline <= now, round robin */
-    struct sim_qp **timers;                 /* min-heap by deadline */
-    uint32_t n_timers;
-    uint64_t wake_at;        /* earliest pending EV_HOST_WAKE */
     struct sim_qp **homa_in; /* responders of incoming Homa flows */
     uint32_t n_homa_in, cap_homa_in;
     uint64_t next_sport;
