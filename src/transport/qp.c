@@ -254,18 +254,23 @@ void fe_qp_push_cqe(struct fe_qp *qp, const struct fe_cqe *cqe)
 {
     if (qp->cq_reserved) qp->cq_reserved--;
     if (qp->cq_count >= qp->cq_cap) return; /* unreachable: reserved at posting */
-    qp->cq[(qp->cq_head + qp->cq_count) % qp->cq_cap] = *cqe;
+    /* cq_cap is any depth, not a power of two: wrap by one subtraction (head + count < 2 cap) */
+    uint32_t i = qp->cq_head + qp->cq_count;
+    if (i >= qp->cq_cap) i -= qp->cq_cap;
+    qp->cq[i] = *cqe;
     qp->cq_count++;
 }
 
 int fe_qp_poll_cq(struct fe_qp *qp, struct fe_cqe *out, int max)
 {
     int n = 0;
+    uint32_t head = qp->cq_head;
     while (n < max && qp->cq_count) {
-        out[n++] = qp->cq[qp->cq_head];
-        qp->cq_head = (qp->cq_head + 1) % qp->cq_cap;
+        out[n++] = qp->cq[head];
+        if (++head == qp->cq_cap) head = 0;
         qp->cq_count--;
     }
+    qp->cq_head = head;
     return n;
 }
 

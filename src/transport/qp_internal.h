@@ -44,6 +44,7 @@ struct fe_req {
     struct fe_replay_entry *ring;
     uint32_t ring_mask;
     uint32_t ring_limit; /* entries allowed: replay_bytes / mtu */
+    uint8_t mtu_shift;   /* log2(mtu_bytes): packets per message without a division */
 
     uint32_t una_psn;  /* oldest unacknowledged */
     uint32_t next_psn; /* next new PSN */

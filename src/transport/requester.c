@@ -52,6 +52,7 @@ int fe_req_init(struct fe_qp *qp)
     r->ring_mask = ring_size - 1;
     r->ring = calloc(ring_size, sizeof *r->ring);
     if (!r->sq || !r->ring) return FE_ENOMEM;
+    r->mtu_shift = (uint8_t)__builtin_ctz(c->mtu_bytes); /* a power of two (validated) */
     r->una_psn = r->next_psn = r->tx_psn = c->sq_psn;
     r->ackreq_psn = fe_psn_add(c->sq_psn, -1); /* none in flight */
     r->retry_left = c->retry_cnt;
@@ -73,7 +74,7 @@ int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr)
     e->wr = *wr;
     e->target_va = write ? va + wr->remote_offset : 0;
     e->npkts =
-        wr->len ? (uint32_t)(((uint64_t)wr->len + qp->cfg.mtu_bytes - 1) / qp->cfg.mtu_bytes) : 1;
+        wr->len ? (uint32_t)(((uint64_t)wr->len + qp->cfg.mtu_bytes - 1) >> r->mtu_shift) : 1;
     e->first_psn = 0;
     r->tail_seq++;
     return 0;
