@@ -336,9 +336,9 @@ void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns)
     if (qp->state != FE_QPS_RTS) return;
     fe_req_expiry(qp, now_ns);
     if (qp->state == FE_QPS_RTS && qp->cc->out.timer_ns <= now_ns) {
+        struct fe_cc_out before = qp->cc->out;
         fe_cc_on_timer(qp->cc, now_ns);
-        qp->req.paced = false; /* the window or credit may have closed */
-        fe_req_cc_changed(qp);
+        fe_req_cc_changed(qp, &before);
     }
 }
 
@@ -361,9 +361,9 @@ int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
     if (op == FE_OP_ACK) return fe_req_rx_ack(qp, now_ns, pkt);
     if (op == FE_OP_CNP) {
         qp->ctr.rx_cnps++;
+        struct fe_cc_out before = qp->cc->out;
         fe_cc_on_cnp(qp->cc, now_ns);
-        qp->req.paced = false; /* the window or credit may have closed */
-        fe_req_cc_changed(qp);
+        fe_req_cc_changed(qp, &before);
         return 0;
     }
     if (op >= FE_OP_READ_RESP_FIRST && op <= FE_OP_ATOMIC_ACK) {

@@ -70,7 +70,9 @@ struct fe_req {
      * when the pacer held it back): its release time depends only on the rate, the packet's
      * size and the bucket, and the bucket only changes when a packet leaves. Whatever can change
      * the next packet or close the window on it (a NAK, a timeout, a window or credit that
-     * shrinks, a CNP or CC timer, a flush) clears `paced`; the rate is compared at use. */
+     * shrinks, a flush) clears `paced`; a CC event that changes the rate works the release out
+     * again (fe_req_cc_changed), and the rate is compared at use for changes made behind the
+     * QP's back. */
     bool paced;
     uint64_t paced_rate_Bps;
     uint32_t paced_bytes;
@@ -167,7 +169,7 @@ int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr);
 int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
 uint64_t fe_req_deadline(const struct fe_qp *qp);
 void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns);
-void fe_req_cc_changed(struct fe_qp *qp);
+void fe_req_cc_changed(struct fe_qp *qp, const struct fe_cc_out *before);
 int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
 void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_status status);
 

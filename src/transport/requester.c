@@ -448,14 +448,31 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
     }
 }
 
-/* The CC's outputs changed (ACK, CNP, timer). A window or credit that closes while the
- * requester waits for the pacer can leave packets in flight none of which asks for an ACK; a
- * coalescing responder would then wait for packets that cannot come, and only the retransmit
- * timeout would end it. Resend the newest with AckReq (TCP's tail loss probe, here at once: the
- * duplicate is re-acknowledged, never re-executed). */
-void fe_req_cc_changed(struct fe_qp *qp)
+/* The CC's outputs changed (ACK, CNP, timer); `before` holds them as they were.
+ *
+ * The packet worked out for the pacer stays the next one unless the window or credit shrank
+ * (struct fe_req); a new rate only moves its release, which is worked out again here, once, so
+ * that the deadline queries and the send that follow find it ready.
+ *
+ * A window or credit that closes while the requester waits for the pacer can leave packets in
+ * flight none of which asks for an ACK; a coalescing responder would then wait for packets that
+ * cannot come, and only the retransmit timeout would end it. Resend the newest with AckReq (TCP's
+ * tail loss probe, here at once: the duplicate is re-acknowledged, never re-executed). */
+void fe_req_cc_changed(struct fe_qp *qp, const struct fe_cc_out *before)
 {
     struct fe_req *r = &qp->req;
+    const struct fe_cc_out *o = &qp->cc->out;
+    if (o->window_bytes < before->window_bytes || o->credit_bytes < before->credit_bytes) {
+        r->paced = false;
+    } else if (r->paced && o->rate_Bps != r->paced_rate_Bps) {
+        if (o->rate_Bps == FE_CC_UNLIMITED) {
+            r->paced = false; /* unpaced sends are not cached */
+        } else {
+            r->paced_rate_Bps = o->rate_Bps;
+            r->paced_until_ns =
+                fe_pacer_when(&qp->pacer, o->rate_Bps, r->paced_bytes, qp->pacer.last_ns);
+        }
+    }
     uint32_t out_n = outstanding(r);
     if (!out_n || r->tx_psn != r->next_psn || r->rnr_wait) return;
     if ((uint32_t)fe_psn_diff(r->ackreq_psn, r->una_psn) < out_n) return; /* an ACK is due */
@@ -503,14 +520,12 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         /* the next packet stays what it was unless the ACK moves tx_psn (during a Go-Back-N)
          * or the window or credit shrinks */
         uint32_t tx_psn = r->tx_psn;
-        uint64_t window = qp->cc->out.window_bytes, credit = qp->cc->out.credit_bytes;
+        struct fe_cc_out before = qp->cc->out;
         if (d >= 0) a.acked_bytes = ack_to(qp, psn, now_ns, &a.rtt_ns);
         a.inflight_bytes = r->inflight_bytes;
         fe_cc_on_ack(qp->cc, now_ns, &a);
-        if (r->tx_psn != tx_psn || qp->cc->out.window_bytes < window ||
-            qp->cc->out.credit_bytes < credit)
-            r->paced = false;
-        fe_req_cc_changed(qp);
+        if (r->tx_psn != tx_psn) r->paced = false;
+        fe_req_cc_changed(qp, &before);
         return 0;
     }
     r->paced = false; /* NAKs: the next packet may change (Go-Back-N, RNR, error) */

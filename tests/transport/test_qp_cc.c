@@ -14,6 +14,7 @@ struct probe {
 static struct probe *g_probe;
 static struct fe_cc_out g_init; /* outputs init starts with */
 static bool g_credit_from_ack;
+static uint64_t g_event_rate; /* when not 0: the rate on_timer and on_cnp set */
 
 static void p_init(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
                    struct fe_cc_out *out)
@@ -43,8 +44,8 @@ static void p_ack(void *ctx, uint64_t now_ns, const struct fe_cc_ack *a, struct 
 static void p_cnp(void *ctx, uint64_t now_ns, struct fe_cc_out *out)
 {
     (void)now_ns;
-    (void)out;
     ((struct probe *)ctx)->cnps++;
+    if (g_event_rate) out->rate_Bps = g_event_rate;
 }
 static void p_nack(void *ctx, uint64_t now_ns, uint32_t psn, struct fe_cc_out *out)
 {
@@ -59,6 +60,7 @@ static void p_timer(void *ctx, uint64_t now_ns, struct fe_cc_out *out)
     struct probe *s = ctx;
     s->timers++;
     out->timer_ns = now_ns + 5000;
+    if (g_event_rate) out->rate_Bps = g_event_rate;
 }
 
 static const struct fe_cc_algo probe_algo = {
@@ -273,6 +275,65 @@ static void test_cc_timer(void **state)
     fe_qp_destroy(qp);
 }
 
+/* A rate set by a CC event (timer, CNP) moves the release of the packet the pacer holds to what
+ * the pacer says at the new rate, at once: the deadline shows it before anything is sent. */
+static void rate_event(struct fe_qp *qp, bool by_cnp, uint64_t rate, uint64_t now)
+{
+    g_event_rate = rate;
+    if (by_cnp) {
+        struct fe_pkt cnp = {.bth = {.opcode = FE_OP_CNP,
+                                     .pkey = FE_PKEY_DEFAULT,
+                                     .dqpn = fe_qp_config(qp)->local_qpn,
+                                     .becn = true}};
+        assert_int_equal(fe_qp_rx(qp, now, &cnp), 0);
+    } else {
+        fe_qp_handle_expiry(qp, now);
+    }
+    g_event_rate = 0;
+}
+
+static void test_rate_change_moves_release(void **state)
+{
+    (void)state;
+    const uint64_t r1 = 1000000000, r2 = 250000000, r3 = 2000000000; /* B/s */
+    for (int by_cnp = 0; by_cnp < 2; by_cnp++) {
+        struct fe_qp *qp = mk(r1, FE_CC_UNLIMITED, FE_CC_UNLIMITED, by_cnp ? FE_CC_NO_TIMER : 100);
+        post(qp, 10 * MTU);
+        struct fe_pkt p;
+        assert_int_equal(fe_qp_tx(qp, 0, &p), 1);
+        /* the same bucket by hand: its burst is an MTU frame with every header (RETH, ImmDt);
+         * the first packet is a WRITE FIRST (RETH), the next a MIDDLE */
+        uint32_t first =
+            (uint32_t)(fe_pkt_wire_len(&p) + fe_path_overhead_bytes(&fe_qp_config(qp)->path));
+        uint32_t middle = first - FE_RETH_LEN;
+        struct fe_pacer m;
+        fe_pacer_init(&m, first + FE_IMMDT_LEN, 0);
+        fe_pacer_consume(&m, r1, first, 0);
+        uint64_t at_r1 = fe_pacer_when(&m, r1, middle, 0);
+        uint64_t at_r2 = fe_pacer_when(&m, r2, middle, 0);
+        uint64_t at_r3 = fe_pacer_when(&m, r3, middle, 0);
+        assert_true(100 < at_r3 && at_r3 < at_r1 && at_r1 < at_r2 && at_r2 < 5100);
+        assert_int_equal(fe_qp_next_deadline(qp), by_cnp ? at_r1 : 100);
+
+        /* slower: the release moves later (the probe's timer is next due at 5100) */
+        rate_event(qp, by_cnp, r2, 100);
+        assert_int_equal(fe_qp_next_deadline(qp), at_r2);
+        assert_int_equal(fe_qp_tx(qp, at_r1, &p), 0);
+        if (by_cnp) {
+            /* faster again, from the same bucket: earlier */
+            rate_event(qp, by_cnp, r3, 200);
+            assert_int_equal(fe_qp_next_deadline(qp), at_r3);
+            assert_int_equal(fe_qp_tx(qp, at_r3 - 1, &p), 0);
+            assert_int_equal(fe_qp_tx(qp, at_r3, &p), 1);
+        } else {
+            assert_int_equal(fe_qp_tx(qp, at_r2 - 1, &p), 0);
+            assert_int_equal(fe_qp_tx(qp, at_r2, &p), 1);
+        }
+        assert_int_equal(p.bth.psn, 1);
+        fe_qp_destroy(qp);
+    }
+}
+
 /* Real algorithms plug in by name (the registry), and parameters validate. */
 static void test_registry_algo(void **state)
 {
@@ -308,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_credit),
         cmocka_unit_test(test_ack_signals),
         cmocka_unit_test(test_cc_timer),
+        cmocka_unit_test(test_rate_change_moves_release),
         cmocka_unit_test(test_registry_algo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
