@@ -90,6 +90,20 @@ static inline bool sim_buffer_should_resume(const struct fe_sim *sim, const stru
            ing->shared_used + sim->sc.sw.xon_offset_bytes <= sim_buffer_threshold(sw, sim);
 }
 
+/* A frame that the switch sends on at once (its egress port idle) is admitted and released in
+ * the same instant. When its ingress (port, priority) holds nothing beyond the reserve, is not
+ * paused, and the frame fits the reserve, admission, release and the PFC checks around them
+ * leave every count as it was: only the peak use moves. (PAUSE needs headroom or shared use, or
+ * a zero threshold on a lossless priority; RESUME needs a pause.) True when that is the case. */
+static inline bool sim_buffer_pass_through(const struct fe_sim *sim, const struct sim_switch *sw,
+                                           const struct sim_port *in, uint8_t prio, uint32_t bytes)
+{
+    const struct sim_ingress *ing = &in->in[prio];
+    return !ing->hdrm_used && !ing->shared_used && !ing->xoff &&
+           ing->reserve_used + bytes <= sim->sc.sw.reserve_bytes &&
+           (!sim_buffer_lossless(sim, prio) || sim_buffer_threshold(sw, sim) > 0);
+}
+
 /* PFC after an admission / a release on ingress (in, prio): the decision inline, the frames
  * from pfc.c. */
 static inline void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw,

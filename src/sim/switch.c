@@ -56,6 +56,26 @@ void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
         sim_host_kick(sim, p->host);
 }
 
+/* The frame leaves at once on the idle port out, as enqueue + sim_port_kick would send it, without
+ * the round trip through the queue (most ACK hops, many data hops). */
+static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *pkt)
+{
+    if (pkt->frame_bytes > out->max_queue_bytes) out->max_queue_bytes = pkt->frame_bytes;
+    sim_ecn_on_dequeue(sim, out, pkt);
+    if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
+    sim_link_send(sim, out, pkt);
+    if (!out->txdone_pending && (out->ctrl.head || out->nonempty)) {
+        out->txdone_pending = true;
+        sim_schedule(sim, out->busy_until, out, EV_TX_DONE);
+    }
+}
+
+static inline bool port_idle_for(struct fe_sim *sim, struct sim_port *out, uint8_t prio)
+{
+    return out->busy_until <= sim->now && !out->ctrl.head && !out->nonempty &&
+           (sim_pfc_allowed(sim, out) >> prio & 1);
+}
+
 void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt *pkt)
 {
     if (pkt->kind == PKT_PFC) {
@@ -66,6 +86,15 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
     struct sim_switch *sw = in->sw;
     struct sim_port *out =
         pkt->route ? pkt->route[pkt->hop++] : sim_route(sim, sw, pkt->dst, pkt->flow_hash);
+    pkt->in_port = (uint16_t)in->index;
+    if (out && sim_buffer_pass_through(sim, sw, in, pkt->prio, pkt->frame_bytes) &&
+        port_idle_for(sim, out, pkt->prio)) {
+        /* admitted and released at once, nothing else to account (buffer.h) */
+        if (sw->used_bytes + pkt->frame_bytes > sw->max_used)
+            sw->max_used = sw->used_bytes + pkt->frame_bytes;
+        send_now(sim, out, pkt);
+        return;
+    }
     int reason = FE_SIM_DROP_NO_ROUTE;
     if (!out || !sim_buffer_admit(sim, sw, in, pkt->prio, pkt->frame_bytes, &reason)) {
         sim->st.drops[reason]++;
@@ -73,22 +102,11 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
         sim_pkt_free(sim, pkt);
         return;
     }
-    pkt->in_port = (uint16_t)in->index;
     sim_pfc_check_xoff(sim, sw, in, pkt->prio);
-    if (out->busy_until <= sim->now && !out->ctrl.head && !out->nonempty &&
-        (sim_pfc_allowed(sim, out) >> pkt->prio & 1)) {
-        /* The port is idle: the frame leaves at once, as enqueue + sim_port_kick would send it,
-         * without the round trip through the queue (most ACK hops, many data hops). */
-        if (pkt->frame_bytes > out->max_queue_bytes) out->max_queue_bytes = pkt->frame_bytes;
+    if (port_idle_for(sim, out, pkt->prio)) {
         sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
         sim_pfc_check_xon(sim, sw, in, pkt->prio);
-        sim_ecn_on_dequeue(sim, out, pkt);
-        if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
-        sim_link_send(sim, out, pkt);
-        if (!out->txdone_pending && (out->ctrl.head || out->nonempty)) {
-            out->txdone_pending = true;
-            sim_schedule(sim, out->busy_until, out, EV_TX_DONE);
-        }
+        send_now(sim, out, pkt);
         return;
     }
     sim_port_enqueue(sim, out, pkt);
