@@ -15,6 +15,7 @@
 #include "sim/sim_internal.h"
 
 #define NOPOS     UINT32_MAX
+#define COLD      __attribute__((cold, noinline))
 #define SLOT_BITS 16
 #define MAX_SLOTS ((1u << SLOT_BITS) - 1)
 
@@ -25,9 +26,10 @@ static inline uint32_t qp_slot(const struct sim_qp *sq)
 
 /* ---- deadline heap ----
  * A 4-ary min-heap of (deadline, QPN) keys held in the array itself, with each QP's position in
- * h->tpos (by slot): sifting reads and writes the host's two arrays only, never a QP (the
- * fat-tree has 127 QPs per host under timers, scattered in memory). The order is total (QPNs
- * are unique on a host), so due QPs leave in the same order whatever the heap's shape. */
+ * h->tpos (by slot, valid while sq->timed): sifting reads and writes the host's two arrays only,
+ * never a QP (the fat-tree has 127 QPs per host under timers, scattered in memory). The order is
+ * total (QPNs are unique on a host), so due QPs leave in the same order whatever the heap's
+ * shape. */
 #define HEAP_ARITY 4
 
 static inline bool timer_before(const struct sim_timer *a, const struct sim_timer *b)
@@ -88,20 +90,32 @@ static void timer_add(struct sim_host *h, struct sim_qp *sq, uint64_t deadline)
     timer_sift_up(h, i, (struct sim_timer){.deadline = deadline, .qpn = sq->qpn});
 }
 
-static void timer_remove(struct sim_host *h, struct sim_qp *sq)
+/* Takes out the entry at position i, whose QP has been marked untimed. */
+static void timer_remove_at(struct sim_host *h, uint32_t i)
 {
-    uint32_t slot = qp_slot(sq), i = h->tpos[slot];
-    sq->timed = false;
-    h->tpos[slot] = NOPOS;
     struct sim_timer last = h->timers[--h->n_timers];
     if (i < h->n_timers) timer_place(h, i, last);
+}
+
+static void timer_remove(struct sim_host *h, struct sim_qp *sq)
+{
+    sq->timed = false;
+    timer_remove_at(h, h->tpos[qp_slot(sq)]);
+}
+
+/* The QP with the earliest deadline (there must be one), taken out. */
+static struct sim_qp *timer_pop(struct sim_host *h)
+{
+    struct sim_qp *sq = h->qps[h->timers[0].qpn & MAX_SLOTS];
+    sq->timed = false;
+    timer_remove_at(h, 0);
+    return sq;
 }
 
 static void timer_move(struct sim_host *h, struct sim_qp *sq, uint64_t deadline)
 {
     uint32_t i = h->tpos[qp_slot(sq)];
     struct sim_timer t = h->timers[i];
-    if (t.deadline == deadline) return;
     t.deadline = deadline;
     timer_place(h, i, t);
 }
@@ -154,7 +168,7 @@ static void ensure_txdone(struct fe_sim *sim, struct sim_port *p)
 static void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
     if (sq->dead) return;
-    uint64_t d = fe_qp_next_deadline(sq->qp);
+    uint64_t d = fe_qp_next_deadline(sq->qp), filed = sq->deadline; /* its key when timed */
     sq->deadline = d;
     if (d <= sim->now) {
         if (sq->timed) timer_remove(h, sq);
@@ -162,10 +176,10 @@ static void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *
     } else if (d == FE_NO_DEADLINE) {
         if (sq->timed) timer_remove(h, sq);
     } else if (!sq->in_ready) {
-        if (sq->timed)
-            timer_move(h, sq, d);
-        else
+        if (!sq->timed)
             timer_add(h, sq, d);
+        else if (d != filed) /* most ACKs leave the pacer's release where it was */
+            timer_move(h, sq, d);
     }
 }
 
@@ -243,7 +257,6 @@ static int alloc_slot(struct sim_host *h, uint32_t *slot)
     }
     *slot = h->n_qps++;
     h->qps[*slot] = NULL;
-    h->tpos[*slot] = NOPOS;
     h->gens[*slot] = 0;
     return 0;
 }
@@ -378,8 +391,7 @@ void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
 {
     if (h->wake_at <= sim->now) h->wake_at = FE_SIM_NO_TIME;
     while (h->n_timers && h->timers[0].deadline <= sim->now) {
-        struct sim_qp *sq = h->qps[h->timers[0].qpn & MAX_SLOTS];
-        timer_remove(h, sq);
+        struct sim_qp *sq = timer_pop(h);
         fe_qp_handle_expiry(sq->qp, sim->now);
         after_qp_event(sim, h, sq);
     }
@@ -417,6 +429,51 @@ static void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq
     pkt->frame_bytes = sim_frame_bytes(sim, fp);
 }
 
+/* The port's queue holds frames of QPs whose priority was paused: the first one allowed
+ * leaves, and its QP may be served again. */
+static COLD void send_queued(struct fe_sim *sim, struct sim_host *h, struct sim_port *p, uint8_t ok)
+{
+    struct sim_pkt *pkt = sim_port_dequeue(p, (uint8_t)(31 - __builtin_clz((unsigned)ok)));
+    struct sim_qp *owner = pkt->owner;
+    pkt->owner = NULL;
+    sim_link_send(sim, p, pkt);
+    if (owner) {
+        owner->held = false;
+        sched_update(sim, h, owner);
+        arm_wake(sim, h);
+    }
+}
+
+/* A ready QP's frame whose priority is paused waits in the port's queue; the QP is not served
+ * until it leaves. */
+static COLD void hold_pkt(struct fe_sim *sim, struct sim_port *p, struct sim_qp *sq,
+                          struct sim_pkt *pkt)
+{
+    pkt->owner = sq;
+    sq->held = true;
+    sim_port_enqueue(sim, p, pkt);
+}
+
+/* A ready QP had nothing to send. */
+static COLD void sent_nothing(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
+                              struct sim_pkt *pkt)
+{
+    sim_pkt_free(sim, pkt);
+    uint64_t d = fe_qp_next_deadline(sq->qp);
+    if (d <= sim->now) {
+        /* The QP claims work but yields nothing: look again 1 ns later rather than spin
+         * (counted; a correct QP never does this). */
+        sim->st.qp_stalls++;
+        sq->deadline = sim->now + 1;
+        if (sq->timed)
+            timer_move(h, sq, sq->deadline);
+        else
+            timer_add(h, sq, sq->deadline);
+    } else {
+        sched_update(sim, h, sq);
+    }
+}
+
 void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
 {
     struct sim_port *p = h->port;
@@ -425,17 +482,8 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
         return;
     }
     uint8_t allowed = sim_pfc_allowed(sim, p);
-    uint8_t ok = p->nonempty & allowed;
-    if (ok) {
-        struct sim_pkt *pkt = sim_port_dequeue(p, (uint8_t)(31 - __builtin_clz((unsigned)ok)));
-        struct sim_qp *owner = pkt->owner;
-        pkt->owner = NULL;
-        sim_link_send(sim, p, pkt);
-        if (owner) {
-            owner->held = false;
-            sched_update(sim, h, owner);
-            arm_wake(sim, h);
-        }
+    if (p->nonempty & allowed) {
+        send_queued(sim, h, p, p->nonempty & allowed);
     } else {
         struct sim_qp *sq;
         bool sent = false;
@@ -453,30 +501,18 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
                 fe_qp_handle_expiry(sq->qp, sim->now);
                 n = fe_qp_tx(sq->qp, sim->now, &pkt->pkt);
             }
-            if (n == 1) {
-                finish_pkt(sim, h, sq, pkt);
-                if (allowed >> pkt->prio & 1) {
-                    sim_link_send(sim, p, pkt);
-                    sent = true;
-                } else {
-                    pkt->owner = sq;
-                    sq->held = true;
-                    sim_port_enqueue(sim, p, pkt);
-                }
-                sched_update(sim, h, sq);
-            } else {
-                sim_pkt_free(sim, pkt);
-                uint64_t d = fe_qp_next_deadline(sq->qp);
-                if (d <= sim->now) {
-                    /* The QP claims work but yields nothing: look again 1 ns later rather than
-                     * spin (counted; a correct QP never does this). */
-                    sim->st.qp_stalls++;
-                    sq->deadline = sim->now + 1;
-                    if (!sq->timed) timer_add(h, sq, sq->deadline);
-                } else {
-                    sched_update(sim, h, sq);
-                }
+            if (n != 1) {
+                sent_nothing(sim, h, sq, pkt);
+                continue;
             }
+            finish_pkt(sim, h, sq, pkt);
+            if (allowed >> pkt->prio & 1) {
+                sim_link_send(sim, p, pkt);
+                sent = true;
+            } else {
+                hold_pkt(sim, p, sq, pkt);
+            }
+            sched_update(sim, h, sq);
         }
         arm_wake(sim, h);
         if (!sent) return;
@@ -544,11 +580,14 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     }
     bool has_int = pkt->int_md && pkt->int_md->nhops;
     pkt->pkt.int_md = has_int ? pkt->int_md : NULL;
+    /* rx_pkts counts accepted data packets: ACKs, NAKs and CNPs leave it (and its cache line)
+     * alone */
+    bool data = pkt->pkt.bth.opcode != FE_OP_ACK && pkt->pkt.bth.opcode != FE_OP_CNP;
     const struct fe_qp_counters *c = fe_qp_counters(sq->qp);
-    uint64_t before = c->rx_pkts;
+    uint64_t before = data ? c->rx_pkts : 0;
     int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
     if (rc < 0) sim->st.drops[FE_SIM_DROP_QP]++;
-    sim->st.data_pkts_delivered += c->rx_pkts - before;
+    if (data) sim->st.data_pkts_delivered += c->rx_pkts - before;
     sim_pkt_free(sim, pkt);
     bool homa = sq->homa;
     after_qp_event(sim, h, sq);

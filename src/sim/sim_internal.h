@@ -180,7 +180,7 @@ struct sim_host {
     struct sim_qp **qps;                    /* by slot; NULL = free slot */
     struct sim_qp *ready_head, *ready_tail; /* QPs with deadline <= now, round robin */
     struct sim_timer *timers;               /* min-heap by (deadline, qpn) */
-    uint32_t *tpos;                         /* by slot: position in timers, or UINT32_MAX */
+    uint32_t *tpos;                         /* by slot: position in timers (QP timed) */
     uint64_t wake_at;                       /* earliest pending EV_HOST_WAKE */
     uint32_t n_qps, n_timers;
     uint32_t node_id;
