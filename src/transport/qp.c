@@ -137,10 +137,32 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
 
     e = FE_ENOMEM;
     why = "memory";
-    qp = calloc(1, sizeof *qp);
+    qp = aligned_alloc(_Alignof(struct fe_qp), sizeof *qp); /* by cache line (struct fe_qp) */
     if (!qp) goto fail;
+    memset(qp, 0, sizeof *qp);
     qp->cfg = *cfg;
     qp->cfg.cc_algo = algo;
+    qp->pc = (struct fe_qp_pkt_cfg){.local_qpn = cfg->local_qpn,
+                                    .remote_qpn = cfg->remote_qpn,
+                                    .remote_rkey = cfg->remote_rkey,
+                                    .mtu_bytes = cfg->mtu_bytes,
+                                    .remote_va = cfg->remote_va,
+                                    .sq_depth = cfg->sq_depth,
+                                    .ack_timeout_ns = cfg->ack_timeout_ns,
+                                    .cnp_interval_ns = cfg->cnp_interval_ns,
+                                    .ackreq_every = cfg->ackreq_every,
+                                    .ack_every = cfg->ack_every,
+                                    .dscp = cfg->dscp,
+                                    .pcp = cfg->pcp,
+                                    .data_ecn = cfg->data_ecn,
+                                    .cnp_dscp = cfg->cnp_dscp,
+                                    .cnp_pcp = cfg->cnp_pcp,
+                                    .retry_cnt = cfg->retry_cnt,
+                                    .rnr_retry = cfg->rnr_retry,
+                                    .min_rnr_timer = cfg->min_rnr_timer,
+                                    .np_enable = cfg->np_enable,
+                                    .np_ecn_echo_on_ack = cfg->np_ecn_echo_on_ack,
+                                    .int_echo = cfg->int_echo};
     qp->state = FE_QPS_RTS;
     qp->frame_overhead_bytes = (uint32_t)fe_path_overhead_bytes(&cfg->path);
     qp->fixed_overhead_bytes = cfg->sim_frame_overhead_bytes;
@@ -349,7 +371,7 @@ int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         return FE_EPARSE;
     }
     /* P_Key check as IBA 9.2.4 (the membership bit aside): RoCE uses the default key. */
-    if (pkt->bth.dqpn != qp->cfg.local_qpn || (pkt->bth.pkey & 0x7FFF) != 0x7FFF) {
+    if (pkt->bth.dqpn != qp->pc.local_qpn || (pkt->bth.pkey & 0x7FFF) != 0x7FFF) {
         qp->ctr.rx_dropped++;
         return FE_ENOENT;
     }

@@ -99,7 +99,17 @@ struct fe_resp_entry {
 struct fe_resp {
     uint32_t epsn; /* expected PSN */
     uint32_t msn;
-    bool nak_sent; /* one sequence NAK per gap */
+    bool nak_sent;     /* one sequence NAK per gap */
+    bool becn_pending; /* ns-3 mode: the next ACK echoes congestion */
+    bool grant_dirty;  /* changed since the last ACK left */
+    bool cnp_ever;
+    uint64_t last_cnp_ns;
+    uint64_t grant_bytes;
+
+    /* Responses waiting for fe_qp_tx (ring below); consecutive ACKs are merged (they are
+     * cumulative). */
+    uint32_t ring_head, ring_count;
+    uint32_t pkts_since_ack;
 
     /* Message in progress (after a FIRST, until its LAST). */
     bool in_msg;
@@ -114,40 +124,53 @@ struct fe_resp {
     struct fe_recv_entry *rq;
     uint32_t rq_cap, rq_head, rq_count;
 
-    /* Responses waiting for fe_qp_tx; consecutive ACKs are merged (they are cumulative). */
     struct fe_resp_entry ring[FE_RESP_RING];
-    uint32_t ring_head, ring_count;
-    uint32_t pkts_since_ack;
-
-    bool cnp_ever;
-    uint64_t last_cnp_ns;
-    bool becn_pending; /* ns-3 mode: the next ACK echoes congestion */
-
-    uint64_t grant_bytes;
-    bool grant_dirty; /* changed since the last ACK left */
 
     struct fe_int last_int; /* int_echo: INT of the latest data packet (nhops 0 = none yet) */
 };
 
+/* The configuration fields the packet paths read, copied from struct fe_qp_config (same names)
+ * so that they share cache lines with the state instead of spreading over the whole
+ * configuration (which starts with the 72-byte path). Set at creation, never changed. */
+struct fe_qp_pkt_cfg {
+    uint32_t local_qpn, remote_qpn;
+    uint32_t remote_rkey;
+    uint32_t mtu_bytes;
+    uint64_t remote_va;
+    uint32_t sq_depth;
+    uint64_t ack_timeout_ns;
+    uint64_t cnp_interval_ns;
+    uint16_t ackreq_every, ack_every;
+    uint8_t dscp, pcp, data_ecn;
+    uint8_t cnp_dscp, cnp_pcp;
+    uint8_t retry_cnt, rnr_retry, min_rnr_timer;
+    bool np_enable, np_ecn_echo_on_ack, int_echo;
+};
+
+/* Per-packet state first, cold configuration and counters last, by cache line (the object is
+ * allocated 64-byte aligned): a simulated fat-tree keeps tens of thousands of QPs active, so
+ * every line an event touches is likely a miss. */
 struct fe_qp {
-    struct fe_qp_config cfg;
+    _Alignas(64) struct fe_qp_pkt_cfg pc;
     enum fe_qp_state state;
-    struct fe_qp_counters ctr;
     uint32_t frame_overhead_bytes; /* fe_path_overhead_bytes(&cfg.path) */
     uint32_t fixed_overhead_bytes; /* cfg.sim_frame_overhead_bytes: frames = payload + this */
+
+    struct fe_cc *cc;
+    struct fe_pacer pacer;
 
     struct fe_cqe *cq;
     uint32_t cq_cap, cq_head, cq_count;
     uint32_t cq_reserved; /* CQEs promised to posted WRs and receive buffers */
 
-    struct fe_mr *mr;
-    uint32_t n_mr;
-
     struct fe_req req;
     struct fe_resp resp;
 
-    struct fe_cc *cc;
-    struct fe_pacer pacer;
+    struct fe_mr *mr;
+    uint32_t n_mr;
+
+    _Alignas(64) struct fe_qp_counters ctr; /* per-packet ones in its first lines */
+    struct fe_qp_config cfg;
 };
 
 /* Responses (or a grant ACK) waiting: they leave before data. */

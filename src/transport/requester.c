@@ -65,16 +65,15 @@ int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr)
     struct fe_req *r = &qp->req;
     if (!wr || (unsigned)wr->op > FE_WR_SEND_IMM || wr->len > FE_MAX_MSG_BYTES) return FE_EINVAL;
     bool write = wr->op == FE_WR_WRITE || wr->op == FE_WR_WRITE_IMM;
-    uint64_t va = qp->cfg.remote_va;
+    uint64_t va = qp->pc.remote_va;
     if (write &&
         (wr->remote_offset > UINT64_MAX - va || wr->len > UINT64_MAX - va - wr->remote_offset))
         return FE_EINVAL;
-    if (r->tail_seq - r->head_seq >= qp->cfg.sq_depth) return FE_ENOSPC;
+    if (r->tail_seq - r->head_seq >= qp->pc.sq_depth) return FE_ENOSPC;
     struct fe_sq_entry *e = sq_at(r, r->tail_seq);
     e->wr = *wr;
     e->target_va = write ? va + wr->remote_offset : 0;
-    e->npkts =
-        wr->len ? (uint32_t)(((uint64_t)wr->len + qp->cfg.mtu_bytes - 1) >> r->mtu_shift) : 1;
+    e->npkts = wr->len ? (uint32_t)(((uint64_t)wr->len + qp->pc.mtu_bytes - 1) >> r->mtu_shift) : 1;
     e->first_psn = 0;
     r->tail_seq++;
     return 0;
@@ -99,11 +98,11 @@ static bool next_pkt(const struct fe_qp *qp, struct fe_next_pkt *n)
     if (r->send_seq == r->tail_seq) return false;
     if (outstanding(r) >= r->ring_limit) return false;
     const struct fe_sq_entry *e = sq_at(r, r->send_seq);
-    uint64_t off = (uint64_t)r->send_pkt * qp->cfg.mtu_bytes;
+    uint64_t off = (uint64_t)r->send_pkt * qp->pc.mtu_bytes;
     uint64_t left = e->wr.len - off;
     n->seq = r->send_seq;
     n->pkt_idx = r->send_pkt;
-    n->len = (uint32_t)(left < qp->cfg.mtu_bytes ? left : qp->cfg.mtu_bytes);
+    n->len = (uint32_t)(left < qp->pc.mtu_bytes ? left : qp->pc.mtu_bytes);
     n->retx = false;
     const struct fe_cc_out *o = &qp->cc->out;
     /* Window: payload in flight; one packet may always be out, or a window below one MTU
@@ -126,8 +125,8 @@ static bool new_pkt_blocked(const struct fe_qp *qp)
     const struct fe_cc_out *o = &qp->cc->out;
     if (o->window_bytes == FE_CC_UNLIMITED && o->credit_bytes == FE_CC_UNLIMITED) return false;
     const struct fe_sq_entry *e = sq_at(r, r->send_seq);
-    uint64_t left = e->wr.len - (uint64_t)r->send_pkt * qp->cfg.mtu_bytes;
-    uint32_t len = (uint32_t)(left < qp->cfg.mtu_bytes ? left : qp->cfg.mtu_bytes);
+    uint64_t left = e->wr.len - (uint64_t)r->send_pkt * qp->pc.mtu_bytes;
+    uint32_t len = (uint32_t)(left < qp->pc.mtu_bytes ? left : qp->pc.mtu_bytes);
     if (r->inflight_bytes && r->inflight_bytes + len > o->window_bytes) return true;
     return o->credit_bytes != FE_CC_UNLIMITED && r->new_bytes_sent + len > o->credit_bytes;
 }
@@ -170,7 +169,7 @@ static inline uint64_t pacer_release(const struct fe_qp *qp, uint64_t rate, uint
     return fe_pacer_when(&qp->pacer, rate, bytes, qp->pacer.last_ns);
 }
 
-static void arm_timer(struct fe_req *r, const struct fe_qp_config *c, uint64_t now_ns)
+static void arm_timer(struct fe_req *r, const struct fe_qp_pkt_cfg *c, uint64_t now_ns)
 {
     r->timer_armed = true;
     r->timer_ns = now_ns + c->ack_timeout_ns;
@@ -179,7 +178,7 @@ static void arm_timer(struct fe_req *r, const struct fe_qp_config *c, uint64_t n
 int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_req *r = &qp->req;
-    const struct fe_qp_config *c = &qp->cfg;
+    const struct fe_qp_pkt_cfg *c = &qp->pc;
     uint64_t rate = qp->cc->out.rate_Bps;
     struct fe_next_pkt n;
     uint32_t fbytes;
@@ -402,11 +401,11 @@ static uint64_t ack_to(struct fe_qp *qp, uint32_t psn, uint64_t now_ns, uint64_t
         r->head_seq++;
     }
     /* progress: retry budgets refill, a new Go-Back-N may start, the timer restarts */
-    r->retry_left = qp->cfg.retry_cnt;
-    r->rnr_left = qp->cfg.rnr_retry;
+    r->retry_left = qp->pc.retry_cnt;
+    r->rnr_left = qp->pc.rnr_retry;
     r->nak_psn_valid = false;
     if (outstanding(r))
-        arm_timer(r, &qp->cfg, now_ns);
+        arm_timer(r, &qp->pc, now_ns);
     else
         r->timer_armed = false;
     return bytes;
@@ -416,7 +415,7 @@ static uint64_t ack_to(struct fe_qp *qp, uint32_t psn, uint64_t now_ns, uint64_t
 static bool take_retry(struct fe_qp *qp, uint32_t psn)
 {
     struct fe_req *r = &qp->req;
-    if (qp->cfg.retry_cnt == FE_RETRY_INFINITE) return true;
+    if (qp->pc.retry_cnt == FE_RETRY_INFINITE) return true;
     if (r->retry_left == 0) {
         fail(qp, psn, FE_WC_RETRY_EXC_ERR);
         return false;
@@ -430,7 +429,7 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
     struct fe_req *r = &qp->req;
     if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
         r->rnr_wait = false;
-        if (outstanding(r)) arm_timer(r, &qp->cfg, now_ns);
+        if (outstanding(r)) arm_timer(r, &qp->pc, now_ns);
     }
     if (!r->rnr_wait && r->timer_armed && now_ns >= r->timer_ns) {
         if (!outstanding(r)) {
@@ -444,7 +443,7 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
         r->tx_psn = r->una_psn;
         r->probe = false;
         r->nak_psn_valid = false;
-        arm_timer(r, &qp->cfg, now_ns);
+        arm_timer(r, &qp->pc, now_ns);
     }
 }
 
@@ -552,7 +551,7 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 
     if (kind == FE_AETH_RNR) {
         if (r->rnr_wait && psn == r->tx_psn) return 0; /* a duplicate of the one we obey */
-        if (qp->cfg.rnr_retry != 7) {
+        if (qp->pc.rnr_retry != 7) {
             if (r->rnr_left == 0) {
                 fail(qp, psn, FE_WC_RNR_RETRY_EXC_ERR);
                 return 0;

@@ -55,7 +55,7 @@ static void queue_nak(struct fe_qp *qp, uint8_t syndrome, uint32_t psn)
 int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_resp *r = &qp->resp;
-    const struct fe_qp_config *c = &qp->cfg;
+    const struct fe_qp_pkt_cfg *c = &qp->pc;
     (void)now_ns;
     struct fe_resp_entry e;
     if (r->ring_count) {
@@ -150,7 +150,7 @@ static int fatal(struct fe_qp *qp, uint32_t psn, uint8_t code, int err)
 static void congestion(struct fe_qp *qp, uint64_t now_ns)
 {
     struct fe_resp *r = &qp->resp;
-    const struct fe_qp_config *c = &qp->cfg;
+    const struct fe_qp_pkt_cfg *c = &qp->pc;
     qp->ctr.rx_ce_pkts++;
     if (!c->np_enable) return;
     if (c->np_ecn_echo_on_ack) {
@@ -175,7 +175,7 @@ static inline bool in_mr(const struct fe_mr *mr, uint64_t va, uint64_t len)
 int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 {
     struct fe_resp *r = &qp->resp;
-    const struct fe_qp_config *c = &qp->cfg;
+    const struct fe_qp_pkt_cfg *c = &qp->pc;
     uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
 
     if (pkt->ecn == FE_ECN_CE) congestion(qp, now_ns);
