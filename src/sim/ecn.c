@@ -37,6 +37,7 @@ void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_
         uint64_t q = p->q[pkt->prio].bytes;
         if (q > p->red.kmin_bytes && fe_red_mark(&p->red, q, sim_rng32(sim))) {
             pkt->pkt.ecn = FE_ECN_CE;
+            pkt->ecn_capable = 0;
             p->ecn_marks++;
             sim->st.ecn_marks++;
         }

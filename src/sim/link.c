@@ -21,6 +21,8 @@ uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes)
 
 void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
+    /* a host sends: the frame's ECN codepoint, kept where switches read (ecn.c) */
+    if (p->host) pkt->ecn_capable = pkt->pkt.ecn == FE_ECN_ECT0 || pkt->pkt.ecn == FE_ECN_ECT1;
     uint64_t ser = sim_link_ser_ns(p, sim_wire_bytes(sim, pkt));
     p->busy_until = sim->now + ser;
     p->tx_pkts++;

@@ -19,9 +19,10 @@ static int pool_grow(struct fe_sim *sim)
     }
     /* INT records live right after each packet, and only when INT is on: a smaller packet
      * keeps more of them in cache */
+    const size_t align = _Alignof(struct sim_pkt);
     size_t stride = sizeof(struct sim_pkt) + (sim->int_enable ? sizeof(struct fe_int) : 0);
-    stride = (stride + 15) & ~(size_t)15;
-    unsigned char *chunk = aligned_alloc(16, CHUNK_PKTS * stride);
+    stride = (stride + align - 1) & ~(align - 1);
+    unsigned char *chunk = aligned_alloc(align, CHUNK_PKTS * stride);
     if (!chunk) return -1;
     sim->chunks[sim->n_chunks++] = (struct sim_pkt *)(void *)chunk;
     for (int i = CHUNK_PKTS - 1; i >= 0; i--) {

@@ -34,26 +34,28 @@ enum pkt_kind { PKT_ROCE = 0, PKT_PFC = 1, PKT_TEST = 2 };
 
 struct sim_port;
 
+/* 64-byte aligned: a switch reads only the first cache line of a frame (the fe_pkt is the hosts')
+ */
 struct sim_pkt {
-    _Alignas(16) struct sim_pkt *next; /* queue link / on the wire / free list */
+    _Alignas(64) struct sim_pkt *next; /* queue link / on the wire / free list */
     uint64_t wire_key;                 /* on the wire, behind another frame: its event key */
     struct sim_port *const *route;     /* egress port at each switch of its path, or NULL */
-    uint32_t hop;                      /* index in route of the next switch */
-    uint32_t frame_bytes;              /* frame on the wire, FCS included (buffer accounting) */
-    uint32_t dst;                      /* destination node */
-    uint32_t src;                      /* source node */
-    uint32_t flow_hash;                /* ECMP entropy */
-    uint32_t flow;                     /* flow index (data), or UINT32_MAX */
-    uint16_t in_port;                  /* ingress port at the current switch */
-    uint8_t prio;                      /* traffic class / PFC priority */
-    uint8_t kind;                      /* enum pkt_kind */
-    uint8_t ecn_capable;               /* ECT when sent: may be marked */
-    uint8_t no_buffer;                 /* made by the switch (CNP monitor): not in its buffer */
-    uint8_t pfc_prio;                  /* PFC frame: priority */
-    uint16_t pfc_quanta;               /* PFC frame: 0 = resume */
-    uint64_t test_tag;                 /* PKT_TEST: caller's value */
-    struct sim_qp *owner;              /* host port queue: the QP whose packet waits out a pause */
     struct fe_int *int_md; /* INT records (storage after the packet), NULL when INT is off */
+    uint32_t hop;          /* index in route of the next switch */
+    uint32_t frame_bytes;  /* frame on the wire, FCS included (buffer accounting) */
+    uint32_t dst;          /* destination node */
+    uint32_t flow_hash;    /* ECMP entropy */
+    uint16_t in_port;      /* ingress port at the current switch */
+    uint8_t prio;          /* traffic class / PFC priority */
+    uint8_t kind;          /* enum pkt_kind */
+    uint8_t ecn_capable;   /* pkt.ecn is ECT (set when a host sends it, cleared when marked) */
+    uint8_t no_buffer;     /* made by the switch (CNP monitor): not in its buffer */
+    uint8_t pfc_prio;      /* PFC frame: priority */
+    uint16_t pfc_quanta;   /* PFC frame: 0 = resume */
+    uint32_t src;          /* source node */
+    uint32_t flow;         /* flow index (data), or UINT32_MAX */
+    uint64_t test_tag;     /* PKT_TEST: caller's value */
+    struct sim_qp *owner;  /* host port queue: the QP whose packet waits out a pause */
     struct fe_pkt pkt;
 };
 
@@ -413,8 +415,7 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p);
 void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
 static inline void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    bool ect = pkt->pkt.ecn == FE_ECN_ECT0 || pkt->pkt.ecn == FE_ECN_ECT1;
-    if ((p->red_on && ect && p->q[pkt->prio].bytes > p->red.kmin_bytes) ||
+    if ((p->red_on && pkt->ecn_capable && p->q[pkt->prio].bytes > p->red.kmin_bytes) ||
         (pkt->int_md && pkt->pkt.payload_len))
         sim_ecn_on_dequeue_slow(sim, p, pkt);
 }
