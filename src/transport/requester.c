@@ -308,14 +308,12 @@ int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
     return 1;
 }
 
-uint64_t fe_req_deadline(const struct fe_qp *qp)
+/* The deadline of a packet the pacer has not priced yet (none waits, or a CC changed the outputs
+ * behind the QP's back), kept out of line: it needs registers the common path does not. */
+__attribute__((noinline)) static uint64_t unpriced_deadline(const struct fe_qp *qp, uint64_t d)
 {
     const struct fe_req *r = &qp->req;
-    uint64_t d = FE_NO_DEADLINE;
-    if (r->rnr_wait) return r->rnr_until_ns;
-    if (r->timer_armed) d = r->timer_ns;
     uint64_t rate = qp->cc->out.rate_Bps;
-    if (r->paced && rate == r->paced_rate_Bps) return r->paced_until_ns < d ? r->paced_until_ns : d;
     struct fe_next_pkt n;
     if (next_pkt(qp, &n)) {
         if (rate == FE_CC_UNLIMITED) return 0;
@@ -323,6 +321,17 @@ uint64_t fe_req_deadline(const struct fe_qp *qp)
         if (t < d) d = t;
     }
     return d;
+}
+
+uint64_t fe_req_deadline(const struct fe_qp *qp)
+{
+    const struct fe_req *r = &qp->req;
+    if (r->rnr_wait) return r->rnr_until_ns;
+    uint64_t d = r->timer_armed ? r->timer_ns : FE_NO_DEADLINE;
+    if (r->paced && qp->cc->out.rate_Bps == r->paced_rate_Bps)
+        return r->paced_until_ns < d ? r->paced_until_ns : d;
+    if (r->tx_psn == r->next_psn && r->send_seq == r->tail_seq) return d; /* nothing to send */
+    return unpriced_deadline(qp, d);
 }
 
 /* ---- completion and errors ---- */
