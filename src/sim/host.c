@@ -15,7 +15,8 @@
 #include "sim/sim_internal.h"
 
 #define NOPOS     UINT32_MAX
-#define COLD      __attribute__((cold, noinline))
+#define COLD          __attribute__((cold, noinline))
+#define ALWAYS_INLINE inline __attribute__((always_inline)) /* hot, a few callers */
 #define SLOT_BITS 16
 #define MAX_SLOTS ((1u << SLOT_BITS) - 1)
 
@@ -164,10 +165,10 @@ static void ensure_txdone(struct fe_sim *sim, struct sim_port *p)
     sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
 }
 
-/* Re-reads the QP's deadline and files it as ready or under a timer. */
-static void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
+/* Re-reads the QP's deadline and files it as ready or under a timer. Never called for a dead
+ * QP: those are in neither the heap nor h->qps, nor a frame's owner. */
+static ALWAYS_INLINE void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
-    if (sq->dead) return;
     uint64_t d = fe_qp_next_deadline(sq->qp), filed = sq->deadline; /* its key when timed */
     sq->deadline = d;
     if (d <= sim->now) {
@@ -387,18 +388,6 @@ static inline void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct
     sched_update(sim, h, sq);
 }
 
-void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
-{
-    if (h->wake_at <= sim->now) h->wake_at = FE_SIM_NO_TIME;
-    while (h->n_timers && h->timers[0].deadline <= sim->now) {
-        struct sim_qp *sq = timer_pop(h);
-        fe_qp_handle_expiry(sq->qp, sim->now);
-        after_qp_event(sim, h, sq);
-    }
-    arm_wake(sim, h);
-    sim_host_kick(sim, h);
-}
-
 /* Completes a frame whose fe_pkt fe_qp_tx has just written (pkt->pkt): the simulator's fields,
  * and its INT records copied into the frame's own storage. */
 static void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
@@ -474,7 +463,7 @@ static COLD void sent_nothing(struct fe_sim *sim, struct sim_host *h, struct sim
     }
 }
 
-void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
+static ALWAYS_INLINE void kick(struct fe_sim *sim, struct sim_host *h)
 {
     struct sim_port *p = h->port;
     if (p->busy_until > sim->now) {
@@ -518,6 +507,23 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
         if (!sent) return;
     }
     if ((p->nonempty & sim_pfc_allowed(sim, p)) || h->ready_head) ensure_txdone(sim, p);
+}
+
+void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
+{
+    if (h->wake_at <= sim->now) h->wake_at = FE_SIM_NO_TIME;
+    while (h->n_timers && h->timers[0].deadline <= sim->now) {
+        struct sim_qp *sq = timer_pop(h);
+        fe_qp_handle_expiry(sq->qp, sim->now);
+        after_qp_event(sim, h, sq);
+    }
+    arm_wake(sim, h);
+    kick(sim, h);
+}
+
+void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
+{
+    kick(sim, h);
 }
 
 /* Homa's receiver: grant one round trip of bytes beyond what arrived to the two incoming flows
@@ -596,7 +602,7 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
      * window reopens but the pacer holds the packet until later): re-arm the host's wake, or
      * the QP would sleep until its previous, later deadline (the retransmit timer). */
     arm_wake(sim, h);
-    if (h->ready_head) sim_host_kick(sim, h);
+    if (h->ready_head) kick(sim, h);
 }
 
 /* ---- flows ---- */
