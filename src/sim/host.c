@@ -14,11 +14,11 @@
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
 
-#define NOPOS     UINT32_MAX
+#define NOPOS         UINT32_MAX
 #define COLD          __attribute__((cold, noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline)) /* hot, a few callers */
-#define SLOT_BITS 16
-#define MAX_SLOTS ((1u << SLOT_BITS) - 1)
+#define SLOT_BITS     16
+#define MAX_SLOTS     ((1u << SLOT_BITS) - 1)
 
 static inline uint32_t qp_slot(const struct sim_qp *sq)
 {
@@ -326,7 +326,7 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
 /* Keeps the requester's send queue full of message WRs. It stops where fe_qp_post_send would
  * refuse for a full queue (sq_depth WRs not yet completed; after_qp_event has drained the CQ, so
  * wrs_out is the queue's occupancy) instead of asking and being refused. */
-static void post_more(struct sim_flow *f, struct sim_qp *sq)
+static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
 {
     uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
     while (f->posted_bytes < f->spec.bytes && sq->wrs_out < sq->sq_depth) {
@@ -390,8 +390,8 @@ static inline void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct
 
 /* Completes a frame whose fe_pkt fe_qp_tx has just written (pkt->pkt): the simulator's fields,
  * and its INT records copied into the frame's own storage. */
-static void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
-                       struct sim_pkt *pkt)
+static ALWAYS_INLINE void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
+                                     struct sim_pkt *pkt)
 {
     struct fe_pkt *fp = &pkt->pkt;
     const struct fe_int *md = fp->int_md; /* the QP's, valid until its next call */
