@@ -10,13 +10,19 @@ static inline int top_prio(uint8_t mask)
     return 31 - __builtin_clz((unsigned)mask);
 }
 
+/* Frames wait behind the one on the wire: the transmitter's end is an event (one at a time). */
+static inline void arm_tx_done(struct fe_sim *sim, struct sim_port *p)
+{
+    if (!p->txdone_pending && (p->ctrl.head || p->nonempty)) {
+        p->txdone_pending = true;
+        sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
+    }
+}
+
 void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
 {
     if (p->busy_until > sim->now) {
-        if (!p->txdone_pending && (p->ctrl.head || p->nonempty)) {
-            p->txdone_pending = true;
-            sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
-        }
+        arm_tx_done(sim, p);
         return;
     }
     struct sim_pkt *pkt;
@@ -41,10 +47,7 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
         if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, p, pkt);
     }
     sim_link_send(sim, p, pkt);
-    if (!p->txdone_pending && (p->ctrl.head || p->nonempty)) {
-        p->txdone_pending = true;
-        sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
-    }
+    arm_tx_done(sim, p);
 }
 
 void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
@@ -64,10 +67,7 @@ static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *p
     sim_ecn_on_dequeue(sim, out, pkt);
     if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
     sim_link_send(sim, out, pkt);
-    if (!out->txdone_pending && (out->ctrl.head || out->nonempty)) {
-        out->txdone_pending = true;
-        sim_schedule(sim, out->busy_until, out, EV_TX_DONE);
-    }
+    arm_tx_done(sim, out);
 }
 
 static inline bool port_idle_for(struct fe_sim *sim, struct sim_port *out, uint8_t prio)
