@@ -41,7 +41,10 @@ enum fe_sim_frames {
                                 * AETH, ImmDt) + payload + ICRC + FCS, 64 bytes at least */
     FE_SIM_FRAMES_HPCC_NS3 = 1 /* as HPCC's ns-3 sizes them: data = payload + 48 (its PPP header
                                 * of 14, IPv4 20, UDP 8, SeqTs 6) + INT (42 with HPCC, 8 with
-                                * TIMELY); ACK/NAK 60 (88 with HPCC's INT); PFC 43 */
+                                * TIMELY); ACK/NAK 60 (88 with HPCC's INT); PFC 43. And times
+                                * them: each frame's serialization cut to whole ns, a switch
+                                * port busy until its transmit-complete event, a QP's line rate
+                                * that of those frames (link.c, switch.c, host.c) */
 };
 
 /* ECN marking at egress for ports of one speed. */
@@ -62,7 +65,12 @@ struct fe_sim_switch_cfg {
     uint16_t pause_quanta;     /* quanta of 512 bit times in PAUSE frames (QUANTA mode) */
     uint64_t headroom_bytes;   /* per (port, lossless priority); 0 = sized from rate and delay */
     uint64_t xon_offset_bytes; /* resume this far under the threshold; AUTO = 2 max frames */
-    bool ecn;                  /* RED/ECN marking at egress */
+    /* Carve the buffer as HPCC's ns-3 MMU does (switch-mmu.cc, third.cc), so that its dynamic
+     * threshold comes out to the byte: one reserve per port (its high-priority queue, ACKs
+     * included, is outside the MMU) and a headroom of 3 x rate x delay per port, raised to the
+     * lossless sizing where that is larger (set by --ns3-compat) */
+    bool ns3_mmu;
+    bool ecn; /* RED/ECN marking at egress */
     int n_red;
     struct fe_sim_red red[FE_SIM_MAX_RED];
     bool int_enable; /* stamp INT records (HPCC); on automatically for HPCC flows */

@@ -750,6 +750,17 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     const struct fe_sim_cc *cc = &sc->cc[f->spec.cc];
     bool per_packet_acks = sim->cc_acks_every_pkt[f->spec.cc];
     uint64_t line = hs->node->ports[0].rate_bps;
+    if (sim->ns3_frames) {
+        /* ns-3's NIC paces a QP's packets Seconds(size / rate) apart, cut to whole ns as its
+         * links are (link.c): at line rate it sends back to back. The line rate of the QP (its
+         * CC's ceiling, its pacer's rate there) is therefore the rate of those frames: 1048
+         * bytes every 838 ns at 10 Gb/s, not 838.4, which would idle the link 0.4 ns a frame */
+        uint32_t pay = sim->sc.host.mtu_bytes;
+        if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
+        uint32_t frame = pay + 48 + sim->ns3_int_bytes;
+        uint64_t t = sim_link_ns3_ser_ns(line, frame);
+        if (t) line = ((uint64_t)frame * 1000000000u + t - 1) / t * 8; /* whole bytes/s */
+    }
     uint64_t replay = sim->window_bdp_bytes ? sim->window_bdp_bytes : hc->replay_bytes;
     struct fe_qp_config ca, cb;
     fe_qp_config_default(&ca);

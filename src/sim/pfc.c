@@ -24,7 +24,11 @@ uint64_t sim_pfc_headroom(const struct fe_sim *sim, const struct sim_port *p)
 {
     if (sim->sc.sw.headroom_bytes) return sim->sc.sw.headroom_bytes;
     uint64_t bdp = (p->rate_bps * p->delay_ns + 7999999999u) / 8000000000u;
-    return 2 * bdp + 2 * (uint64_t)max_frame_wire(sim) + sim->pfc_frame_bytes + sim->ifg;
+    uint64_t lossless =
+        2 * bdp + 2 * (uint64_t)max_frame_wire(sim) + sim->pfc_frame_bytes + sim->ifg;
+    if (!sim->sc.sw.ns3_mmu) return lossless;
+    uint64_t ns3 = p->rate_bps * p->delay_ns / 8 / 1000000000u * 3; /* third.cc, to the byte */
+    return ns3 > lossless ? ns3 : lossless;
 }
 
 static uint64_t pause_ns(const struct sim_port *p, uint16_t quanta)

@@ -226,10 +226,12 @@ void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc)
     sc->host.count_ifg = false;
     sc->host.frames = FE_SIM_FRAMES_HPCC_NS3;
     /* their MMU's constants (switch-mmu.cc): 4 KiB reserve per port, RESUME 3 KiB under the
-     * threshold; headroom stays feroce's lossless sizing unless set */
+     * threshold, the buffer carved as theirs (ns3_mmu: headroom 3 x rate x delay, or feroce's
+     * lossless sizing where that is larger, unless set) */
     if (sc->sw.reserve_bytes == FE_SIM_AUTO) sc->sw.reserve_bytes = 4096;
     if (sc->sw.xon_offset_bytes == FE_SIM_AUTO) sc->sw.xon_offset_bytes = 3072;
     sc->sw.pfc_mode = FE_SIM_PFC_XOFF_XON;
+    sc->sw.ns3_mmu = true;
     /* their DCQCN model */
     const struct fe_cc_algo *ns3 = fe_cc_find("dcqcn-hpcc-ns3");
     for (uint32_t i = 0; i < sc->n_cc && ns3; i++) {

@@ -320,6 +320,8 @@ void sim_pool_destroy(struct fe_sim *sim);
 /* ---- link.c ---- */
 /* Nanoseconds to serialize `bytes` on port p (exact on average: the remainder is carried). */
 uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes);
+/* a frame as HPCC's ns-3 times it (--ns3-compat): its Time, cut to whole nanoseconds */
+uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes);
 /* Starts sending pkt on port p now: the port is busy for its serialization, and the frame
  * arrives at the peer one propagation delay after its last bit (unless the link loses it). */
 void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);

@@ -10,10 +10,21 @@ static inline int top_prio(uint8_t mask)
     return 31 - __builtin_clz((unsigned)mask);
 }
 
-/* Frames wait behind the one on the wire: the transmitter's end is an event (one at a time). */
+/* A port's transmitter is busy until the end of its frame; in ns-3 (--ns3-compat) until its
+ * transmit-complete event has run, which comes after the frames arriving at that same
+ * nanosecond that were sent before this frame started: they are admitted (and may pause their
+ * senders) before the port takes the next frame out of the buffer. That event is always
+ * scheduled there, so its being pending is the test. */
+static inline bool tx_busy(const struct fe_sim *sim, const struct sim_port *p)
+{
+    return p->busy_until > sim->now || (sim->ns3_frames && p->txdone_pending);
+}
+
+/* Frames wait behind the one on the wire: the transmitter's end is an event (one at a time);
+ * in ns-3 (--ns3-compat) every frame has it (tx_busy). */
 static inline void arm_tx_done(struct fe_sim *sim, struct sim_port *p)
 {
-    if (!p->txdone_pending && (p->ctrl.head || p->nonempty)) {
+    if (!p->txdone_pending && (p->ctrl.head || p->nonempty || sim->ns3_frames)) {
         p->txdone_pending = true;
         sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
     }
@@ -21,7 +32,7 @@ static inline void arm_tx_done(struct fe_sim *sim, struct sim_port *p)
 
 void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
 {
-    if (p->busy_until > sim->now) {
+    if (tx_busy(sim, p)) {
         arm_tx_done(sim, p);
         return;
     }
@@ -72,7 +83,7 @@ static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *p
 
 static inline bool port_idle_for(struct fe_sim *sim, struct sim_port *out, uint8_t prio)
 {
-    return out->busy_until <= sim->now && !out->ctrl.head && !out->nonempty &&
+    return !tx_busy(sim, out) && !out->ctrl.head && !out->nonempty &&
            (sim_pfc_allowed(sim, out) >> prio & 1);
 }
 

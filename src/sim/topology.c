@@ -223,6 +223,10 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
             struct sim_port *p = &node->ports[k];
             p->headroom_bytes = sim_pfc_headroom(sim, p);
             sim_ecn_port_setup(sim, p);
+            if (sc->sw.ns3_mmu) { /* SwitchMmu::ConfigNPort: a reserve and a headroom per port */
+                carved += sc->sw.reserve_bytes + p->headroom_bytes;
+                continue;
+            }
             carved += (uint64_t)__builtin_popcount(used) * sc->sw.reserve_bytes;
             carved += (uint64_t)__builtin_popcount(lossless) * p->headroom_bytes;
         }
