@@ -8,7 +8,7 @@
 
 #define CHUNK_PKTS 1024
 
-static int pool_grow(struct fe_sim *sim)
+int sim_pool_grow(struct fe_sim *sim)
 {
     if (sim->n_chunks == sim->cap_chunks) {
         uint32_t cap = sim->cap_chunks ? sim->cap_chunks * 2 : 16;
@@ -33,35 +33,6 @@ static int pool_grow(struct fe_sim *sim)
     }
     sim->pool_pkts += CHUNK_PKTS;
     return 0;
-}
-
-struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim)
-{
-    if (!sim->free_pkts && pool_grow(sim)) {
-        sim->error = 1;
-        return NULL;
-    }
-    struct sim_pkt *p = sim->free_pkts;
-    sim->free_pkts = p->next;
-    sim->pkts_in_use++;
-    /* Only the fields every user relies on are cleared; the full fe_pkt is written by whoever
-     * fills the packet. */
-    p->next = NULL;
-    if (p->int_md) p->int_md->nhops = 0;
-    p->pkt.int_md = NULL;
-    p->flow = UINT32_MAX;
-    p->route = NULL;
-    p->hop = 0;
-    p->ecn_capable = 0;
-    p->no_buffer = 0;
-    return p;
-}
-
-void sim_pkt_free(struct fe_sim *sim, struct sim_pkt *p)
-{
-    p->next = sim->free_pkts;
-    sim->free_pkts = p;
-    sim->pkts_in_use--;
 }
 
 void sim_pool_destroy(struct fe_sim *sim)

@@ -313,8 +313,37 @@ static inline void sim_schedule(struct fe_sim *sim, uint64_t t, void *obj, enum 
 }
 
 /* ---- pool.c ---- */
-struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim);
-void sim_pkt_free(struct fe_sim *sim, struct sim_pkt *p);
+/* Adds a chunk of packets to the free list: 0, or -1 when out of memory. */
+int sim_pool_grow(struct fe_sim *sim);
+/* A packet from the free list (inline: once the pool has grown to the peak in flight, this is
+ * all a packet costs); NULL and sim->error set when out of memory. */
+static inline struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim)
+{
+    if (!sim->free_pkts && sim_pool_grow(sim)) {
+        sim->error = 1;
+        return NULL;
+    }
+    struct sim_pkt *p = sim->free_pkts;
+    sim->free_pkts = p->next;
+    sim->pkts_in_use++;
+    /* Only the fields every user relies on are cleared; the full fe_pkt is written by whoever
+     * fills the packet. */
+    p->next = NULL;
+    if (p->int_md) p->int_md->nhops = 0;
+    p->pkt.int_md = NULL;
+    p->flow = UINT32_MAX;
+    p->route = NULL;
+    p->hop = 0;
+    p->ecn_capable = 0;
+    p->no_buffer = 0;
+    return p;
+}
+static inline void sim_pkt_free(struct fe_sim *sim, struct sim_pkt *p)
+{
+    p->next = sim->free_pkts;
+    sim->free_pkts = p;
+    sim->pkts_in_use--;
+}
 void sim_pool_destroy(struct fe_sim *sim);
 
 /* ---- link.c ---- */
