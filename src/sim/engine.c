@@ -43,26 +43,6 @@ static void heap_pop(struct fe_evq_heap *h, uint64_t *key, uint64_t *data)
 
 /* ---- wheel ---- */
 
-static inline void bit_set(struct fe_evq *q, uint32_t slot)
-{
-    uint32_t w = slot >> 6;
-    if (!q->bm0[w]) {
-        q->bm1[w >> 6] |= 1ull << (w & 63);
-        q->bm2 |= 1ull << (w >> 6);
-    }
-    q->bm0[w] |= 1ull << (slot & 63);
-}
-
-static inline void bit_clear(struct fe_evq *q, uint32_t slot)
-{
-    uint32_t w = slot >> 6;
-    q->bm0[w] &= ~(1ull << (slot & 63));
-    if (!q->bm0[w]) {
-        q->bm1[w >> 6] &= ~(1ull << (w & 63));
-        if (!q->bm1[w >> 6]) q->bm2 &= ~(1ull << (w >> 6));
-    }
-}
-
 /* First occupied slot >= pos, or -1. */
 static int64_t find_from(const struct fe_evq *q, uint32_t pos)
 {
@@ -96,20 +76,7 @@ static int wheel_insert(struct fe_evq *q, uint64_t t, uint64_t data)
         q->free_node = q->nodes_cap;
         q->nodes_cap = cap;
     }
-    uint32_t id = q->free_node;
-    q->free_node = q->nodes[id].next;
-    q->nodes[id].data = data;
-    q->nodes[id].next = NIL;
-    uint32_t slot = (uint32_t)(t & SLOT_MASK);
-    struct fe_evq_slot *sl = &q->slots[slot];
-    if (sl->head == NIL) {
-        sl->head = id;
-        bit_set(q, slot);
-    } else {
-        q->nodes[sl->tail].next = id;
-    }
-    sl->tail = id;
-    q->wheel_n++;
+    fe_evq_wheel_file(q, (uint32_t)(t & SLOT_MASK), data);
     return 0;
 }
 
@@ -269,14 +236,7 @@ bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64
     uint32_t slot = (uint32_t)s;
     uint64_t when = q->now + ((slot - pos) & SLOT_MASK);
     if (when > limit) return false;
-    struct fe_evq_slot *sl = &q->slots[slot];
-    uint32_t id = sl->head;
-    sl->head = q->nodes[id].next;
-    if (sl->head == NIL) bit_clear(q, slot);
-    *data = q->nodes[id].data;
-    q->nodes[id].next = q->free_node;
-    q->free_node = id;
-    q->wheel_n--;
+    *data = fe_evq_wheel_take(q, slot);
     q->now = when;
     *t = when;
     q->n--;

@@ -59,9 +59,12 @@ struct fe_evq {
      * sift-down instead of a sift-down and a sift-up), the next pop removes it first */
     bool root_popped;
     struct fe_evq_heap heap; /* the heap, or the wheel's far-future overflow */
-    /* wheel: slot i holds the events of the one time t in [now, now + slots) with t % slots == i */
+    /* wheel: slot i holds the events of the one time t in [now, now + slots) with t % slots == i.
+     * Its first event lives in the slot itself (most slots hold one: a pop reads one line), the
+     * others in a list of nodes; bm0's bit says whether `first` holds an event. */
     struct fe_evq_slot {
-        uint32_t head, tail;
+        uint64_t first;
+        uint32_t head, tail; /* the events after the first, UINT32_MAX when none */
     } * slots;
     uint64_t *bm0;                           /* a bit per slot */
     uint64_t bm1[FE_EVQ_WHEEL_SLOTS / 4096]; /* a bit per bm0 word */
@@ -172,6 +175,59 @@ static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
     return 0;
 }
 
+/* Wheel: appends an event to a slot (a free node must be at hand). */
+static inline void fe_evq_wheel_file(struct fe_evq *q, uint32_t slot, uint64_t data)
+{
+    struct fe_evq_slot *sl = &q->slots[slot];
+    uint32_t w = slot >> 6;
+    uint64_t bit = UINT64_C(1) << (slot & 63);
+    if (!(q->bm0[w] & bit)) {
+        if (!q->bm0[w]) {
+            q->bm1[w >> 6] |= UINT64_C(1) << (w & 63);
+            q->bm2 |= UINT64_C(1) << (w >> 6);
+        }
+        q->bm0[w] |= bit;
+        sl->first = data;
+        sl->head = UINT32_MAX;
+    } else {
+        struct fe_evq_wnode *nd = q->nodes;
+        uint32_t id = q->free_node;
+        q->free_node = nd[id].next;
+        nd[id].data = data;
+        nd[id].next = UINT32_MAX;
+        if (sl->head == UINT32_MAX)
+            sl->head = id;
+        else
+            nd[sl->tail].next = id;
+        sl->tail = id;
+    }
+    q->wheel_n++;
+}
+
+/* Wheel: removes and returns the first event of an occupied slot. */
+static inline uint64_t fe_evq_wheel_take(struct fe_evq *q, uint32_t slot)
+{
+    struct fe_evq_slot *sl = &q->slots[slot];
+    uint64_t data = sl->first;
+    uint32_t id = sl->head;
+    if (id == UINT32_MAX) {
+        uint32_t w = slot >> 6;
+        q->bm0[w] &= ~(UINT64_C(1) << (slot & 63));
+        if (!q->bm0[w]) {
+            q->bm1[w >> 6] &= ~(UINT64_C(1) << (w & 63));
+            if (!q->bm1[w >> 6]) q->bm2 &= ~(UINT64_C(1) << (w >> 6));
+        }
+    } else {
+        struct fe_evq_wnode *nd = q->nodes;
+        sl->first = nd[id].data;
+        sl->head = nd[id].next;
+        nd[id].next = q->free_node;
+        q->free_node = id;
+    }
+    q->wheel_n--;
+    return data;
+}
+
 /* t >= the time of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
 static inline int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
 {
@@ -180,25 +236,7 @@ static inline int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
             q->free_node == UINT32_MAX)
             return fe_evq_push_slow(q, t, data);
         /* inside the horizon with a free node: append to the slot of t (wheel_insert) */
-        struct fe_evq_wnode *nd = q->nodes;
-        uint32_t id = q->free_node, slot = (uint32_t)(t & (FE_EVQ_WHEEL_SLOTS - 1u));
-        q->free_node = nd[id].next;
-        nd[id].data = data;
-        nd[id].next = UINT32_MAX;
-        struct fe_evq_slot *sl = &q->slots[slot];
-        if (sl->head == UINT32_MAX) {
-            uint32_t w = slot >> 6;
-            if (!q->bm0[w]) {
-                q->bm1[w >> 6] |= UINT64_C(1) << (w & 63);
-                q->bm2 |= UINT64_C(1) << (w >> 6);
-            }
-            q->bm0[w] |= UINT64_C(1) << (slot & 63);
-            sl->head = id;
-        } else {
-            nd[sl->tail].next = id;
-        }
-        sl->tail = id;
-        q->wheel_n++;
+        fe_evq_wheel_file(q, (uint32_t)(t & (FE_EVQ_WHEEL_SLOTS - 1u)), data);
         q->n++;
         q->pushed++;
         return 0;
@@ -221,21 +259,7 @@ static inline bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *
         uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
         uint64_t when = q->now + (slot - pos);
         if (when > limit) return false;
-        struct fe_evq_slot *sl = &q->slots[slot];
-        struct fe_evq_wnode *nd = q->nodes;
-        uint32_t id = sl->head;
-        sl->head = nd[id].next;
-        if (sl->head == UINT32_MAX) {
-            q->bm0[w] &= ~(UINT64_C(1) << (slot & 63));
-            if (!q->bm0[w]) {
-                q->bm1[w >> 6] &= ~(UINT64_C(1) << (w & 63));
-                if (!q->bm1[w >> 6]) q->bm2 &= ~(UINT64_C(1) << (w >> 6));
-            }
-        }
-        *data = nd[id].data;
-        nd[id].next = q->free_node;
-        q->free_node = id;
-        q->wheel_n--;
+        *data = fe_evq_wheel_take(q, slot);
         q->now = when;
         *t = when;
         q->n--;
