@@ -382,8 +382,10 @@ static void rtt_sample(struct fe_qp_counters *ctr, uint64_t rtt)
 }
 
 /* Cumulative acknowledgement of every PSN up to `psn` (in [una, next)). Returns the newly
- * acknowledged payload bytes and the RTT sample (0 when none: Karn). */
-static uint64_t ack_to(struct fe_qp *qp, uint32_t psn, uint64_t now_ns, uint64_t *rtt_ns)
+ * acknowledged payload bytes and the RTT sample (0 when none: Karn). Inlined: it runs for every
+ * ACK, and as a call it saved and restored most registers. */
+static inline __attribute__((always_inline)) uint64_t ack_to(struct fe_qp *qp, uint32_t psn,
+                                                             uint64_t now_ns, uint64_t *rtt_ns)
 {
     struct fe_req *r = &qp->req;
     const struct fe_replay_entry *last = ring_at(r, psn);
@@ -504,38 +506,16 @@ static enum fe_wc_status nak_status(uint8_t code)
     }
 }
 
-int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
+/* NAKs (sequence, RNR, fatal) and malformed AETHs: rare, out of line so that the ACK path
+ * stays lean. d is the NAK's PSN less una_psn, out_n the packets in flight. */
+__attribute__((noinline, cold)) static int
+rx_nak(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt, int32_t d, uint32_t out_n)
 {
     struct fe_req *r = &qp->req;
     uint8_t syn = pkt->aeth.syndrome;
     uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
-    uint32_t out_n = outstanding(r);
-    int32_t d = fe_psn_diff(psn, r->una_psn);
     enum fe_aeth_kind kind = fe_aeth_kind(syn);
     uint8_t val = fe_aeth_value(syn);
-
-    if (kind == FE_AETH_ACK) {
-        qp->ctr.rx_acks++;
-        /* d == -1 (or older): a duplicate or stale ACK; it still carries CC signals */
-        if (d >= 0 && (uint32_t)d >= out_n) {
-            qp->ctr.rx_dropped++; /* acknowledges a PSN never sent */
-            return FE_ERANGE;
-        }
-        struct fe_cc_ack a = {.psn = psn,
-                              .ecn_echo = pkt->bth.becn,
-                              .int_md = pkt->int_md,
-                              .credit_bytes = pkt->credit_bytes};
-        /* the next packet stays what it was unless the ACK moves tx_psn (during a Go-Back-N)
-         * or the window or credit shrinks */
-        uint32_t tx_psn = r->tx_psn;
-        struct fe_cc_out before = qp->cc->out;
-        if (d >= 0) a.acked_bytes = ack_to(qp, psn, now_ns, &a.rtt_ns);
-        a.inflight_bytes = r->inflight_bytes;
-        fe_cc_on_ack(qp->cc, now_ns, &a);
-        if (r->tx_psn != tx_psn) r->paced = false;
-        fe_req_cc_changed(qp, &before);
-        return 0;
-    }
     r->paced = false; /* NAKs: the next packet may change (Go-Back-N, RNR, error) */
     if (kind == FE_AETH_RESERVED || (kind == FE_AETH_NAK && val > FE_NAK_INVALID_RD_REQ)) {
         qp->ctr.rx_dropped++;
@@ -591,4 +571,37 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
     r->nak_psn_valid = true;
     r->nak_psn = psn;
     return 0;
+}
+
+int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
+{
+    struct fe_req *r = &qp->req;
+    uint8_t syn = pkt->aeth.syndrome;
+    uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
+    uint32_t out_n = outstanding(r);
+    int32_t d = fe_psn_diff(psn, r->una_psn);
+
+    if (fe_aeth_kind(syn) == FE_AETH_ACK) {
+        qp->ctr.rx_acks++;
+        /* d == -1 (or older): a duplicate or stale ACK; it still carries CC signals */
+        if (d >= 0 && (uint32_t)d >= out_n) {
+            qp->ctr.rx_dropped++; /* acknowledges a PSN never sent */
+            return FE_ERANGE;
+        }
+        struct fe_cc_ack a = {.psn = psn,
+                              .ecn_echo = pkt->bth.becn,
+                              .int_md = pkt->int_md,
+                              .credit_bytes = pkt->credit_bytes};
+        /* the next packet stays what it was unless the ACK moves tx_psn (during a Go-Back-N)
+         * or the window or credit shrinks */
+        uint32_t tx_psn = r->tx_psn;
+        struct fe_cc_out before = qp->cc->out;
+        if (d >= 0) a.acked_bytes = ack_to(qp, psn, now_ns, &a.rtt_ns);
+        a.inflight_bytes = r->inflight_bytes;
+        fe_cc_on_ack(qp->cc, now_ns, &a);
+        if (r->tx_psn != tx_psn) r->paced = false;
+        fe_req_cc_changed(qp, &before);
+        return 0;
+    }
+    return rx_nak(qp, now_ns, pkt, d, out_n);
 }
