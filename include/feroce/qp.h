@@ -182,6 +182,9 @@ int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t le
 /* Posted send WRs none of whose packets has left yet (a producer that fills its buffers just
  * in time keeps this small). */
 uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp);
+/* Send WRs fe_qp_post_send would accept now: room in the send queue and, for their
+ * completions, in the completion queue (0 in error). */
+uint32_t fe_qp_sq_room(const struct fe_qp *qp);
 
 /* Next packet to transmit at now_ns: responses (ACK/NAK/CNP) first, then data when the pacer,
  * window and credit allow. Returns 1 and fills *out (pointing into WR memory), or 0. */

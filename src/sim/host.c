@@ -323,13 +323,12 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
     sim_phase_mark(sim);
 }
 
-/* Keeps the requester's send queue full of message WRs. It stops where fe_qp_post_send would
- * refuse for a full queue (sq_depth WRs not yet completed; after_qp_event has drained the CQ, so
- * wrs_out is the queue's occupancy) instead of asking and being refused. */
+/* Keeps the requester's send queue full of message WRs, as far as the QP has room (asking
+ * fe_qp_post_send to be refused would cost more). */
 static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
 {
     uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
-    while (f->posted_bytes < f->spec.bytes && sq->wrs_out < sq->sq_depth) {
+    while (f->posted_bytes < f->spec.bytes && fe_qp_sq_room(sq->qp)) {
         uint64_t len = f->spec.bytes - f->posted_bytes;
         if (len > msg) len = msg;
         struct fe_wr wr = {.op = FE_WR_WRITE,
@@ -339,7 +338,6 @@ static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
                            .remote_offset = f->posted_bytes};
         if (fe_qp_post_send(sq->qp, &wr)) break;
         f->posted_bytes += len;
-        sq->wrs_out++;
     }
 }
 
@@ -361,7 +359,6 @@ static bool collect_completions(struct fe_sim *sim, struct sim_qp *sq)
             else
                 failed = true;
         }
-        sq->wrs_out -= (uint32_t)n;
     } while (n == BATCH);
     if (failed || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
         f->failed = true;
@@ -781,7 +778,6 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     uint64_t sq = (replay ? replay : ca.replay_bytes) / msg + 8;
     if (sq > 65536) sq = 65536;
     ca.sq_depth = (uint32_t)sq;
-    a->sq_depth = ca.sq_depth;
     ca.rq_depth = 1;
     ca.cq_depth = (uint32_t)sq + 16;
     ca.max_mr = 1;

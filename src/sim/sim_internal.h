@@ -162,8 +162,6 @@ struct sim_qp {
     bool homa;      /* responder of a Homa flow (in host->homa_in) */
     bool timed;     /* in host->timers */
     /* second line */
-    uint32_t sq_depth; /* requester: its send queue's depth */
-    uint32_t wrs_out;  /* requester: WRs posted, their CQEs not yet polled */
     struct sim_host *host;
     /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
     uint32_t homa_idx; /* in host->homa_in, or UINT32_MAX */

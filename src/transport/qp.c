@@ -310,6 +310,16 @@ uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp)
     return qp->req.tail_seq - qp->req.send_seq;
 }
 
+uint32_t fe_qp_sq_room(const struct fe_qp *qp)
+{
+    if (qp->state != FE_QPS_RTS) return 0;
+    uint32_t used = qp->req.tail_seq - qp->req.head_seq;
+    uint32_t sq = used < qp->pc.sq_depth ? qp->pc.sq_depth - used : 0;
+    uint32_t cq_used = qp->cq_count + qp->cq_reserved;
+    uint32_t cq = cq_used < qp->cq_cap ? qp->cq_cap - cq_used : 0;
+    return sq < cq ? sq : cq;
+}
+
 int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t len)
 {
     struct fe_resp *r = &qp->resp;

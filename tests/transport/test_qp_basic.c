@@ -56,6 +56,29 @@ static void test_config_validation(void **state)
     fe_qp_destroy(NULL);
 }
 
+/* fe_qp_sq_room: what fe_qp_post_send accepts, bounded by the send queue and by the completion
+ * queue that posted WRs and receive buffers reserve. */
+static void test_sq_room(void **state)
+{
+    (void)state;
+    struct fe_qp_config c;
+    tq_config(&c, false);
+    c.sq_depth = 4;
+    c.rq_depth = 4;
+    c.cq_depth = 6;
+    struct fe_qp *qp = tq_create(&c, 0);
+    struct fe_wr w = tq_wr(FE_WR_WRITE, NULL, 10, 0, 1);
+    assert_int_equal(fe_qp_sq_room(qp), 4);
+    assert_int_equal(fe_qp_post_send(qp, &w), 0);
+    assert_int_equal(fe_qp_sq_room(qp), 3); /* send queue */
+    for (uint64_t i = 0; i < 4; i++) assert_int_equal(fe_qp_post_recv(qp, i, NULL, 0), 0);
+    assert_int_equal(fe_qp_sq_room(qp), 1); /* completion queue: 1 + 4 of 6 reserved */
+    assert_int_equal(fe_qp_post_send(qp, &w), 0);
+    assert_int_equal(fe_qp_sq_room(qp), 0);
+    assert_int_equal(fe_qp_post_send(qp, &w), FE_ENOSPC);
+    fe_qp_destroy(qp);
+}
+
 static void test_post_limits(void **state)
 {
     (void)state;
@@ -349,10 +372,10 @@ static void test_wc_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_validation),  cmocka_unit_test(test_post_limits),
-        cmocka_unit_test(test_segmentation),       cmocka_unit_test(test_pair_all_ops),
-        cmocka_unit_test(test_pair_bidirectional), cmocka_unit_test(test_rx_frame),
-        cmocka_unit_test(test_wc_names),
+        cmocka_unit_test(test_config_validation), cmocka_unit_test(test_post_limits),
+        cmocka_unit_test(test_sq_room),           cmocka_unit_test(test_segmentation),
+        cmocka_unit_test(test_pair_all_ops),      cmocka_unit_test(test_pair_bidirectional),
+        cmocka_unit_test(test_rx_frame),          cmocka_unit_test(test_wc_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
