@@ -2,9 +2,7 @@
 # feroce dcqcn: the golden-model tool. Expected rows are derived by hand in the comments.
 set -eu
 F=${1:?usage: test_dcqcn_tool.sh FEROCE_BINARY}
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../script_env.sh"
 
 # Emulated switch check (design.md section 7), SURF profile, 10 Gb/s: the sender paces 4096-byte
 # packets at Rc. Window [0, 32 us) carries ~10 packets (> 5 Gb/s x 32 us = 160 000 bits): CNP at

@@ -3,10 +3,7 @@
 set -eu
 BIN=$1
 DATA=$2
-PY=/usr/bin/python3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../script_env.sh"
 
 $BIN sim --list | grep -q advcam-dcqcn || fail "--list"
 $BIN sim --help | grep -q -- "--ns3-compat" || fail "--help"

@@ -21,9 +21,7 @@
 set -eu
 BIN=$1
 DIR=$2
-PY=/usr/bin/python3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/../script_env.sh"
 
 run() { # scenario seed
     $BIN sim --hpcc "$DIR/$1/config.txt" --ns3-compat --seed "$2" --fct "$T/$1-$2.fct" \

@@ -5,10 +5,7 @@
 set -eu
 BIN=$1
 DATA=$2
-PY=/usr/bin/python3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../script_env.sh"
 
 $BIN sim --help | grep -q -- "--ns3-roce CONFIG" || fail "--help"
 if ! $BIN sim --ns3-roce "$DATA/incast3-config.json" --json > "$T/r.json" 2> "$T/e.txt"; then
