@@ -185,6 +185,11 @@ uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp);
 /* Send WRs fe_qp_post_send would accept now: room in the send queue and, for their
  * completions, in the completion queue (0 in error). */
 uint32_t fe_qp_sq_room(const struct fe_qp *qp);
+/* New packets the requester may still send before an acknowledgement (ACK or NAK, through
+ * fe_qp_rx) frees room in its replay ring. Until then it starts at most this many send WRs, so a
+ * producer holding more unstarted WRs than this (fe_qp_sq_unstarted) may post its next ones
+ * later without changing what the QP sends. */
+uint32_t fe_qp_replay_room(const struct fe_qp *qp);
 
 /* Next packet to transmit at now_ns: responses (ACK/NAK/CNP) first, then data when the pacer,
  * window and credit allow. Returns 1 and fills *out (pointing into WR memory), or 0. */

@@ -287,10 +287,32 @@ static void release_qp(struct sim_host *h, struct sim_qp *sq)
     if (!sq->in_ready) free_qp_struct(sq); /* else freed when the ready FIFO reaches it */
 }
 
+/* Takes the requester's completions out of its CQ: bytes done; false when one failed. */
+static bool drain_cq(struct sim_flow *f, struct sim_qp *sq)
+{
+    enum { BATCH = 64 };
+    struct fe_cqe cqe[BATCH];
+    int n;
+    bool ok = true;
+    do { /* fewer than asked for: the CQ is empty */
+        n = fe_qp_poll_cq(sq->qp, cqe, BATCH);
+        for (int i = 0; i < n; i++) {
+            if (cqe[i].status == FE_WC_SUCCESS)
+                f->done_bytes += cqe[i].byte_len;
+            else
+                ok = false;
+        }
+    } while (n == BATCH);
+    return ok;
+}
+
 void sim_flow_sync_counters(struct fe_sim *sim, struct sim_flow *f)
 {
     (void)sim;
     if (f->req && f->req->qp) {
+        /* completions may wait in the CQ (after_qp_event); a failed one leaves the QP in error,
+         * which the next event sees */
+        (void)drain_cq(f, f->req);
         const struct fe_qp_counters *c = fe_qp_counters(f->req->qp);
         f->tx_pkts = c->tx_pkts;
         f->retx_pkts = c->retx_pkts;
@@ -328,7 +350,7 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
 static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
 {
     uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
-    while (f->posted_bytes < f->spec.bytes && fe_qp_sq_room(sq->qp)) {
+    for (uint32_t room = fe_qp_sq_room(sq->qp); room && f->posted_bytes < f->spec.bytes; room--) {
         uint64_t len = f->spec.bytes - f->posted_bytes;
         if (len > msg) len = msg;
         struct fe_wr wr = {.op = FE_WR_WRITE,
@@ -347,20 +369,8 @@ static bool collect_completions(struct fe_sim *sim, struct sim_qp *sq)
 {
     sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
     struct sim_flow *f = &sim->flows[sq->flow];
-    enum { BATCH = 64 };
-    struct fe_cqe cqe[BATCH];
-    int n;
-    bool failed = false;
-    do { /* fewer than asked for: the CQ is empty */
-        n = fe_qp_poll_cq(sq->qp, cqe, BATCH);
-        for (int i = 0; i < n; i++) {
-            if (cqe[i].status == FE_WC_SUCCESS)
-                f->done_bytes += cqe[i].byte_len;
-            else
-                failed = true;
-        }
-    } while (n == BATCH);
-    if (failed || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
+    bool ok = drain_cq(f, sq);
+    if (!ok || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
         f->failed = true;
         flow_finish(sim, f);
         return false;
@@ -373,12 +383,24 @@ static bool collect_completions(struct fe_sim *sim, struct sim_qp *sq)
     return true;
 }
 
-/* After anything happened to a QP: collect completions (requester), then reschedule. */
-static inline void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
+/* Whether a requester's new completions (and the posting they allow) must be handled now.
+ * Posting can wait while the QP holds more unstarted WRs than new packets it may send before the
+ * next ACK (the replay ring's room): it cannot start more WRs than that, so it sees exactly the
+ * WRs it would have seen, and its send queue is topped up in batches instead of one WR per ACK.
+ * Not once the last WRs are posted: the flow ends at its last completion. */
+static inline bool completions_due(const struct fe_sim *sim, const struct sim_qp *sq)
 {
-    /* completions only when the requester's counter moved (most ACKs complete nothing), or
-     * when the QP failed (its WRs are flushed in error) */
-    if (sq->requester && (fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen ||
+    return fe_qp_sq_unstarted(sq->qp) <= fe_qp_replay_room(sq->qp) ||
+           sim->flows[sq->flow].posted_bytes >= sim->flows[sq->flow].spec.bytes;
+}
+
+/* After anything happened to a QP: collect completions (requester), then reschedule. */
+static ALWAYS_INLINE void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
+{
+    /* completions when the requester's counter moved (most ACKs complete nothing) and are due,
+     * or when the QP failed (its WRs are flushed in error) */
+    if (sq->requester && ((fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen &&
+                           completions_due(sim, sq)) ||
                           fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
         if (!collect_completions(sim, sq)) return;
     }

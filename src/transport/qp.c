@@ -320,6 +320,12 @@ uint32_t fe_qp_sq_room(const struct fe_qp *qp)
     return sq < cq ? sq : cq;
 }
 
+uint32_t fe_qp_replay_room(const struct fe_qp *qp)
+{
+    uint32_t out = (qp->req.next_psn - qp->req.una_psn) & FE_PSN_MASK;
+    return out < qp->req.ring_limit ? qp->req.ring_limit - out : 0;
+}
+
 int fe_qp_post_recv(struct fe_qp *qp, uint64_t cookie, uint8_t *buf, uint32_t len)
 {
     struct fe_resp *r = &qp->resp;

@@ -79,6 +79,42 @@ static void test_sq_room(void **state)
     fe_qp_destroy(qp);
 }
 
+/* fe_qp_replay_room: new packets the requester may send before an acknowledgement; it bounds the
+ * send WRs started meanwhile (a Go-Back-N resends without taking room). */
+static void test_replay_room(void **state)
+{
+    (void)state;
+    struct fe_qp_config c;
+    tq_config(&c, false);
+    c.mtu_bytes = 256;
+    c.replay_bytes = 4 * 256;
+    c.sq_psn = FE_PSN_MASK - 1; /* the count wraps with the PSNs */
+    struct fe_qp *qp = tq_create(&c, 0);
+    assert_int_equal(fe_qp_replay_room(qp), 4);
+    struct fe_wr w = tq_wr(FE_WR_WRITE, NULL, 256, 0, 1);
+    for (int i = 0; i < 6; i++) assert_int_equal(fe_qp_post_send(qp, &w), 0);
+    struct fe_pkt p[8];
+    assert_int_equal(tq_tx_all(qp, 0, p, 1), 1);
+    assert_int_equal(fe_qp_replay_room(qp), 3);
+    /* the WRs started while room lasts: as many as the room, the rest stay unstarted */
+    assert_int_equal(tq_tx_all(qp, 0, p + 1, 8), 3);
+    assert_int_equal(fe_qp_replay_room(qp), 0);
+    assert_int_equal(fe_qp_sq_unstarted(qp), 2);
+    /* an ACK of the first two frees two entries */
+    struct fe_pkt a = tq_ack(QPN_A, p[1].bth.psn, fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID), 2);
+    assert_int_equal(fe_qp_rx(qp, 1, &a), 0);
+    assert_int_equal(fe_qp_replay_room(qp), 2);
+    /* a sequence NAK's Go-Back-N resends the two in flight without taking room */
+    a = tq_ack(QPN_A, p[2].bth.psn, fe_aeth_syn_nak(FE_NAK_PSN_SEQ), 2);
+    assert_int_equal(fe_qp_rx(qp, 2, &a), 0);
+    assert_int_equal(tq_tx_all(qp, 2, p, 2), 2);
+    assert_int_equal(p[1].bth.psn, fe_psn_add(p[0].bth.psn, 1));
+    assert_int_equal(fe_qp_counters(qp)->retx_pkts, 2);
+    assert_int_equal(fe_qp_replay_room(qp), 2);
+    assert_int_equal(fe_qp_sq_unstarted(qp), 2);
+    fe_qp_destroy(qp);
+}
+
 static void test_post_limits(void **state)
 {
     (void)state;
@@ -372,10 +408,15 @@ static void test_wc_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_validation), cmocka_unit_test(test_post_limits),
-        cmocka_unit_test(test_sq_room),           cmocka_unit_test(test_segmentation),
-        cmocka_unit_test(test_pair_all_ops),      cmocka_unit_test(test_pair_bidirectional),
-        cmocka_unit_test(test_rx_frame),          cmocka_unit_test(test_wc_names),
+        cmocka_unit_test(test_config_validation),
+        cmocka_unit_test(test_post_limits),
+        cmocka_unit_test(test_sq_room),
+        cmocka_unit_test(test_replay_room),
+        cmocka_unit_test(test_segmentation),
+        cmocka_unit_test(test_pair_all_ops),
+        cmocka_unit_test(test_pair_bidirectional),
+        cmocka_unit_test(test_rx_frame),
+        cmocka_unit_test(test_wc_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
