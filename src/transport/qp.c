@@ -369,15 +369,22 @@ uint64_t fe_qp_next_deadline(const struct fe_qp *qp)
     return d;
 }
 
-void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns)
+/* The requester's timers, then the CC's; out of line, as most expiries a driver sees are the
+ * pacer releasing a packet, with no timer due. */
+__attribute__((noinline)) static void run_timers(struct fe_qp *qp, uint64_t now_ns)
 {
-    if (qp->state != FE_QPS_RTS) return;
     fe_req_expiry(qp, now_ns);
     if (qp->state == FE_QPS_RTS && qp->cc->out.timer_ns <= now_ns) {
         struct fe_cc_out before = qp->cc->out;
         fe_cc_on_timer(qp->cc, now_ns);
         fe_req_cc_changed(qp, &before);
     }
+}
+
+void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns)
+{
+    if (qp->state != FE_QPS_RTS) return;
+    if (fe_req_timer_due(qp, now_ns) || qp->cc->out.timer_ns <= now_ns) run_timers(qp, now_ns);
 }
 
 int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)

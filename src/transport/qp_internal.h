@@ -179,6 +179,14 @@ static inline bool fe_resp_pending(const struct fe_qp *qp)
     return qp->resp.ring_count || (qp->resp.grant_dirty && qp->state == FE_QPS_RTS);
 }
 
+/* Whether fe_req_expiry has something to do: an RNR wait that ends, or (outside one) the
+ * retransmit timer. */
+static inline bool fe_req_timer_due(const struct fe_qp *qp, uint64_t now_ns)
+{
+    const struct fe_req *r = &qp->req;
+    return r->rnr_wait ? now_ns >= r->rnr_until_ns : r->timer_armed && now_ns >= r->timer_ns;
+}
+
 /* qp.c */
 void fe_qp_push_cqe(struct fe_qp *qp, const struct fe_cqe *cqe);
 /* Moves the QP to error: the requester's failing WR (sq sequence number, when `fail_wr`) gets
