@@ -14,7 +14,7 @@
 #define DEBT_FLOOR (INT64_MIN / 2)
 #define MAX_SLACK  1000000000000000ull
 
-static int64_t cap_of(const struct fe_pacer *p, uint64_t rate_Bps)
+static inline __attribute__((always_inline)) int64_t cap_of(const struct fe_pacer *p, uint64_t rate_Bps)
 {
     uint64_t slack = rate_Bps == 0 || rate_Bps == FE_CC_UNLIMITED
                          ? 0
@@ -24,7 +24,7 @@ static int64_t cap_of(const struct fe_pacer *p, uint64_t rate_Bps)
 
 /* Credit at now_ns when it has grown at rate_Bps since last_ns, saturating at the cap (a checked
  * multiplication instead of a division: this runs for every packet). */
-static int64_t credit_at(const struct fe_pacer *p, uint64_t rate_Bps, uint64_t now_ns)
+static inline __attribute__((always_inline)) int64_t credit_at(const struct fe_pacer *p, uint64_t rate_Bps, uint64_t now_ns)
 {
     int64_t cap = cap_of(p, rate_Bps);
     if (p->credit >= cap || rate_Bps == FE_CC_UNLIMITED) return cap;
