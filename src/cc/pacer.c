@@ -14,7 +14,8 @@
 #define DEBT_FLOOR (INT64_MIN / 2)
 #define MAX_SLACK  1000000000000000ull
 
-static inline __attribute__((always_inline)) int64_t cap_of(const struct fe_pacer *p, uint64_t rate_Bps)
+static inline __attribute__((always_inline)) int64_t cap_of(const struct fe_pacer *p,
+                                                            uint64_t rate_Bps)
 {
     uint64_t slack = rate_Bps == 0 || rate_Bps == FE_CC_UNLIMITED
                          ? 0
@@ -24,7 +25,8 @@ static inline __attribute__((always_inline)) int64_t cap_of(const struct fe_pace
 
 /* Credit at now_ns when it has grown at rate_Bps since last_ns, saturating at the cap (a checked
  * multiplication instead of a division: this runs for every packet). */
-static inline __attribute__((always_inline)) int64_t credit_at(const struct fe_pacer *p, uint64_t rate_Bps, uint64_t now_ns)
+static inline __attribute__((always_inline)) int64_t credit_at(const struct fe_pacer *p,
+                                                               uint64_t rate_Bps, uint64_t now_ns)
 {
     int64_t cap = cap_of(p, rate_Bps);
     if (p->credit >= cap || rate_Bps == FE_CC_UNLIMITED) return cap;
@@ -59,15 +61,21 @@ uint64_t fe_pacer_when(const struct fe_pacer *p, uint64_t rate_Bps, uint32_t byt
     return wait > UINT64_MAX - now_ns ? UINT64_MAX : now_ns + wait;
 }
 
-void fe_pacer_sync(struct fe_pacer *p, uint64_t rate_Bps, uint64_t now_ns)
+static inline __attribute__((always_inline)) void sync_to(struct fe_pacer *p, uint64_t rate_Bps,
+                                                          uint64_t now_ns)
 {
     p->credit = credit_at(p, rate_Bps, now_ns);
     if (now_ns > p->last_ns) p->last_ns = now_ns;
 }
 
+void fe_pacer_sync(struct fe_pacer *p, uint64_t rate_Bps, uint64_t now_ns)
+{
+    sync_to(p, rate_Bps, now_ns);
+}
+
 void fe_pacer_consume(struct fe_pacer *p, uint64_t rate_Bps, uint32_t bytes, uint64_t now_ns)
 {
-    fe_pacer_sync(p, rate_Bps, now_ns);
+    sync_to(p, rate_Bps, now_ns);
     int64_t take = (int64_t)bytes * NS_PER_S;
     p->credit = p->credit - DEBT_FLOOR < take ? DEBT_FLOOR : p->credit - take;
 }

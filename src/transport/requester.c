@@ -175,7 +175,9 @@ static void arm_timer(struct fe_req *r, const struct fe_qp_pkt_cfg *c, uint64_t 
     r->timer_ns = now_ns + c->ack_timeout_ns;
 }
 
-int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
+/* Not inlined into fe_qp_tx, which then only dispatches (tail calls) and saves no registers for
+ * the responses it sends. */
+__attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_req *r = &qp->req;
     const struct fe_qp_pkt_cfg *c = &qp->pc;

@@ -52,7 +52,8 @@ static void queue_nak(struct fe_qp *qp, uint8_t syndrome, uint32_t psn)
     ring_push(qp, &e);
 }
 
-int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
+/* Not inlined into fe_qp_tx (see fe_req_tx). */
+__attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_resp *r = &qp->resp;
     const struct fe_qp_pkt_cfg *c = &qp->pc;
@@ -70,33 +71,36 @@ int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
     } else {
         return 0;
     }
-    memset(out, 0, sizeof *out);
-    out->bth.pkey = FE_PKEY_DEFAULT;
-    out->bth.dqpn = c->remote_qpn;
+    /* whole-struct stores (no memset: a string instruction for a few words) */
     if (e.cnp) {
         /* design.md section 3: BECN, PSN 0, 16 zero bytes, Not-ECT, CNP priority */
-        out->bth.opcode = FE_OP_CNP;
-        out->bth.becn = true;
-        out->payload_len = FE_CNP_PAD_LEN;
-        out->ecn = FE_ECN_NOT_ECT;
-        out->dscp = c->cnp_dscp;
-        out->pcp = c->cnp_pcp;
+        *out = (struct fe_pkt){.bth = {.opcode = FE_OP_CNP,
+                                       .becn = true,
+                                       .pkey = FE_PKEY_DEFAULT,
+                                       .dqpn = c->remote_qpn},
+                               .payload_len = FE_CNP_PAD_LEN,
+                               .ecn = FE_ECN_NOT_ECT,
+                               .dscp = c->cnp_dscp,
+                               .pcp = c->cnp_pcp};
         qp->ctr.tx_cnps++;
         return 1;
     }
-    out->bth.opcode = FE_OP_ACK;
-    out->bth.psn = e.psn;
-    out->bth.becn = e.becn;
-    out->aeth.syndrome = e.syndrome;
-    out->aeth.msn = e.msn & FE_PSN_MASK;
     /* responses travel in the QP's traffic class, with its ECN codepoint so that ECN switches
      * mark them rather than drop them */
-    out->ecn = c->data_ecn;
-    out->dscp = c->dscp;
-    out->pcp = c->pcp;
-    out->credit_bytes = r->grant_bytes;
+    *out = (struct fe_pkt){
+        .bth = {.opcode = FE_OP_ACK,
+                .becn = e.becn,
+                .pkey = FE_PKEY_DEFAULT,
+                .dqpn = c->remote_qpn,
+                .psn = e.psn},
+        .aeth = {.syndrome = e.syndrome, .msn = e.msn & FE_PSN_MASK},
+        .ecn = c->data_ecn,
+        .dscp = c->dscp,
+        .pcp = c->pcp,
+        .int_md = c->int_echo && r->last_int.nhops ? &r->last_int : NULL,
+        .credit_bytes = r->grant_bytes,
+    };
     r->grant_dirty = false;
-    if (c->int_echo && r->last_int.nhops) out->int_md = &r->last_int;
     switch (fe_aeth_kind(e.syndrome)) {
     case FE_AETH_ACK:
         qp->ctr.tx_acks++;
