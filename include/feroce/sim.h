@@ -174,7 +174,7 @@ int fe_sim_scenario_set(struct fe_sim_scenario *sc, const char *assignment, char
 void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc);
 
 /* ---- running ---- */
-enum fe_sim_queue_kind { FE_SIM_EVQ_HEAP = 0, FE_SIM_EVQ_WHEEL = 1 };
+enum fe_sim_queue_kind { FE_SIM_EVQ_HEAP = 0, FE_SIM_EVQ_WHEEL = 1, FE_SIM_EVQ_CALENDAR = 2 };
 
 struct fe_sim;
 

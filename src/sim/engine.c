@@ -94,9 +94,211 @@ static int migrate(struct fe_evq *q)
     return 0;
 }
 
+/* ---- calendar ---- */
+
+static int cal_grow_nodes(struct fe_evq *q)
+{
+    uint32_t cap = q->cnode_cap ? q->cnode_cap * 2 : 1024;
+    if (cap <= q->cnode_cap) return FE_ENOMEM; /* 2^32 nodes */
+    struct fe_evq_cnode *nv = realloc(q->cnode, (size_t)cap * sizeof(*nv));
+    if (!nv) return FE_ENOMEM;
+    for (uint32_t i = q->cnode_cap; i < cap; i++) nv[i].next = i + 1 < cap ? i + 1 : NIL;
+    q->cnode = nv;
+    q->cnode_free = q->cnode_cap;
+    q->cnode_cap = cap;
+    return 0;
+}
+
+static void cal_set_far(struct fe_evq *q)
+{
+    q->far_bucket = q->heap.n ? q->heap.key[0] >> q->cal_key_shift : UINT64_MAX;
+}
+
+/* Adds an event to the occupied ring bucket bk, in key order. */
+static int cal_add(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uint64_t data)
+{
+    if (q->cnode_free == NIL && cal_grow_nodes(q)) return FE_ENOMEM;
+    struct fe_evq_cnode *nd = q->cnode;
+    uint32_t id = q->cnode_free;
+    q->cnode_free = nd[id].next;
+    nd[id].key = key;
+    nd[id].data = data;
+    if (bk->head == NIL ? bk->key < key : nd[bk->tail].key < key) {
+        /* after the last (the usual case) */
+        nd[id].next = NIL;
+        if (bk->head == NIL)
+            bk->head = id;
+        else
+            nd[bk->tail].next = id;
+        bk->tail = id;
+        return 0;
+    }
+    q->cal_walks++;
+    if (key < bk->key) {
+        /* before the first: that one moves to the list's head, the new event takes its place */
+        nd[id].key = bk->key;
+        nd[id].data = bk->data;
+        nd[id].next = bk->head;
+        if (bk->head == NIL) bk->tail = id;
+        bk->head = id;
+        bk->key = key;
+        bk->data = data;
+        return 0;
+    }
+    /* after the first, before the list's tail (keys are unique) */
+    uint32_t *link = &bk->head;
+    while (nd[*link].key < key) {
+        link = &nd[*link].next;
+        q->cal_walk_steps++;
+    }
+    nd[id].next = *link;
+    *link = id;
+    return 0;
+}
+
+/* Files an event into ring bucket slot. */
+static int cal_file(struct fe_evq *q, uint32_t slot, uint64_t key, uint64_t data)
+{
+    struct fe_evq_bucket *bk = &q->bucket[slot];
+    uint64_t *word = &q->cbm[slot >> 6], bit = UINT64_C(1) << (slot & 63);
+    if (*word & bit) return cal_add(q, bk, key, data);
+    *word |= bit;
+    bk->key = key;
+    bk->data = data;
+    return 0;
+}
+
+int fe_evq_cal_push_more(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uint64_t data)
+{
+    int rc = cal_add(q, bk, key, data);
+    if (!rc) q->n++;
+    return rc;
+}
+
+/* Heap events whose bucket the horizon now reaches, into the ring (in key order: appends). */
+static int cal_migrate(struct fe_evq *q)
+{
+    struct fe_evq_heap *h = &q->heap;
+    uint64_t last = q->cal_cur + q->cal_mask;
+    int rc = 0;
+    while (h->n && h->key[0] >> q->cal_key_shift <= last) {
+        uint64_t key = h->key[0], data = h->data[0];
+        rc = cal_file(q, (uint32_t)(key >> q->cal_key_shift) & q->cal_mask, key, data);
+        if (rc) break;
+        heap_pop(h, &key, &data);
+    }
+    cal_set_far(q);
+    return rc;
+}
+
+int fe_evq_cal_push_far(struct fe_evq *q, uint64_t key, uint64_t data)
+{
+    uint64_t b = key >> q->cal_key_shift;
+    int rc = heap_push(&q->heap, key, data);
+    if (rc) return rc;
+    if (b < q->far_bucket) q->far_bucket = b;
+    q->n++;
+    return 0;
+}
+
+/* Ring position of the earliest occupied bucket (the ring holds an event): the first set bit
+ * from the current bucket's, wrapping around (the positions before it are the ring's latest). */
+static uint32_t cal_find(const struct fe_evq *q)
+{
+    uint32_t pos = (uint32_t)q->cal_cur & q->cal_mask, w = pos >> 6, words = (q->cal_mask >> 6) + 1;
+    uint64_t bits = q->cbm[w] & (~UINT64_C(0) << (pos & 63));
+    while (!bits) {
+        w = (w + 1) & (words - 1);
+        bits = q->cbm[w];
+    }
+    return w * 64 + (uint32_t)__builtin_ctzll(bits);
+}
+
+/* Migrations are checked here, not at every pop: the inline pop stays within the bitmap word
+ * (64 buckets) of the current bucket, and after a check every event in the heap is more than
+ * cal_mask >= 127 buckets ahead of it, so later than anything that pop can take. */
+static bool cal_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
+{
+    if (q->far_bucket - q->cal_cur <= q->cal_mask && cal_migrate(q)) return false;
+    if (q->n == q->heap.n) {
+        /* the ring is empty: the horizon jumps to the earliest far event */
+        if (!q->n || q->heap.key[0] >> FE_EVQ_SEQ_BITS > limit) return false;
+        q->cal_cur = q->heap.key[0] >> q->cal_key_shift;
+        if (cal_migrate(q)) return false; /* out of memory: the caller sees an empty queue */
+    }
+    uint32_t slot = cal_find(q);
+    struct fe_evq_bucket *bk = &q->bucket[slot];
+    uint64_t when = bk->key >> FE_EVQ_SEQ_BITS;
+    if (when > limit) return false;
+    *data = bk->data;
+    if (bk->head == NIL)
+        q->cbm[slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
+    else
+        fe_evq_cal_take_next(q, bk);
+    *t = q->now = when;
+    q->n--;
+    q->cal_cur = when >> q->cal_shift;
+    if (q->far_bucket - q->cal_cur <= q->cal_mask) cal_migrate(q);
+    return true;
+}
+
+/* Calls fn for every event in the ring. */
+static int cal_each(struct fe_evq *q, int (*fn)(struct fe_evq *q, uint64_t *key, uint64_t data))
+{
+    for (uint32_t i = 0; i <= q->cal_mask; i++) {
+        if (!(q->cbm[i >> 6] >> (i & 63) & 1)) continue;
+        int rc = fn(q, &q->bucket[i].key, q->bucket[i].data);
+        for (uint32_t id = q->bucket[i].head; !rc && id != NIL; id = q->cnode[id].next)
+            rc = fn(q, &q->cnode[id].key, q->cnode[id].data);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int to_heap(struct fe_evq *q, uint64_t *key, uint64_t data)
+{
+    return heap_push(&q->heap, *key, data);
+}
+
+static int list_key(struct fe_evq *q, uint64_t *key, uint64_t data)
+{
+    (void)data;
+    fe_evq_renumber_key(q, key);
+    return 0;
+}
+
+/* Sets the calendar's geometry: 2^bits buckets of 2^shift ns (pending events are kept). */
+int fe_evq_cal_configure(struct fe_evq *q, unsigned bits, unsigned shift)
+{
+    if (q->kind != FE_SIM_EVQ_CALENDAR || bits < 7 || bits > FE_EVQ_CAL_BITS_MAX || shift > 30)
+        return FE_EINVAL;
+    uint32_t n = 1u << bits;
+    struct fe_evq_bucket *b = malloc(n * sizeof(*b));
+    uint64_t *bm = calloc(n / 64, sizeof(*bm));
+    /* the ring's events wait in the heap while the ring changes */
+    if (!b || !bm || (q->bucket && cal_each(q, to_heap))) {
+        free(b);
+        free(bm);
+        return FE_ENOMEM;
+    }
+    free(q->bucket);
+    free(q->cbm);
+    q->bucket = b;
+    q->cbm = bm;
+    for (uint32_t i = 0; i < n; i++) b[i].head = NIL;
+    for (uint32_t i = 0; i < q->cnode_cap; i++)
+        q->cnode[i].next = i + 1 < q->cnode_cap ? i + 1 : NIL;
+    q->cnode_free = q->cnode_cap ? 0 : NIL;
+    q->cal_mask = n - 1;
+    q->cal_shift = shift;
+    q->cal_key_shift = shift + FE_EVQ_SEQ_BITS;
+    q->cal_cur = q->now >> shift;
+    return cal_migrate(q);
+}
+
 int fe_evq_migrate(struct fe_evq *q)
 {
-    return migrate(q);
+    return q->kind == FE_SIM_EVQ_CALENDAR ? cal_migrate(q) : migrate(q);
 }
 
 int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind)
@@ -112,6 +314,13 @@ int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind)
             return FE_ENOMEM;
         }
         memset(q->slots, 0xff, FE_EVQ_WHEEL_SLOTS * sizeof(*q->slots));
+    } else if (kind == FE_SIM_EVQ_CALENDAR) {
+        q->far_bucket = UINT64_MAX;
+        int rc = fe_evq_cal_configure(q, FE_EVQ_CAL_BITS_DEFAULT, FE_EVQ_CAL_SHIFT_DEFAULT);
+        if (rc) {
+            fe_evq_free(q);
+            return rc;
+        }
     } else if (kind != FE_SIM_EVQ_HEAP) {
         return FE_EINVAL;
     }
@@ -126,6 +335,9 @@ void fe_evq_free(struct fe_evq *q)
     free(q->bm0);
     free(q->nodes);
     free(q->ren);
+    free(q->bucket);
+    free(q->cbm);
+    free(q->cnode);
     memset(q, 0, sizeof(*q));
 }
 
@@ -165,6 +377,7 @@ static int renumber(struct fe_evq *q)
     q->ren_n = 0;
     q->ren_fail = false;
     for (size_t i = 0; i < h->n; i++) fe_evq_renumber_key(q, &h->key[i]);
+    if (q->kind == FE_SIM_EVQ_CALENDAR) cal_each(q, list_key);
     if (q->keys_fn) q->keys_fn(q->keys_user, q);
     if (q->ren_fail) return FE_ENOMEM;
     qsort(q->ren, q->ren_n, sizeof(*q->ren), cmp_keyp);
@@ -223,6 +436,7 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
 bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
     if (q->kind == FE_SIM_EVQ_HEAP) return fe_evq_pop_until(q, limit, t, data);
+    if (q->kind == FE_SIM_EVQ_CALENDAR) return cal_pop_until(q, limit, t, data);
     if (!q->n) return false;
     if (!q->wheel_n) {
         uint64_t top = q->heap.key[0] >> FE_EVQ_SEQ_BITS;
@@ -254,6 +468,10 @@ uint64_t fe_evq_peek(struct fe_evq *q)
 {
     fe_evq_settle(q);
     if (!q->n) return FE_SIM_NO_TIME;
+    if (q->kind == FE_SIM_EVQ_CALENDAR) {
+        if (q->far_bucket - q->cal_cur <= q->cal_mask) cal_migrate(q);
+        return (q->n > q->heap.n ? q->bucket[cal_find(q)].key : q->heap.key[0]) >> FE_EVQ_SEQ_BITS;
+    }
     if (q->kind == FE_SIM_EVQ_HEAP || !q->wheel_n) return q->heap.key[0] >> FE_EVQ_SEQ_BITS;
     uint32_t pos = (uint32_t)(q->now & SLOT_MASK);
     int64_t s = find_from(q, pos);

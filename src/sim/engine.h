@@ -45,6 +45,26 @@ struct fe_evq_wnode {
     uint32_t next;
 };
 
+/* Calendar queue: a bucket's first event is kept in place (most buckets hold one: a push and a
+ * pop touch one line), the others in a list of nodes in key order */
+struct fe_evq_cnode {
+    uint64_t key, data;
+    uint32_t next;
+};
+struct fe_evq_bucket {
+    uint64_t key, data;  /* the first event (when the bucket's bit is set) */
+    uint32_t head, tail; /* the events after it, FE_EVQ_NIL when none */
+};
+
+#define FE_EVQ_NIL UINT32_MAX
+
+/* The hot paths are inlined at every call site (else the compiler may keep one out-of-line
+ * copy, whose call and saved registers cost as much as the work) */
+#define FE_EVQ_HOT               static inline __attribute__((always_inline))
+#define FE_EVQ_CAL_BITS_MAX      16
+#define FE_EVQ_CAL_BITS_DEFAULT  10
+#define FE_EVQ_CAL_SHIFT_DEFAULT 4
+
 struct fe_evq;
 /* Lists the keys a caller holds: calls fe_evq_renumber_key for each. */
 typedef void (*fe_evq_keys_fn)(void *user, struct fe_evq *q);
@@ -72,6 +92,18 @@ struct fe_evq {
     struct fe_evq_wnode *nodes;
     uint32_t nodes_cap, free_node;
     size_t wheel_n;
+    /* calendar: the events of bucket b = time >> cal_shift (absolute number) are at ring position
+     * b & cal_mask while b - cal_cur <= cal_mask, cal_cur being the bucket of now; later events
+     * wait in the heap (its earliest bucket: far_bucket, UINT64_MAX when empty) and move in as
+     * the horizon reaches them. Within a bucket, events are in key order. */
+    unsigned cal_shift, cal_key_shift; /* bucket width 2^cal_shift ns; cal_shift + SEQ_BITS */
+    uint32_t cal_mask;                 /* buckets - 1 */
+    uint64_t cal_cur, far_bucket;
+    struct fe_evq_bucket *bucket;
+    uint64_t *cbm; /* a bit per occupied bucket */
+    struct fe_evq_cnode *cnode;
+    uint32_t cnode_cap, cnode_free;
+    uint64_t cal_walks, cal_walk_steps; /* pushes not at a bucket's tail, nodes they passed */
     /* renumbering */
     fe_evq_keys_fn keys_fn;
     void *keys_user;
@@ -87,14 +119,19 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data);
 int fe_evq_key_slow(struct fe_evq *q, uint64_t t, uint64_t *key);
 int fe_evq_grow(struct fe_evq *q);
 bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data);
-int fe_evq_migrate(struct fe_evq *q); /* wheel: far events now inside the horizon, to it */
+int fe_evq_migrate(struct fe_evq *q); /* wheel, calendar: far events now inside the horizon, in */
+/* Calendar: an event beyond the horizon; an event for an occupied bucket. */
+int fe_evq_cal_push_far(struct fe_evq *q, uint64_t key, uint64_t data);
+int fe_evq_cal_push_more(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uint64_t data);
+/* Calendar: 2^bits buckets (7..FE_EVQ_CAL_BITS_MAX) of 2^shift ns; pending events are kept. */
+int fe_evq_cal_configure(struct fe_evq *q, unsigned bits, unsigned shift);
 /* The caller's keys (see above): fn lists them when the queue renumbers. */
 void fe_evq_set_keys_fn(struct fe_evq *q, fe_evq_keys_fn fn, void *user);
 void fe_evq_renumber_key(struct fe_evq *q, uint64_t *key);
 
 /* A key for an event at t (its place in the order is now), for fe_evq_push_key. t >= the time
  * of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
-static inline int fe_evq_key(struct fe_evq *q, uint64_t t, uint64_t *key)
+FE_EVQ_HOT int fe_evq_key(struct fe_evq *q, uint64_t t, uint64_t *key)
 {
     if (q->seq > FE_EVQ_SEQ_MASK || t < q->now || t > FE_SIM_MAX_TIME)
         return fe_evq_key_slow(q, t, key);
@@ -157,10 +194,36 @@ static inline void fe_evq_settle(struct fe_evq *q)
     if (n) fe_evq_heap_sift_down(h->key, h->data, n, h->key[n], h->data[n]);
 }
 
-/* Pushes an event with a key from fe_evq_key (its time not before the last popped event's).
- * Heap only (FE_ENOTSUP on the wheel). */
-static inline int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
+/* Calendar: a pop took a bucket's first event and more follow: the next one moves into place. */
+FE_EVQ_HOT void fe_evq_cal_take_next(struct fe_evq *q, struct fe_evq_bucket *bk)
 {
+    uint32_t id = bk->head;
+    struct fe_evq_cnode *nd = &q->cnode[id];
+    bk->key = nd->key;
+    bk->data = nd->data;
+    bk->head = nd->next;
+    nd->next = q->cnode_free;
+    q->cnode_free = id;
+}
+
+/* Pushes an event with a key from fe_evq_key (its time not before the last popped event's).
+ * Heap and calendar (FE_ENOTSUP on the wheel). */
+FE_EVQ_HOT int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
+{
+    if (q->kind == FE_SIM_EVQ_CALENDAR) {
+        /* the usual case inline: an empty bucket inside the horizon takes the event in place */
+        uint64_t b = key >> q->cal_key_shift;
+        uint32_t slot = (uint32_t)b & q->cal_mask;
+        uint64_t bit = UINT64_C(1) << (slot & 63), *word = &q->cbm[slot >> 6];
+        struct fe_evq_bucket *bk = &q->bucket[slot];
+        if (b - q->cal_cur > q->cal_mask) return fe_evq_cal_push_far(q, key, data);
+        if (*word & bit) return fe_evq_cal_push_more(q, bk, key, data);
+        *word |= bit;
+        bk->key = key;
+        bk->data = data;
+        q->n++;
+        return 0;
+    }
     struct fe_evq_heap *h = &q->heap;
     if (q->kind != FE_SIM_EVQ_HEAP) return FE_ENOTSUP;
     if (q->root_popped) {
@@ -229,7 +292,7 @@ static inline uint64_t fe_evq_wheel_take(struct fe_evq *q, uint32_t slot)
 }
 
 /* t >= the time of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
-static inline int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
+FE_EVQ_HOT int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
 {
     if (q->kind == FE_SIM_EVQ_WHEEL) {
         if (t < q->now || t - q->now >= FE_EVQ_WHEEL_SLOTS || t > FE_SIM_MAX_TIME ||
@@ -249,8 +312,27 @@ static inline int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
 
 /* Pops the earliest event if its time is <= limit; false otherwise (or when empty). Advances
  * q->now to its time. */
-static inline bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
+FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
+    if (q->kind == FE_SIM_EVQ_CALENDAR) {
+        /* the usual case inline: the next event in the bitmap word of the current bucket */
+        uint32_t pos = (uint32_t)q->cal_cur & q->cal_mask;
+        uint64_t *word = &q->cbm[pos >> 6], bits = *word & (~UINT64_C(0) << (pos & 63));
+        if (!bits) return fe_evq_pop_until_slow(q, limit, t, data);
+        unsigned bit = (unsigned)__builtin_ctzll(bits);
+        struct fe_evq_bucket *bk = &q->bucket[(pos & ~63u) + bit];
+        uint64_t when = bk->key >> FE_EVQ_SEQ_BITS;
+        if (when > limit) return false;
+        *data = bk->data;
+        if (bk->head == FE_EVQ_NIL)
+            *word &= ~(UINT64_C(1) << bit);
+        else
+            fe_evq_cal_take_next(q, bk);
+        *t = q->now = when;
+        q->n--;
+        q->cal_cur = when >> q->cal_shift;
+        return true;
+    }
     if (q->kind == FE_SIM_EVQ_WHEEL) {
         /* the usual case inline: the next event in the bitmap word of the current time */
         uint32_t pos = (uint32_t)(q->now & (FE_EVQ_WHEEL_SLOTS - 1u)), w = pos >> 6;

@@ -37,7 +37,8 @@ static const char usage_text[] =
     "  --plot FILE.svg      draw per-flow throughput and CC rate over time (SVG)\n"
     "  --progress           progress line on stderr (default when stderr is a terminal)\n"
     "  --no-progress        never print the progress line\n"
-    "  --queue heap|wheel   event-queue implementation (default: heap, wheel from 256 ports)\n"
+    "  --queue calendar|heap|wheel  event-queue implementation (default: calendar, wheel from\n"
+    "                       256 ports)\n"
     "  --hpcc CONFIG        HPCC ns-3 config.txt; its TOPOLOGY_FILE and FLOW_FILE are read\n"
     "                       relative to the config's directory unless --topology/--flows\n"
     "                       are given; fct.txt and pfc.txt are written when the config\n"
@@ -162,8 +163,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
                 o->queue = FE_SIM_EVQ_HEAP;
             else if (!strcmp(q, "wheel"))
                 o->queue = FE_SIM_EVQ_WHEEL;
+            else if (!strcmp(q, "calendar"))
+                o->queue = FE_SIM_EVQ_CALENDAR;
             else {
-                fprintf(stderr, "feroce sim: --queue heap or wheel\n");
+                fprintf(stderr, "feroce sim: --queue calendar, heap or wheel\n");
                 return -1;
             }
         } else if (a[0] == '-') {

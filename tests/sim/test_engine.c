@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "feroce/err.h"
@@ -51,6 +52,11 @@ static void test_fifo_wheel(void **s)
 {
     (void)s;
     fifo_same_time(FE_SIM_EVQ_WHEEL);
+}
+static void test_fifo_calendar(void **s)
+{
+    (void)s;
+    fifo_same_time(FE_SIM_EVQ_CALENDAR);
 }
 
 /* A simulation-like workload: pop one, push 0-2 new ones at now + delay (delays from 0 to far
@@ -114,13 +120,151 @@ static void test_agree_random_no_peek(void **s)
     agree_random(false);
 }
 
+/* ---- calendar queue against the heap ----
+ * A model of the simulator's use: plain events (push with a time) and "wires", FIFOs of events
+ * whose keys are taken when they are scheduled but only the head of each is pushed (push_key),
+ * the others listed to the renumbering. The calendar must pop exactly the heap's sequence. */
+#define WIRES    16
+#define WIRE_CAP 4096
+
+struct model {
+    struct fe_evq q;
+    struct {
+        uint64_t key[WIRE_CAP], data[WIRE_CAP], last_t;
+        uint32_t head, n;
+    } wire[WIRES];
+};
+
+static void model_keys(void *user, struct fe_evq *q)
+{
+    struct model *m = user;
+    for (int w = 0; w < WIRES; w++)
+        for (uint32_t i = 1; i < m->wire[w].n; i++)
+            fe_evq_renumber_key(q, &m->wire[w].key[(m->wire[w].head + i) % WIRE_CAP]);
+}
+
+static void model_init(struct model *m, enum fe_sim_queue_kind kind, unsigned bits, unsigned shift)
+{
+    memset(m, 0, sizeof(*m));
+    assert_int_equal(fe_evq_init(&m->q, kind), 0);
+    if (kind == FE_SIM_EVQ_CALENDAR) assert_int_equal(fe_evq_cal_configure(&m->q, bits, shift), 0);
+    fe_evq_set_keys_fn(&m->q, model_keys, m);
+}
+
+/* schedules an event on wire w at t (not before the wire's last) */
+static void model_send(struct model *m, int w, uint64_t t, uint64_t data)
+{
+    uint64_t key;
+    if (t < m->wire[w].last_t) t = m->wire[w].last_t;
+    m->wire[w].last_t = t;
+    assert_int_equal(fe_evq_key(&m->q, t, &key), 0);
+    assert_true(m->wire[w].n < WIRE_CAP);
+    uint32_t i = (m->wire[w].head + m->wire[w].n++) % WIRE_CAP;
+    m->wire[w].key[i] = key;
+    m->wire[w].data[i] = data;
+    if (m->wire[w].n == 1) assert_int_equal(fe_evq_push_key(&m->q, key, data), 0);
+}
+
+/* the head of wire w was popped: the next one gets its event */
+static void model_arrive(struct model *m, int w)
+{
+    assert_true(m->wire[w].n > 0);
+    m->wire[w].head = (m->wire[w].head + 1) % WIRE_CAP;
+    if (--m->wire[w].n)
+        assert_int_equal(fe_evq_push_key(&m->q, m->wire[w].key[m->wire[w].head],
+                                         m->wire[w].data[m->wire[w].head]),
+                         0);
+}
+
+/* delay mix: ties, serialization-like, propagation-like, around a small ring's horizon, timers */
+static uint64_t model_delay(uint64_t *seed)
+{
+    uint64_t r = lcg(seed) % 100;
+    if (r < 20) return 0;
+    if (r < 60) return lcg(seed) % 900;
+    if (r < 85) return 2000 + lcg(seed) % 3000;
+    if (r < 97) return lcg(seed) % 300000;
+    return lcg(seed) % 50000000;
+}
+
+/* steps: pops (some bounded by a limit) each followed by 0-3 schedulings */
+static void calendar_agrees(unsigned bits, unsigned shift, uint32_t steps, uint64_t seed)
+{
+    struct model *m[2];
+    for (int k = 0; k < 2; k++) {
+        m[k] = malloc(sizeof(*m[k]));
+        assert_non_null(m[k]);
+    }
+    model_init(m[0], FE_SIM_EVQ_HEAP, 0, 0);
+    model_init(m[1], FE_SIM_EVQ_CALENDAR, bits, shift);
+    uint64_t id = 0, now = 0, popped = 0;
+    for (int i = 0; i < 500; i++, id++) {
+        uint64_t t = lcg(&seed) % 100000;
+        for (int k = 0; k < 2; k++) assert_int_equal(fe_evq_push(&m[k]->q, t, id << 8), 0);
+    }
+    for (uint32_t step = 0; step < steps; step++) {
+        uint64_t limit = lcg(&seed) % 8 ? FE_SIM_NO_TIME : now + lcg(&seed) % 3000;
+        uint64_t t[2], d[2];
+        bool got[2];
+        for (int k = 0; k < 2; k++) got[k] = fe_evq_pop_until(&m[k]->q, limit, &t[k], &d[k]);
+        assert_int_equal(got[0], got[1]);
+        if (got[0]) {
+            assert_int_equal(t[0], t[1]);
+            assert_int_equal(d[0], d[1]);
+            assert_true(t[0] >= now);
+            now = t[0];
+            popped++;
+            if (d[0] & 1)
+                for (int k = 0; k < 2; k++) model_arrive(m[k], (int)(d[0] >> 1 & 0x7f));
+        } else if (limit == FE_SIM_NO_TIME) {
+            break;
+        }
+        int n = step + 1000 < steps ? (int)(lcg(&seed) % 4) : 0;
+        for (int j = 0; j < n; j++, id++) {
+            uint64_t at = now + model_delay(&seed);
+            if (lcg(&seed) % 2) {
+                int w = (int)(lcg(&seed) % WIRES);
+                if (m[0]->wire[w].n + 1 >= WIRE_CAP) continue;
+                for (int k = 0; k < 2; k++) model_send(m[k], w, at, id << 8 | (uint64_t)w << 1 | 1);
+            } else {
+                for (int k = 0; k < 2; k++) assert_int_equal(fe_evq_push(&m[k]->q, at, id << 8), 0);
+            }
+        }
+        assert_int_equal(fe_evq_size(&m[0]->q), fe_evq_size(&m[1]->q));
+        if (step % 64 == 0) assert_int_equal(fe_evq_peek(&m[0]->q), fe_evq_peek(&m[1]->q));
+    }
+    assert_true(popped > steps / 2);
+    for (int k = 0; k < 2; k++) {
+        fe_evq_free(&m[k]->q);
+        free(m[k]);
+    }
+}
+
+/* narrow and wide buckets, small and large rings: same-time ties, out-of-order keys from the
+ * wires, events beyond the horizon (moved in as it advances), node growth */
+static void test_calendar_geometries(void **s)
+{
+    (void)s;
+    static const unsigned geo[][2] = {{7, 0}, {7, 6}, {10, 4}, {12, 0}, {8, 14}, {16, 2}};
+    for (size_t i = 0; i < sizeof(geo) / sizeof(geo[0]); i++)
+        calendar_agrees(geo[i][0], geo[i][1], 200000, 1000 + i);
+}
+
+/* more schedulings than the key's 20-bit number holds: pending keys (the queue's and the wires')
+ * are renumbered on the way */
+static void test_calendar_renumbering(void **s)
+{
+    (void)s;
+    calendar_agrees(10, 5, 1200000, 77);
+}
+
 /* Many pending events (a million), popped in order. */
 static void test_many_pending(void **s)
 {
     (void)s;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         struct fe_evq q;
-        assert_int_equal(fe_evq_init(&q, k ? FE_SIM_EVQ_WHEEL : FE_SIM_EVQ_HEAP), 0);
+        assert_int_equal(fe_evq_init(&q, (enum fe_sim_queue_kind)k), 0);
         uint64_t seed = 7;
         for (uint64_t i = 0; i < 1000000; i++)
             assert_int_equal(fe_evq_push(&q, lcg(&seed) % 50000000, i), 0);
@@ -140,9 +284,9 @@ static void test_many_pending(void **s)
 static void test_fifo_long_run(void **s)
 {
     (void)s;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         struct fe_evq q;
-        assert_int_equal(fe_evq_init(&q, k ? FE_SIM_EVQ_WHEEL : FE_SIM_EVQ_HEAP), 0);
+        assert_int_equal(fe_evq_init(&q, (enum fe_sim_queue_kind)k), 0);
         const uint64_t far = 1000000000;
         uint64_t id = 0;
         /* tie groups at the far time, scheduled before, across and after the renumbering */
@@ -168,15 +312,17 @@ static void test_fifo_long_run(void **s)
     }
 }
 
-/* The simulator on the heap (one event per busy wire, keys held by the frames behind, renumbered
- * past 2^20 schedulings) and on the wheel (one event per frame) runs the same events in the same
- * order: every counter and every flow's completion agree. */
-static void test_sim_same_on_both_queues(void **s)
+/* The simulator on the heap and the calendar (one event per busy wire, keys held by the frames
+ * behind, renumbered past 2^20 schedulings) and on the wheel (one event per frame) runs the same
+ * events in the same order: every counter and every flow's completion agree. */
+static void test_sim_same_on_all_queues(void **s)
 {
     (void)s;
-    struct fe_sim_stats st[2];
-    uint64_t fin[2][8];
-    for (int k = 0; k < 2; k++) {
+    static const enum fe_sim_queue_kind kinds[3] = {FE_SIM_EVQ_HEAP, FE_SIM_EVQ_WHEEL,
+                                                    FE_SIM_EVQ_CALENDAR};
+    struct fe_sim_stats st[3];
+    uint64_t fin[3][8];
+    for (int k = 0; k < 3; k++) {
         struct fe_sim_scenario sc;
         char err[256];
         assert_int_equal(fe_sim_builtin_load("advcam-dcqcn", &sc, err, sizeof(err)), 0);
@@ -190,7 +336,7 @@ static void test_sim_same_on_both_queues(void **s)
         int rc;
         struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
         assert_non_null(sim);
-        assert_int_equal(fe_sim_set_queue(sim, k ? FE_SIM_EVQ_WHEEL : FE_SIM_EVQ_HEAP), 0);
+        assert_int_equal(fe_sim_set_queue(sim, kinds[k]), 0);
         assert_int_equal(fe_sim_run(sim, FE_SIM_NO_TIME), 1);
         fe_sim_stats(sim, &st[k]);
         for (uint32_t i = 0; i < 8; i++) {
@@ -203,14 +349,16 @@ static void test_sim_same_on_both_queues(void **s)
         fe_sim_scenario_free(&sc);
     }
     assert_true(st[0].events > (1u << 20));
-    assert_int_equal(st[0].events, st[1].events);
-    assert_int_equal(st[0].now_ns, st[1].now_ns);
-    assert_int_equal(st[0].pkts_sent, st[1].pkts_sent);
-    assert_int_equal(st[0].ecn_marks, st[1].ecn_marks);
-    assert_int_equal(st[0].cnps, st[1].cnps);
-    assert_int_equal(st[0].pause_frames, st[1].pause_frames);
-    assert_int_equal(st[0].max_buffer_bytes, st[1].max_buffer_bytes);
-    for (uint32_t i = 0; i < 8; i++) assert_int_equal(fin[0][i], fin[1][i]);
+    for (int k = 1; k < 3; k++) {
+        assert_int_equal(st[0].events, st[k].events);
+        assert_int_equal(st[0].now_ns, st[k].now_ns);
+        assert_int_equal(st[0].pkts_sent, st[k].pkts_sent);
+        assert_int_equal(st[0].ecn_marks, st[k].ecn_marks);
+        assert_int_equal(st[0].cnps, st[k].cnps);
+        assert_int_equal(st[0].pause_frames, st[k].pause_frames);
+        assert_int_equal(st[0].max_buffer_bytes, st[k].max_buffer_bytes);
+        for (uint32_t i = 0; i < 8; i++) assert_int_equal(fin[0][i], fin[k][i]);
+    }
 }
 
 int main(void)
@@ -218,11 +366,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo_heap),
         cmocka_unit_test(test_fifo_wheel),
+        cmocka_unit_test(test_fifo_calendar),
         cmocka_unit_test(test_agree_random),
         cmocka_unit_test(test_agree_random_no_peek),
+        cmocka_unit_test(test_calendar_geometries),
+        cmocka_unit_test(test_calendar_renumbering),
         cmocka_unit_test(test_many_pending),
         cmocka_unit_test(test_fifo_long_run),
-        cmocka_unit_test(test_sim_same_on_both_queues),
+        cmocka_unit_test(test_sim_same_on_all_queues),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
