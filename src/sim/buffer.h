@@ -9,7 +9,8 @@
 
 #include "sim/sim_internal.h"
 
-static inline uint64_t sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim)
+static inline __attribute__((always_inline)) uint64_t
+sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim)
 {
     uint64_t free_shared =
         sw->shared_used < sw->shared_bytes ? sw->shared_bytes - sw->shared_used : 0;
@@ -17,7 +18,8 @@ static inline uint64_t sim_buffer_threshold(const struct sim_switch *sw, const s
            ((free_shared & 0xFFFF) * sim->dt_alpha_q16 >> 16);
 }
 
-static inline bool sim_buffer_lossless(const struct fe_sim *sim, uint8_t prio)
+static inline __attribute__((always_inline)) bool sim_buffer_lossless(const struct fe_sim *sim,
+                                                                      uint8_t prio)
 {
     return sim->sc.sw.pfc && (sim->sc.sw.lossless_mask >> prio & 1);
 }
