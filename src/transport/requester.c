@@ -7,6 +7,8 @@
  * from it. */
 #include "transport/qp_internal.h"
 
+#include "cc/pacer_impl.h"
+
 #include <stdlib.h>
 
 /* Opcodes by WR kind and position: [op][first << 1 | last]. */
@@ -166,7 +168,7 @@ static inline uint64_t pacer_release(const struct fe_qp *qp, uint64_t rate, uint
 {
     const struct fe_req *r = &qp->req;
     if (r->paced && r->paced_rate_Bps == rate && r->paced_bytes == bytes) return r->paced_until_ns;
-    return fe_pacer_when(&qp->pacer, rate, bytes, qp->pacer.last_ns);
+    return fe_pacer_when_inline(&qp->pacer, rate, bytes, qp->pacer.last_ns);
 }
 
 static void arm_timer(struct fe_req *r, const struct fe_qp_pkt_cfg *c, uint64_t now_ns)
@@ -208,7 +210,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         /* The single earliest-send-time hook: the pacer at the CC's rate. */
         fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
         if (rate != FE_CC_UNLIMITED) {
-            uint64_t t = fe_pacer_when(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
+            uint64_t t = fe_pacer_when_inline(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
             if (t > now_ns) {
                 r->paced = true;
                 r->paced_rate_Bps = rate;
@@ -219,7 +221,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
             }
         }
     }
-    fe_pacer_consume(&qp->pacer, rate, fbytes, now_ns);
+    fe_pacer_consume_inline(&qp->pacer, rate, fbytes, now_ns);
     r->paced = false;
     uint8_t opcode = opcode_of(e, n.pkt_idx);
 
@@ -304,7 +306,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         r->paced = true;
         r->paced_rate_Bps = rate;
         r->paced_bytes = fbytes;
-        r->paced_until_ns = fe_pacer_when(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
+        r->paced_until_ns = fe_pacer_when_inline(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
         r->paced_pkt = n;
     }
     return 1;
@@ -482,7 +484,7 @@ void fe_req_cc_changed(struct fe_qp *qp, const struct fe_cc_out *before)
         } else {
             r->paced_rate_Bps = o->rate_Bps;
             r->paced_until_ns =
-                fe_pacer_when(&qp->pacer, o->rate_Bps, r->paced_bytes, qp->pacer.last_ns);
+                fe_pacer_when_inline(&qp->pacer, o->rate_Bps, r->paced_bytes, qp->pacer.last_ns);
         }
     }
     uint32_t out_n = outstanding(r);
