@@ -1,11 +1,13 @@
 # feroce: the two commands of the README, and helpers.
 #   make demo   installs missing Debian packages (as root), builds, runs the main job
 #   make test   installs, builds twice (gcc; clang with ASan+UBSan and libFuzzer), runs every test
+#   make build PGO=OFF   the gcc build without profile-guided optimization (faster rebuilds)
 JOBS    ?= $(shell nproc)
 BUILD   ?= build
 ASAN    ?= build-asan
 CMAKE   ?= cmake
 CTEST_J ?= $(JOBS)
+PGO     ?= ON
 
 .PHONY: all deps build demo test test-build test-asan bench format clean long
 
@@ -15,7 +17,8 @@ deps:
 	@./scripts/deps.sh
 
 build: deps
-	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc >/dev/null
+	@$(CMAKE) -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=gcc \
+	    -DFEROCE_PGO=$(PGO) >/dev/null
 	@$(CMAKE) --build $(BUILD) -j$(JOBS)
 
 demo: build
