@@ -96,6 +96,15 @@ static int migrate(struct fe_evq *q)
 
 /* ---- calendar ---- */
 
+/* rough instruction costs of the slow paths, for the choice of the bucket width */
+#define CAL_COST_CROSSING 50 /* a pop that leaves its bitmap word */
+#define CAL_COST_FAR      90 /* an event beyond the horizon: heap push, pop, filing */
+#define CAL_COST_WALK     30 /* a push that is not at its bucket's tail */
+#define CAL_COST_STEP     4  /* and each event it passes */
+#define CAL_ADAPT_PERIOD  (1u << 20)
+#define CAL_ADAPT_RATIO   4
+#define CAL_SHIFT_MAX     24 /* 16.8 ms buckets */
+
 static int cal_grow_nodes(struct fe_evq *q)
 {
     uint32_t cap = q->cnode_cap ? q->cnode_cap * 2 : 1024;
@@ -133,7 +142,7 @@ static int cal_add(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uin
         bk->tail = id;
         return 0;
     }
-    q->cal_walks++;
+    q->cal_cost_wide += CAL_COST_WALK;
     if (key < bk->key) {
         /* before the first: that one moves to the list's head, the new event takes its place */
         nd[id].key = bk->key;
@@ -149,7 +158,7 @@ static int cal_add(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uin
     uint32_t *link = &bk->head;
     while (nd[*link].key < key) {
         link = &nd[*link].next;
-        q->cal_walk_steps++;
+        q->cal_cost_wide += CAL_COST_STEP;
     }
     nd[id].next = *link;
     *link = id;
@@ -168,11 +177,19 @@ static int cal_file(struct fe_evq *q, uint32_t slot, uint64_t key, uint64_t data
     return 0;
 }
 
+static void cal_adapt_now(struct fe_evq *q);
+static inline void cal_adapt(struct fe_evq *q)
+{
+    if (q->cal_cost_narrow + q->cal_cost_wide >= CAL_ADAPT_PERIOD) cal_adapt_now(q);
+}
+
 int fe_evq_cal_push_more(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uint64_t data)
 {
     int rc = cal_add(q, bk, key, data);
-    if (!rc) q->n++;
-    return rc;
+    if (rc) return rc;
+    q->n++;
+    cal_adapt(q);
+    return 0;
 }
 
 /* Heap events whose bucket the horizon now reaches, into the ring (in key order: appends). */
@@ -184,7 +201,13 @@ static int cal_migrate(struct fe_evq *q)
     while (h->n && h->key[0] >> q->cal_key_shift <= last) {
         uint64_t key = h->key[0], data = h->data[0];
         rc = cal_file(q, (uint32_t)(key >> q->cal_key_shift) & q->cal_mask, key, data);
-        if (rc) break;
+        if (rc) {
+            /* out of memory: an event of the horizon is left out, the order can no longer be
+             * kept. The queue fails: its pops find nothing (the caller checks fe_evq_failed). */
+            q->failed = true;
+            memset(q->cbm, 0, ((size_t)q->cal_mask + 1) / 64 * sizeof(*q->cbm));
+            break;
+        }
         heap_pop(h, &key, &data);
     }
     cal_set_far(q);
@@ -198,6 +221,8 @@ int fe_evq_cal_push_far(struct fe_evq *q, uint64_t key, uint64_t data)
     if (rc) return rc;
     if (b < q->far_bucket) q->far_bucket = b;
     q->n++;
+    q->cal_cost_narrow += CAL_COST_FAR;
+    cal_adapt(q);
     return 0;
 }
 
@@ -219,6 +244,9 @@ static uint32_t cal_find(const struct fe_evq *q)
  * cal_mask >= 127 buckets ahead of it, so later than anything that pop can take. */
 static bool cal_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
+    if (q->failed) return false;
+    q->cal_cost_narrow += CAL_COST_CROSSING;
+    q->cal_cur = q->now >> q->cal_shift;
     if (q->far_bucket - q->cal_cur <= q->cal_mask && cal_migrate(q)) return false;
     if (q->n == q->heap.n) {
         /* the ring is empty: the horizon jumps to the earliest far event */
@@ -239,6 +267,7 @@ static bool cal_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_
     q->n--;
     q->cal_cur = when >> q->cal_shift;
     if (q->far_bucket - q->cal_cur <= q->cal_mask) cal_migrate(q);
+    cal_adapt(q);
     return true;
 }
 
@@ -270,17 +299,22 @@ static int list_key(struct fe_evq *q, uint64_t *key, uint64_t data)
 /* Sets the calendar's geometry: 2^bits buckets of 2^shift ns (pending events are kept). */
 int fe_evq_cal_configure(struct fe_evq *q, unsigned bits, unsigned shift)
 {
-    if (q->kind != FE_SIM_EVQ_CALENDAR || bits < 7 || bits > FE_EVQ_CAL_BITS_MAX || shift > 30)
+    if (q->kind != FE_SIM_EVQ_CALENDAR || bits < 7 || bits > FE_EVQ_CAL_BITS_MAX ||
+        shift > CAL_SHIFT_MAX)
         return FE_EINVAL;
     uint32_t n = 1u << bits;
+    /* the ring's events wait in the heap while the ring changes: room for them first, so that
+     * a failure leaves the queue as it was */
+    while (q->heap.cap < q->n)
+        if (heap_grow(&q->heap)) return FE_ENOMEM;
     struct fe_evq_bucket *b = malloc(n * sizeof(*b));
     uint64_t *bm = calloc(n / 64, sizeof(*bm));
-    /* the ring's events wait in the heap while the ring changes */
-    if (!b || !bm || (q->bucket && cal_each(q, to_heap))) {
+    if (!b || !bm) {
         free(b);
         free(bm);
         return FE_ENOMEM;
     }
+    if (q->bucket) cal_each(q, to_heap);
     free(q->bucket);
     free(q->cbm);
     q->bucket = b;
@@ -294,6 +328,26 @@ int fe_evq_cal_configure(struct fe_evq *q, unsigned bits, unsigned shift)
     q->cal_key_shift = shift + FE_EVQ_SEQ_BITS;
     q->cal_cur = q->now >> shift;
     return cal_migrate(q);
+}
+
+/* The bucket width follows the workload: narrow buckets cost pops that leave a bitmap word
+ * (the inline pop stays within 64 buckets) and events beyond the shorter horizon (through the
+ * heap); wide ones cost pushes that are not at their bucket's tail (a walk down its list). The
+ * slow paths tally both (in rough instructions); when one side costs several times the other,
+ * the width doubles or halves. Only speed depends on it: the order is the keys'. */
+static void cal_adapt_now(struct fe_evq *q)
+{
+    uint64_t narrow = q->cal_cost_narrow, wide = q->cal_cost_wide;
+    q->cal_cost_narrow = q->cal_cost_wide = 0;
+    unsigned shift = q->cal_shift;
+    if (narrow > CAL_ADAPT_RATIO * wide && shift < CAL_SHIFT_MAX)
+        shift++;
+    else if (wide > CAL_ADAPT_RATIO * narrow && shift > 0)
+        shift--;
+    else
+        return;
+    unsigned bits = (unsigned)__builtin_ctz(q->cal_mask + 1);
+    fe_evq_cal_configure(q, bits, shift); /* out of memory: the old width stays */
 }
 
 int fe_evq_migrate(struct fe_evq *q)
@@ -469,6 +523,7 @@ uint64_t fe_evq_peek(struct fe_evq *q)
     fe_evq_settle(q);
     if (!q->n) return FE_SIM_NO_TIME;
     if (q->kind == FE_SIM_EVQ_CALENDAR) {
+        q->cal_cur = q->now >> q->cal_shift;
         if (q->far_bucket - q->cal_cur <= q->cal_mask) cal_migrate(q);
         return (q->n > q->heap.n ? q->bucket[cal_find(q)].key : q->heap.key[0]) >> FE_EVQ_SEQ_BITS;
     }

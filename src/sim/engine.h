@@ -1,22 +1,28 @@
 /* Discrete-event queue of the simulator: integer nanoseconds, FIFO among events of the same time,
- * deterministic. Two interchangeable implementations, measured by `feroce bench sim`: a 4-ary
- * heap (push and pop inline, a few dozen instructions with the tens to hundreds of events a
- * small fabric keeps pending: the simulator's choice below 256 ports) and a timing wheel of 1 ns
- * slots with a heap for the far future (constant cost: the choice for larger fabrics). An event is
- * a time and a 64-bit word (the simulator packs an aligned object pointer and a 4-bit kind into
- * it).
+ * deterministic. Three interchangeable implementations that pop in the same order, measured by
+ * `feroce bench sim`:
+ *  - a calendar queue (the simulator's choice below 256 ports): a ring of buckets 2^k ns wide,
+ *    each a list in key order whose first event is kept in the bucket, a bitmap of the occupied
+ *    ones, and the heap for events beyond the ring's horizon (moved in as it advances). Push and
+ *    pop are inline and cost the same at any size; the width k follows the workload (cal_adapt);
+ *  - a 4-ary heap (push and pop inline, log(n));
+ *  - a timing wheel of 1 ns slots with a heap for the far future, one event per frame and no
+ *    keys (the choice for larger fabrics, whose many events of the same nanosecond it files at
+ *    their slot's tail).
+ * An event is a time and a 64-bit word (the simulator packs an aligned object pointer and a
+ * 4-bit kind into it).
  *
  * A heap pop leaves the popped entry at the root: the push that usually follows in the same event
  * takes its place with one sift-down (instead of a sift-down to fill the root and a sift-up).
  *
- * Heap keys are time << 20 | a scheduling number: one 64-bit comparison orders by time, then
- * FIFO. When the 20-bit number runs out, the pending events are renumbered by their rank among
- * the events of the same time (kept in order), so FIFO holds over any run length.
+ * Keys (heap, calendar) are time << 20 | a scheduling number: one 64-bit comparison orders by
+ * time, then FIFO. When the 20-bit number runs out, the pending events are renumbered by their
+ * rank among the events of the same time (kept in order), so FIFO holds over any run length.
  *
  * A caller that keeps events in FIFOs of its own (the simulator: the frames on a link arrive in
  * the order they were sent) takes a key for each when it schedules it (fe_evq_key) and pushes
- * only the head of each FIFO (fe_evq_push_key, heap only): the heap stays small and the events
- * pop exactly as if all had been pushed. Such a caller lists the keys it holds, for the
+ * only the head of each FIFO (fe_evq_push_key, heap and calendar): the queue stays small and the
+ * events pop exactly as if all had been pushed. Such a caller lists the keys it holds, for the
  * renumbering, from the function it gives to fe_evq_set_keys_fn. */
 #ifndef FE_SIM_ENGINE_H
 #define FE_SIM_ENGINE_H
@@ -62,7 +68,7 @@ struct fe_evq_bucket {
  * copy, whose call and saved registers cost as much as the work) */
 #define FE_EVQ_HOT               static inline __attribute__((always_inline))
 #define FE_EVQ_CAL_BITS_MAX      16
-#define FE_EVQ_CAL_BITS_DEFAULT  10
+#define FE_EVQ_CAL_BITS_DEFAULT  12
 #define FE_EVQ_CAL_SHIFT_DEFAULT 4
 
 struct fe_evq;
@@ -93,9 +99,10 @@ struct fe_evq {
     uint32_t nodes_cap, free_node;
     size_t wheel_n;
     /* calendar: the events of bucket b = time >> cal_shift (absolute number) are at ring position
-     * b & cal_mask while b - cal_cur <= cal_mask, cal_cur being the bucket of now; later events
-     * wait in the heap (its earliest bucket: far_bucket, UINT64_MAX when empty) and move in as
-     * the horizon reaches them. Within a bucket, events are in key order. */
+     * b & cal_mask while b - cal_cur <= cal_mask; later events wait in the heap (its earliest
+     * bucket: far_bucket, UINT64_MAX when empty) and move in as the horizon reaches them. Within
+     * a bucket, events are in key order. cal_cur is the bucket of now when the pop last left a
+     * bitmap word (the inline pop stays within one and leaves cal_cur alone). */
     unsigned cal_shift, cal_key_shift; /* bucket width 2^cal_shift ns; cal_shift + SEQ_BITS */
     uint32_t cal_mask;                 /* buckets - 1 */
     uint64_t cal_cur, far_bucket;
@@ -103,7 +110,8 @@ struct fe_evq {
     uint64_t *cbm; /* a bit per occupied bucket */
     struct fe_evq_cnode *cnode;
     uint32_t cnode_cap, cnode_free;
-    uint64_t cal_walks, cal_walk_steps; /* pushes not at a bucket's tail, nodes they passed */
+    uint64_t cal_cost_narrow, cal_cost_wide; /* see cal_adapt */
+    bool failed; /* out of memory while moving events in: see fe_evq_failed */
     /* renumbering */
     fe_evq_keys_fn keys_fn;
     void *keys_user;
@@ -294,6 +302,11 @@ static inline uint64_t fe_evq_wheel_take(struct fe_evq *q, uint32_t slot)
 /* t >= the time of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
 FE_EVQ_HOT int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
 {
+    uint64_t key;
+    if (q->kind == FE_SIM_EVQ_CALENDAR) {
+        int rc = fe_evq_key(q, t, &key);
+        return rc ? rc : fe_evq_push_key(q, key, data);
+    }
     if (q->kind == FE_SIM_EVQ_WHEEL) {
         if (t < q->now || t - q->now >= FE_EVQ_WHEEL_SLOTS || t > FE_SIM_MAX_TIME ||
             q->free_node == UINT32_MAX)
@@ -304,7 +317,6 @@ FE_EVQ_HOT int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
         q->pushed++;
         return 0;
     }
-    uint64_t key;
     int rc = fe_evq_key(q, t, &key);
     if (rc) return rc;
     return fe_evq_push_key(q, key, data);
@@ -328,9 +340,8 @@ FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, 
             *word &= ~(UINT64_C(1) << bit);
         else
             fe_evq_cal_take_next(q, bk);
-        *t = q->now = when;
+        *t = q->now = when; /* cal_cur stays: the slow path catches up when it leaves the word */
         q->n--;
-        q->cal_cur = when >> q->cal_shift;
         return true;
     }
     if (q->kind == FE_SIM_EVQ_WHEEL) {
@@ -369,6 +380,11 @@ uint64_t fe_evq_peek(struct fe_evq *q);
 static inline size_t fe_evq_size(const struct fe_evq *q)
 {
     return q->n;
+}
+/* Calendar: true when memory ran out while moving events in (the pops then find nothing). */
+static inline bool fe_evq_failed(const struct fe_evq *q)
+{
+    return q->failed;
 }
 
 #endif

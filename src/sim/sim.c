@@ -427,6 +427,11 @@ int fe_sim_run(struct fe_sim *sim, uint64_t until_ns)
             break;
         }
     }
+    if (fe_evq_failed(&sim->q)) {
+        sim->error = 1;
+        sim->finished = true;
+        return FE_ENOMEM;
+    }
     if (all_done || (!fe_evq_size(&sim->q) && sim->next_flow >= sim->n_flows)) {
         sim->finished = true;
     } else {

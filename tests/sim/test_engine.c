@@ -187,8 +187,9 @@ static uint64_t model_delay(uint64_t *seed)
     return lcg(seed) % 50000000;
 }
 
-/* steps: pops (some bounded by a limit) each followed by 0-3 schedulings */
-static void calendar_agrees(unsigned bits, unsigned shift, uint32_t steps, uint64_t seed)
+/* steps: pops (some bounded by a limit) each followed by 0-3 schedulings; returns the
+ * calendar's bucket width (log2 ns) at the end */
+static unsigned calendar_agrees(unsigned bits, unsigned shift, uint32_t steps, uint64_t seed)
 {
     struct model *m[2];
     for (int k = 0; k < 2; k++) {
@@ -234,20 +235,33 @@ static void calendar_agrees(unsigned bits, unsigned shift, uint32_t steps, uint6
         if (step % 64 == 0) assert_int_equal(fe_evq_peek(&m[0]->q), fe_evq_peek(&m[1]->q));
     }
     assert_true(popped > steps / 2);
+    unsigned final_shift = m[1]->q.cal_shift;
     for (int k = 0; k < 2; k++) {
         fe_evq_free(&m[k]->q);
         free(m[k]);
     }
+    return final_shift;
 }
 
 /* narrow and wide buckets, small and large rings: same-time ties, out-of-order keys from the
- * wires, events beyond the horizon (moved in as it advances), node growth */
+ * wires, events beyond the horizon (moved in as it advances), node growth; the width adapts on
+ * the way (events move between ring and heap) */
 static void test_calendar_geometries(void **s)
 {
     (void)s;
     static const unsigned geo[][2] = {{7, 0}, {7, 6}, {10, 4}, {12, 0}, {8, 14}, {16, 2}};
     for (size_t i = 0; i < sizeof(geo) / sizeof(geo[0]); i++)
         calendar_agrees(geo[i][0], geo[i][1], 200000, 1000 + i);
+}
+
+/* The bucket width follows the workload: 1 ns buckets over a sparse ring widen (pops leave
+ * their bitmap word, events go beyond the 128 ns horizon), 16 us buckets holding hundreds of
+ * events narrow (pushes walk the lists). */
+static void test_calendar_adapts(void **s)
+{
+    (void)s;
+    assert_true(calendar_agrees(7, 0, 300000, 5) > 0);
+    assert_true(calendar_agrees(8, 14, 300000, 6) < 14);
 }
 
 /* more schedulings than the key's 20-bit number holds: pending keys (the queue's and the wires')
@@ -370,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_agree_random),
         cmocka_unit_test(test_agree_random_no_peek),
         cmocka_unit_test(test_calendar_geometries),
+        cmocka_unit_test(test_calendar_adapts),
         cmocka_unit_test(test_calendar_renumbering),
         cmocka_unit_test(test_many_pending),
         cmocka_unit_test(test_fifo_long_run),
