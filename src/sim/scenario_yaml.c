@@ -806,7 +806,10 @@ static int parse_root(struct yctx *c, yaml_node_t *root)
     if ((n = map_get(c, root, "name"))) {
         const char *v;
         if (want_scalar(c, n, "name", &v)) return FE_EPARSE;
-        snprintf(sc->name, sizeof(sc->name), "%s", v);
+        size_t len = strlen(v);
+        if (len >= sizeof(sc->name))
+            return yerr(c, n, "name: %zu characters, at most %zu", len, sizeof(sc->name) - 1);
+        memcpy(sc->name, v, len + 1);
     }
     if ((n = map_get(c, root, "seed")) && get_uint(c, n, "seed", UINT64_MAX, &sc->seed))
         return FE_EPARSE;

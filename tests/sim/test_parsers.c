@@ -124,6 +124,8 @@ static void test_yaml_errors(void **s)
          "flows: [{src: a, dst: s, size: 1}]\n",
          "between hosts"},
         {"stop: soon\n", "x.yaml:1: stop: 'soon' is not a time"},
+        {"name: nnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnnn\n",
+         "x.yaml:1: name: 70 characters, at most 63"},
         {"link: {rate: fast}\n", "'fast' is not a rate"},
         {"switch:\n  red:\n    - {kmin: 5KB, kmax: 1KB, pmax: 0.1}\n", "kmax < kmin"},
         {"switch:\n  red:\n    - {kmin: 5KB, kmax: 10KB, pmax: 2}\n", "red.pmax"},
