@@ -180,7 +180,7 @@ static inline bool fe_resp_pending(const struct fe_qp *qp)
 }
 
 /* Whether fe_req_expiry has something to do: an RNR wait that ends, or (outside one) the
- * retransmit timer. */
+ * retransmit timer. fe_req_expiry tests the timer with it, so the two cannot drift apart. */
 static inline bool fe_req_timer_due(const struct fe_qp *qp, uint64_t now_ns)
 {
     const struct fe_req *r = &qp->req;

@@ -446,7 +446,7 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
         r->rnr_wait = false;
         if (outstanding(r)) arm_timer(r, &qp->pc, now_ns);
     }
-    if (!r->rnr_wait && r->timer_armed && now_ns >= r->timer_ns) {
+    if (fe_req_timer_due(qp, now_ns)) { /* outside an RNR wait: the retransmit timer */
         if (!outstanding(r)) {
             r->timer_armed = false;
             return;
