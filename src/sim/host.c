@@ -165,12 +165,11 @@ static void ensure_txdone(struct fe_sim *sim, struct sim_port *p)
     sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
 }
 
-/* Files the QP by its deadline d: ready, or under a timer. Never called for a dead QP: those
- * are in neither the heap nor h->qps, nor a frame's owner. */
-static ALWAYS_INLINE void sched_file(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
-                                     uint64_t d)
+/* Re-reads the QP's deadline and files it as ready or under a timer. Never called for a dead
+ * QP: those are in neither the heap nor h->qps, nor a frame's owner. */
+static ALWAYS_INLINE void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
-    uint64_t filed = sq->deadline; /* its key when timed */
+    uint64_t d = fe_qp_next_deadline(sq->qp), filed = sq->deadline; /* its key when timed */
     sq->deadline = d;
     if (d <= sim->now) {
         if (sq->timed) timer_remove(h, sq);
@@ -183,12 +182,6 @@ static ALWAYS_INLINE void sched_file(struct fe_sim *sim, struct sim_host *h, str
         else if (d != filed) /* most ACKs leave the pacer's release where it was */
             timer_move(h, sq, d);
     }
-}
-
-/* Re-reads the QP's deadline and files it. */
-static ALWAYS_INLINE void sched_update(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
-{
-    sched_file(sim, h, sq, fe_qp_next_deadline(sq->qp));
 }
 
 /* ---- QPs of a host ---- */
@@ -401,22 +394,17 @@ static inline bool completions_due(const struct fe_sim *sim, const struct sim_qp
            sim->flows[sq->flow].posted_bytes >= sim->flows[sq->flow].spec.bytes;
 }
 
-/* A requester's completions after an event on its QP: when its counter moved (most ACKs
- * complete nothing) and they are due, or when the QP failed (its WRs are flushed in error).
- * Returns false when the flow ended and its QPs were released. */
-static ALWAYS_INLINE bool take_completions(struct fe_sim *sim, struct sim_qp *sq)
-{
-    if (sq->requester && ((fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen &&
-                           completions_due(sim, sq)) ||
-                          fe_qp_state(sq->qp) == FE_QPS_ERROR))
-        return collect_completions(sim, sq);
-    return true;
-}
-
 /* After anything happened to a QP: collect completions (requester), then reschedule. */
 static ALWAYS_INLINE void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
-    if (take_completions(sim, sq)) sched_update(sim, h, sq);
+    /* completions when the requester's counter moved (most ACKs complete nothing) and are due,
+     * or when the QP failed (its WRs are flushed in error) */
+    if (sq->requester && ((fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen &&
+                           completions_due(sim, sq)) ||
+                          fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
+        if (!collect_completions(sim, sq)) return;
+    }
+    sched_update(sim, h, sq);
 }
 
 /* Completes a frame whose fe_pkt fe_qp_tx has just written (pkt->pkt): the simulator's fields,
@@ -494,31 +482,6 @@ static COLD void sent_nothing(struct fe_sim *sim, struct sim_host *h, struct sim
     }
 }
 
-/* A ready QP has been asked for its frame (pkt, n: what fe_qp_tx returned); one that gave none
- * while due may owe it to a timer: run the timers and ask again. The frame leaves, or waits in
- * the port's queue when its priority is paused; then the QP is filed again. Returns whether a
- * frame left. */
-static ALWAYS_INLINE bool serve(struct fe_sim *sim, struct sim_host *h, struct sim_port *p,
-                                struct sim_qp *sq, uint8_t allowed, struct sim_pkt *pkt, int n)
-{
-    if (n != 1 && sq->deadline <= sim->now) {
-        fe_qp_handle_expiry(sq->qp, sim->now);
-        n = fe_qp_tx(sq->qp, sim->now, &pkt->pkt);
-    }
-    if (n != 1) {
-        sent_nothing(sim, h, sq, pkt);
-        return false;
-    }
-    finish_pkt(sim, h, sq, pkt);
-    bool sent = allowed >> pkt->prio & 1;
-    if (sent)
-        sim_link_send(sim, p, pkt);
-    else
-        hold_pkt(sim, p, sq, pkt);
-    sched_update(sim, h, sq);
-    return sent;
-}
-
 static ALWAYS_INLINE void kick(struct fe_sim *sim, struct sim_host *h)
 {
     struct sim_port *p = h->port;
@@ -540,51 +503,29 @@ static ALWAYS_INLINE void kick(struct fe_sim *sim, struct sim_host *h)
             /* the QP writes its packet straight into a frame (returned if it has none) */
             struct sim_pkt *pkt = sim_pkt_alloc(sim);
             if (!pkt) return;
-            sent = serve(sim, h, p, sq, allowed, pkt, fe_qp_tx(sq->qp, sim->now, &pkt->pkt));
+            int n = fe_qp_tx(sq->qp, sim->now, &pkt->pkt);
+            if (n != 1 && sq->deadline <= sim->now) {
+                /* a timer may be what is due: run it and ask again */
+                fe_qp_handle_expiry(sq->qp, sim->now);
+                n = fe_qp_tx(sq->qp, sim->now, &pkt->pkt);
+            }
+            if (n != 1) {
+                sent_nothing(sim, h, sq, pkt);
+                continue;
+            }
+            finish_pkt(sim, h, sq, pkt);
+            if (allowed >> pkt->prio & 1) {
+                sim_link_send(sim, p, pkt);
+                sent = true;
+            } else {
+                hold_pkt(sim, p, sq, pkt);
+            }
+            sched_update(sim, h, sq);
         }
         arm_wake(sim, h);
         if (!sent) return;
     }
     if ((p->nonempty & sim_pfc_allowed(sim, p)) || h->ready_head) ensure_txdone(sim, p);
-}
-
-/* The last QP a wake finds due (its timers run), with no other QP under a timer or ready: when
- * the port is free it is asked for its frame at once, without the deadline query and the ready
- * FIFO that kick would take it through (most wakes are a pacer releasing a packet). Only when it
- * gives none is its deadline read: not due yet, it is filed as after_qp_event would have filed
- * it; due, it is served as kick serves it. The same QP calls (but for an fe_qp_tx that finds
- * nothing to send), frames and events as the general path. */
-__attribute__((noinline)) static void wake_last(struct fe_sim *sim, struct sim_host *h,
-                                                struct sim_qp *sq)
-{
-    struct sim_port *p = h->port;
-    uint8_t allowed = 0;
-    struct sim_pkt *pkt = NULL;
-    if (!take_completions(sim, sq)) {
-        kick(sim, h);
-        return;
-    }
-    if (sq->held || p->busy_until > sim->now ||
-        (p->nonempty & (allowed = sim_pfc_allowed(sim, p))) || !(pkt = sim_pkt_alloc(sim))) {
-        sched_update(sim, h, sq);
-        arm_wake(sim, h);
-        kick(sim, h);
-        return;
-    }
-    int n = fe_qp_tx(sq->qp, sim->now, &pkt->pkt);
-    if (n != 1) {
-        uint64_t d = fe_qp_next_deadline(sq->qp);
-        if (d > sim->now) {
-            sim_pkt_free(sim, pkt);
-            sched_file(sim, h, sq, d);
-            arm_wake(sim, h);
-            return;
-        }
-        sq->deadline = d;
-    }
-    bool sent = serve(sim, h, p, sq, allowed, pkt, n);
-    arm_wake(sim, h);
-    if (sent && ((p->nonempty & sim_pfc_allowed(sim, p)) || h->ready_head)) ensure_txdone(sim, p);
 }
 
 void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
@@ -593,10 +534,6 @@ void sim_host_wake(struct fe_sim *sim, struct sim_host *h)
     while (h->n_timers && h->timers[0].deadline <= sim->now) {
         struct sim_qp *sq = timer_pop(h);
         fe_qp_handle_expiry(sq->qp, sim->now);
-        if (!h->n_timers && !h->ready_head) {
-            wake_last(sim, h, sq);
-            return;
-        }
         after_qp_event(sim, h, sq);
     }
     arm_wake(sim, h);
