@@ -345,12 +345,21 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
     sim_phase_mark(sim);
 }
 
-/* Keeps the requester's send queue full of message WRs, as far as the QP has room (asking
- * fe_qp_post_send to be refused would cost more). */
+/* How many unstarted WRs a requester's send queue holds: the QP starts at most one WR per
+ * packet it sends, and the simulator tops the queue up after each one (top_up), so the QP never
+ * finds it empty, nor the next WR missing when its pacer prices the packet after this one.
+ * Keeping only a few posted (rather than the whole replay buffer's worth) keeps the send and
+ * completion rings that the QP touches per packet in the cache. */
+#define SQ_LOOKAHEAD    32
+#define SQ_REFILL_BELOW 8
+
+/* Posts message WRs until the requester holds SQ_LOOKAHEAD unstarted ones, as far as the flow
+ * has bytes and the QP has room (asking fe_qp_post_send to be refused would cost more). */
 static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
 {
     uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
-    for (uint32_t room = fe_qp_sq_room(sq->qp); room && f->posted_bytes < f->spec.bytes; room--) {
+    uint32_t want = SQ_LOOKAHEAD - fe_qp_sq_unstarted(sq->qp), room = fe_qp_sq_room(sq->qp);
+    for (uint32_t n = want < room ? want : room; n && f->posted_bytes < f->spec.bytes; n--) {
         uint64_t len = f->spec.bytes - f->posted_bytes;
         if (len > msg) len = msg;
         struct fe_wr wr = {.op = FE_WR_WRITE,
@@ -383,24 +392,27 @@ static bool collect_completions(struct fe_sim *sim, struct sim_qp *sq)
     return true;
 }
 
-/* Whether a requester's new completions (and the posting they allow) must be handled now.
- * Posting can wait while the QP holds more unstarted WRs than new packets it may send before the
- * next ACK (the replay ring's room): it cannot start more WRs than that, so it sees exactly the
- * WRs it would have seen, and its send queue is topped up in batches instead of one WR per ACK.
- * Not once the last WRs are posted: the flow ends at its last completion. */
-static inline bool completions_due(const struct fe_sim *sim, const struct sim_qp *sq)
+/* After a requester sent a packet: the send queue topped up when it runs low. The completions
+ * are taken out of the CQ first, so that the CQ always has room for what is posted (the QP keeps
+ * at most its send queue's depth of WRs posted and not yet drained). A failed WR leaves the QP
+ * in error, which after_qp_event sees at its next event. */
+static ALWAYS_INLINE void top_up(struct fe_sim *sim, struct sim_qp *sq)
 {
-    return fe_qp_sq_unstarted(sq->qp) <= fe_qp_replay_room(sq->qp) ||
-           sim->flows[sq->flow].posted_bytes >= sim->flows[sq->flow].spec.bytes;
+    struct sim_flow *f = &sim->flows[sq->flow];
+    if (fe_qp_sq_unstarted(sq->qp) >= SQ_REFILL_BELOW || f->posted_bytes >= f->spec.bytes) return;
+    sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
+    (void)drain_cq(f, sq);
+    post_more(f, sq);
 }
 
 /* After anything happened to a QP: collect completions (requester), then reschedule. */
 static ALWAYS_INLINE void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
-    /* completions when the requester's counter moved (most ACKs complete nothing) and are due,
-     * or when the QP failed (its WRs are flushed in error) */
+    /* Completions are handled here once the flow's last WRs are posted (it ends at its last
+     * completion: most ACKs complete nothing new), or when the QP failed (its WRs are flushed in
+     * error); before that, top_up drains them. */
     if (sq->requester && ((fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen &&
-                           completions_due(sim, sq)) ||
+                           sim->flows[sq->flow].posted_bytes >= sim->flows[sq->flow].spec.bytes) ||
                           fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
         if (!collect_completions(sim, sq)) return;
     }
@@ -514,6 +526,7 @@ static ALWAYS_INLINE void kick(struct fe_sim *sim, struct sim_host *h)
                 continue;
             }
             finish_pkt(sim, h, sq, pkt);
+            if (sq->requester) top_up(sim, sq);
             if (allowed >> pkt->prio & 1) {
                 sim_link_send(sim, p, pkt);
                 sent = true;
