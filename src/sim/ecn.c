@@ -33,22 +33,22 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
 void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     if (pkt->kind != PKT_ROCE && pkt->kind != PKT_TEST) return;
-    if (p->red_on && (pkt->pkt.ecn == FE_ECN_ECT0 || pkt->pkt.ecn == FE_ECN_ECT1)) {
+    if (p->red_on && sim_pkt_ect(pkt)) {
         uint64_t q = p->q[pkt->prio].bytes;
         if (q > p->red.kmin_bytes && fe_red_mark(&p->red, q, sim_rng32(sim))) {
             pkt->pkt.ecn = FE_ECN_CE;
-            pkt->ecn_capable = 0;
             p->ecn_marks++;
             sim->st.ecn_marks++;
         }
     }
-    if (pkt->int_md && pkt->pkt.payload_len && pkt->int_md->nhops < FE_INT_MAX_HOPS) {
-        struct fe_int_hop *h = &pkt->int_md->hop[pkt->int_md->nhops++];
+    struct fe_int *md = sim_pkt_int(sim, pkt);
+    if (md && pkt->pkt.payload_len && md->nhops < FE_INT_MAX_HOPS) {
+        struct fe_int_hop *h = &md->hop[md->nhops++];
         h->ts_ns = sim->now;
         h->tx_bytes = p->int_tx_bytes;
         h->qlen_bytes = (uint32_t)(p->queue_bytes > UINT32_MAX ? UINT32_MAX : p->queue_bytes);
         h->rate_mbps = (uint32_t)(p->rate_bps / 1000000u);
-        pkt->pkt.int_md = pkt->int_md;
+        pkt->pkt.int_md = md;
     }
 }
 
@@ -78,19 +78,17 @@ void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
     c->pkt.pcp = sim->sc.host.cnp_pcp;
     c->pkt.dscp = sim->sc.host.cnp_dscp;
     c->prio = sim->sc.host.cnp_pcp;
-    c->src = p->node->id;
-    c->dst = f->spec.src;
-    c->flow_hash = f->hash_rev;
     c->flow = pkt->flow;
     c->owner = NULL;
     c->frame_bytes = sim_frame_bytes(sim, &c->pkt);
-    struct sim_port *out = sim_route(sim, p->node->sw, c->dst, c->flow_hash);
+    /* the flow's reverse path (its ACKs') starts at this switch, the receiver's */
+    c->route = f->path_rev;
+    struct sim_port *out = *c->route++;
     if (!out) {
         sim_pkt_free(sim, c);
         return;
     }
-    c->in_port = (uint16_t)out->index; /* not admitted to the buffer: nothing to release */
-    c->no_buffer = 1;
+    c->in_port = SIM_NO_INGRESS; /* not admitted to the buffer: nothing to release */
     sim->st.cnps++;
     sim_port_enqueue(sim, out, c);
     sim_port_kick(sim, out);

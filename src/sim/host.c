@@ -421,25 +421,21 @@ static ALWAYS_INLINE void after_qp_event(struct fe_sim *sim, struct sim_host *h,
 
 /* Completes a frame whose fe_pkt fe_qp_tx has just written (pkt->pkt): the simulator's fields,
  * and its INT records copied into the frame's own storage. */
-static ALWAYS_INLINE void finish_pkt(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq,
-                                     struct sim_pkt *pkt)
+static ALWAYS_INLINE void finish_pkt(struct fe_sim *sim, struct sim_qp *sq, struct sim_pkt *pkt)
 {
     struct fe_pkt *fp = &pkt->pkt;
     const struct fe_int *md = fp->int_md; /* the QP's, valid until its next call */
     fp->payload = NULL;
     fp->int_md = NULL;
-    if (md && md->nhops && pkt->int_md) {
-        *pkt->int_md = *md;
-        if (pkt->int_md->nhops > FE_INT_MAX_HOPS) pkt->int_md->nhops = FE_INT_MAX_HOPS;
-        fp->int_md = pkt->int_md;
+    struct fe_int *own = sim_pkt_int(sim, pkt);
+    if (md && md->nhops && own) {
+        *own = *md;
+        if (own->nhops > FE_INT_MAX_HOPS) own->nhops = FE_INT_MAX_HOPS;
+        fp->int_md = own;
     }
     pkt->kind = PKT_ROCE;
-    pkt->src = h->node_id;
-    pkt->dst = sq->peer_node;
-    pkt->flow_hash = sq->flow_hash;
     pkt->flow = sq->flow;
     pkt->route = sq->route;
-    pkt->hop = 0;
     pkt->owner = NULL;
     uint8_t prio = fp->pcp & 7;
     if (fp->bth.opcode == FE_OP_ACK && sim->sc.host.ack_pcp != sim->sc.host.data_pcp)
@@ -525,7 +521,7 @@ static ALWAYS_INLINE void kick(struct fe_sim *sim, struct sim_host *h)
                 sent_nothing(sim, h, sq, pkt);
                 continue;
             }
-            finish_pkt(sim, h, sq, pkt);
+            finish_pkt(sim, sq, pkt);
             if (sq->requester) top_up(sim, sq);
             if (allowed >> pkt->prio & 1) {
                 sim_link_send(sim, p, pkt);
@@ -616,8 +612,8 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
         sim_pkt_free(sim, pkt);
         return;
     }
-    bool has_int = pkt->int_md && pkt->int_md->nhops;
-    pkt->pkt.int_md = has_int ? pkt->int_md : NULL;
+    const struct fe_int *md = sim_pkt_int(sim, pkt);
+    pkt->pkt.int_md = md && md->nhops ? md : NULL;
     /* rx_pkts counts accepted data packets: ACKs, NAKs and CNPs leave it (and its cache line)
      * alone */
     bool data = pkt->pkt.bth.opcode != FE_OP_ACK && pkt->pkt.bth.opcode != FE_OP_CNP;
@@ -772,10 +768,6 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         free(a);
         return rc;
     }
-    a->peer_node = f->spec.dst;
-    b->peer_node = f->spec.src;
-    a->flow_hash = f->hash_fwd;
-    b->flow_hash = f->hash_rev;
     a->route = f->path_fwd;
     b->route = f->path_rev;
 

@@ -35,8 +35,6 @@ uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes)
 
 void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    /* a host sends: the frame's ECN codepoint, kept where switches read (ecn.c) */
-    if (p->host) pkt->ecn_capable = pkt->pkt.ecn == FE_ECN_ECT0 || pkt->pkt.ecn == FE_ECN_ECT1;
     uint32_t wire = sim_wire_bytes(sim, pkt);
     uint64_t ser =
         sim->ns3_frames ? sim_link_ns3_ser_ns(p->rate_bps, wire) : sim_link_ser_ns(p, wire);

@@ -43,10 +43,8 @@ static void send_pfc(struct fe_sim *sim, struct sim_port *p, uint8_t prio, uint1
     pkt->kind = PKT_PFC;
     pkt->frame_bytes = sim->pfc_frame_bytes;
     pkt->prio = prio;
-    pkt->pfc_prio = prio;
-    pkt->pfc_quanta = quanta;
-    pkt->dst = p->peer->node->id;
-    pkt->src = p->node->id;
+    pkt->pfc.prio = prio;
+    pkt->pfc.quanta = quanta;
     if (p->ctrl.tail)
         p->ctrl.tail->next = pkt;
     else
@@ -122,11 +120,11 @@ static void kick(struct fe_sim *sim, struct sim_port *p)
 
 void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pfc)
 {
-    uint8_t prio = pfc->pfc_prio & 7;
+    uint8_t prio = pfc->pfc.prio & 7;
     if (sim->pfc_cb)
         sim->pfc_cb(sim->pfc_user, sim->now, p->node->id, p->node->is_switch, p->index, prio,
-                    pfc->pfc_quanta != 0);
-    if (pfc->pfc_quanta) {
+                    pfc->pfc.quanta != 0);
+    if (pfc->pfc.quanta) {
         p->pause_rx++;
         if (!p->paused) {
             p->paused_since = sim->now;
@@ -134,7 +132,7 @@ void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
         }
         p->paused |= (uint8_t)(1u << prio);
         if (sim->sc.sw.pfc_mode == FE_SIM_PFC_QUANTA) {
-            p->paused_until[prio] = sim->now + pause_ns(p, pfc->pfc_quanta);
+            p->paused_until[prio] = sim->now + pause_ns(p, pfc->pfc.quanta);
             arm_pause_end(sim, p);
         } else {
             p->paused_until[prio] = FE_SIM_NO_TIME;

@@ -27,7 +27,6 @@ int sim_pool_grow(struct fe_sim *sim)
     sim->chunks[sim->n_chunks++] = (struct sim_pkt *)(void *)chunk;
     for (int i = CHUNK_PKTS - 1; i >= 0; i--) {
         struct sim_pkt *p = (struct sim_pkt *)(void *)(chunk + (size_t)i * stride);
-        p->int_md = sim->int_enable ? (struct fe_int *)(void *)(p + 1) : NULL;
         p->next = sim->free_pkts;
         sim->free_pkts = p;
     }

@@ -541,12 +541,11 @@ struct sim_pkt *sim_test_inject(struct fe_sim *sim, uint32_t src_node, uint32_t 
     if (!pkt) return NULL;
     memset(&pkt->pkt, 0, sizeof(pkt->pkt));
     pkt->kind = PKT_TEST;
-    pkt->src = src_node;
-    pkt->dst = dst_node;
+    pkt->test.dst = dst_node;
     pkt->prio = prio & 7;
     pkt->frame_bytes = frame_bytes;
-    pkt->flow_hash = flow_hash;
-    pkt->test_tag = tag;
+    pkt->test.flow_hash = flow_hash;
+    pkt->test.tag = tag;
     pkt->pkt.ecn = ect ? FE_ECN_ECT0 : FE_ECN_NOT_ECT;
     pkt->pkt.payload_len = frame_bytes;
     pkt->owner = NULL;

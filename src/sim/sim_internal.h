@@ -34,30 +34,48 @@ enum pkt_kind { PKT_ROCE = 0, PKT_PFC = 1, PKT_TEST = 2 };
 
 struct sim_port;
 
-/* 64-byte aligned: a switch reads only the first cache line of a frame (the fe_pkt is the hosts')
- */
+/* Two cache lines. The fe_pkt comes first: its headers up to the payload pointer fill the first
+ * line, which only the hosts read; the second holds the rest of it (payload length, ECN, INT) and
+ * the simulator's own fields, everything a switch reads. Fields that are never live together
+ * share storage: the wire key (on a wire) and the owner (in a host's port queue), and the
+ * per-kind fields. A frame's INT records, when INT is on, are stored right after it
+ * (sim_pkt_int). */
 struct sim_pkt {
-    _Alignas(64) struct sim_pkt *next; /* queue link / on the wire / free list */
-    uint64_t wire_key;                 /* on the wire, behind another frame: its event key */
-    struct sim_port *const *route;     /* egress port at each switch of its path, or NULL */
-    struct fe_int *int_md; /* INT records (storage after the packet), NULL when INT is off */
-    uint32_t hop;          /* index in route of the next switch */
-    uint32_t frame_bytes;  /* frame on the wire, FCS included (buffer accounting) */
-    uint32_t dst;          /* destination node */
-    uint32_t flow_hash;    /* ECMP entropy */
-    uint16_t in_port;      /* ingress port at the current switch */
-    uint8_t prio;          /* traffic class / PFC priority */
-    uint8_t kind;          /* enum pkt_kind */
-    uint8_t ecn_capable;   /* pkt.ecn is ECT (set when a host sends it, cleared when marked) */
-    uint8_t no_buffer;     /* made by the switch (CNP monitor): not in its buffer */
-    uint8_t pfc_prio;      /* PFC frame: priority */
-    uint16_t pfc_quanta;   /* PFC frame: 0 = resume */
-    uint32_t src;          /* source node */
-    uint32_t flow;         /* flow index (data), or UINT32_MAX */
-    uint64_t test_tag;     /* PKT_TEST: caller's value */
-    struct sim_qp *owner;  /* host port queue: the QP whose packet waits out a pause */
-    struct fe_pkt pkt;
+    _Alignas(64) struct fe_pkt pkt;
+    struct sim_pkt *next; /* queue link / on the wire / free list */
+    union {
+        uint64_t wire_key;    /* on the wire, behind another frame: its event key */
+        struct sim_qp *owner; /* in a host's port queue: the QP whose packet waits out a pause */
+    };
+    union {                                /* by kind */
+        struct {                           /* PKT_ROCE */
+            struct sim_port *const *route; /* egress port at each switch still ahead */
+            uint32_t flow;                 /* flow index */
+        };
+        struct { /* PKT_TEST: routed by destination (sim_route) */
+            uint32_t dst, flow_hash;
+            uint64_t tag; /* caller's value */
+        } test;
+        struct {             /* PKT_PFC */
+            uint16_t quanta; /* 0 = resume */
+            uint8_t prio;
+        } pfc;
+    };
+    uint32_t frame_bytes; /* frame on the wire, FCS included (buffer accounting) */
+    uint16_t in_port;     /* ingress port at the current switch, or SIM_NO_INGRESS */
+    uint8_t prio;         /* traffic class / PFC priority */
+    uint8_t kind;         /* enum pkt_kind */
 };
+_Static_assert(sizeof(struct sim_pkt) == 128, "a frame is two cache lines");
+
+/* in_port of a frame made by a switch (CNP monitor): not in that switch's buffer */
+#define SIM_NO_INGRESS UINT16_MAX
+
+/* A frame's ECN codepoint is ECT: the switches may mark it. */
+static inline bool sim_pkt_ect(const struct sim_pkt *pkt)
+{
+    return pkt->pkt.ecn == FE_ECN_ECT0 || pkt->pkt.ecn == FE_ECN_ECT1;
+}
 
 /* Output queue of one priority. */
 struct sim_queue {
@@ -153,14 +171,12 @@ struct sim_qp {
     uint64_t completed_seen;       /* requester: tx_msgs_completed when last polled */
     uint32_t qpn;                  /* generation << 16 | slot */
     uint32_t flow;                 /* flow index */
-    uint32_t peer_node;            /* where its packets go */
-    uint32_t flow_hash;
-    bool requester; /* the flow's source side */
-    bool in_ready;  /* in host->ready */
-    bool held;      /* a packet of a paused priority waits in the port queue */
-    bool dead;      /* released; freed when the ready FIFO drops it */
-    bool homa;      /* responder of a Homa flow (in host->homa_in) */
-    bool timed;     /* in host->timers */
+    bool requester;                /* the flow's source side */
+    bool in_ready;                 /* in host->ready */
+    bool held;                     /* a packet of a paused priority waits in the port queue */
+    bool dead;                     /* released; freed when the ready FIFO drops it */
+    bool homa;                     /* responder of a Homa flow (in host->homa_in) */
+    bool timed;                    /* in host->timers */
     /* second line */
     struct sim_host *host;
     /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
@@ -311,6 +327,11 @@ static inline void sim_schedule(struct fe_sim *sim, uint64_t t, void *obj, enum 
 }
 
 /* ---- pool.c ---- */
+/* The INT records stored after the frame (pool.c), NULL when INT is off. */
+static inline struct fe_int *sim_pkt_int(const struct fe_sim *sim, const struct sim_pkt *p)
+{
+    return sim->int_enable ? (struct fe_int *)(uintptr_t)(p + 1) : NULL;
+}
 /* Adds a chunk of packets to the free list: 0, or -1 when out of memory. */
 int sim_pool_grow(struct fe_sim *sim);
 /* A packet from the free list (inline: once the pool has grown to the peak in flight, this is
@@ -324,16 +345,11 @@ static inline struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim)
     struct sim_pkt *p = sim->free_pkts;
     sim->free_pkts = p->next;
     sim->pkts_in_use++;
-    /* Only the fields every user relies on are cleared; the full fe_pkt is written by whoever
-     * fills the packet. */
+    /* Only the fields every user relies on are cleared; the full fe_pkt and the fields of its
+     * kind are written by whoever fills the packet. */
     p->next = NULL;
-    if (p->int_md) p->int_md->nhops = 0;
+    if (sim->int_enable) sim_pkt_int(sim, p)->nhops = 0;
     p->pkt.int_md = NULL;
-    p->flow = UINT32_MAX;
-    p->route = NULL;
-    p->hop = 0;
-    p->ecn_capable = 0;
-    p->no_buffer = 0;
     return p;
 }
 static inline void sim_pkt_free(struct fe_sim *sim, struct sim_pkt *p)
@@ -444,8 +460,8 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p);
 void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
 static inline void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    if ((p->red_on && pkt->ecn_capable && p->q[pkt->prio].bytes > p->red.kmin_bytes) ||
-        (pkt->int_md && pkt->pkt.payload_len))
+    if ((p->red_on && sim_pkt_ect(pkt) && p->q[pkt->prio].bytes > p->red.kmin_bytes) ||
+        (sim->int_enable && pkt->pkt.payload_len))
         sim_ecn_on_dequeue_slow(sim, p, pkt);
 }
 /* The CNP monitor at a port facing a host (switch.cnp_monitor_bps). */

@@ -49,7 +49,7 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
         if (!ok) return; /* paused: the pause end or a RESUME kicks us again */
         pkt = sim_port_dequeue(p, (uint8_t)top_prio(ok));
         struct sim_switch *sw = p->sw;
-        if (!pkt->no_buffer) {
+        if (pkt->in_port != SIM_NO_INGRESS) {
             struct sim_port *in = &sw->ports[pkt->in_port];
             sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
             sim_pfc_check_xon(sim, sw, in, pkt->prio);
@@ -95,8 +95,9 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
         return;
     }
     struct sim_switch *sw = in->sw;
-    struct sim_port *out =
-        pkt->route ? pkt->route[pkt->hop++] : sim_route(sim, sw, pkt->dst, pkt->flow_hash);
+    struct sim_port *out = pkt->kind == PKT_ROCE
+                               ? *pkt->route++
+                               : sim_route(sim, sw, pkt->test.dst, pkt->test.flow_hash);
     pkt->in_port = (uint16_t)in->index;
     if (out && sim_buffer_pass_through(sim, sw, in, pkt->prio, pkt->frame_bytes) &&
         port_idle_for(sim, out, pkt->prio)) {

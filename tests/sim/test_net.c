@@ -31,9 +31,9 @@ static void on_rx(void *user, uint32_t node, const struct sim_pkt *pkt, uint64_t
     l->n++;
     l->bytes += pkt->frame_bytes;
     if (pkt->pkt.ecn == FE_ECN_CE) l->ce++;
-    l->per_tag[pkt->test_tag & 15]++;
+    l->per_tag[pkt->test.tag & 15]++;
     l->last_ns = now;
-    l->sum = l->sum * 1000003u + (pkt->test_tag ^ now);
+    l->sum = l->sum * 1000003u + (pkt->test.tag ^ now);
 }
 
 static struct fe_sim *make(struct fe_sim_scenario *sc, struct rx_log *log)
@@ -199,8 +199,8 @@ static void test_pause_quanta_timer(void **s)
     struct sim_pkt pfc;
     memset(&pfc, 0, sizeof(pfc));
     pfc.kind = PKT_PFC;
-    pfc.pfc_prio = 3;
-    pfc.pfc_quanta = 100; /* 100 x 512 bits = 5120 ns at 10 Gb/s */
+    pfc.pfc.prio = 3;
+    pfc.pfc.quanta = 100; /* 100 x 512 bits = 5120 ns at 10 Gb/s */
     sim_pfc_receive(sim, tx, &pfc);
     for (int i = 0; i < 3; i++) sim_test_inject(sim, 2, 0, 3, 1000, false, 1, 0);
     sim_test_inject(sim, 2, 0, 5, 1000, false, 1, 9); /* other priority: not paused */
