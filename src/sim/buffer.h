@@ -27,7 +27,7 @@ static inline __attribute__((always_inline)) bool sim_buffer_lossless(const stru
 static inline bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
                                     uint8_t prio, uint32_t bytes, int *reason)
 {
-    struct sim_ingress *ing = &in->in[prio];
+    struct sim_ingress *ing = &in->tc[prio].in;
     /* The reserve is a byte allowance: a frame that straddles its end puts the rest in the
      * shared pool (cell-based MMUs, and the ns-3 simulators' MMU, count bytes, not frames) */
     uint64_t room = ing->reserve_used < sim->sc.sw.reserve_bytes
@@ -62,7 +62,7 @@ static inline void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw,
                                       struct sim_port *in, uint8_t prio, uint32_t bytes)
 {
     (void)sim;
-    struct sim_ingress *ing = &in->in[prio];
+    struct sim_ingress *ing = &in->tc[prio].in;
     /* Headroom first: the condition for RESUME is an empty headroom. */
     uint64_t rest = bytes;
     uint64_t h = ing->hdrm_used < rest ? ing->hdrm_used : rest;
@@ -79,14 +79,14 @@ static inline void sim_buffer_release(struct fe_sim *sim, struct sim_switch *sw,
 static inline bool sim_buffer_should_pause(const struct fe_sim *sim, const struct sim_switch *sw,
                                            const struct sim_port *in, uint8_t prio)
 {
-    const struct sim_ingress *ing = &in->in[prio];
+    const struct sim_ingress *ing = &in->tc[prio].in;
     return ing->hdrm_used > 0 || ing->shared_used >= sim_buffer_threshold(sw, sim);
 }
 
 static inline bool sim_buffer_should_resume(const struct fe_sim *sim, const struct sim_switch *sw,
                                             const struct sim_port *in, uint8_t prio)
 {
-    const struct sim_ingress *ing = &in->in[prio];
+    const struct sim_ingress *ing = &in->tc[prio].in;
     if (ing->hdrm_used > 0) return false;
     return ing->shared_used == 0 ||
            ing->shared_used + sim->sc.sw.xon_offset_bytes <= sim_buffer_threshold(sw, sim);
@@ -100,7 +100,7 @@ static inline bool sim_buffer_should_resume(const struct fe_sim *sim, const stru
 static inline bool sim_buffer_pass_through(const struct fe_sim *sim, const struct sim_switch *sw,
                                            const struct sim_port *in, uint8_t prio, uint32_t bytes)
 {
-    const struct sim_ingress *ing = &in->in[prio];
+    const struct sim_ingress *ing = &in->tc[prio].in;
     return !ing->hdrm_used && !ing->shared_used && !ing->xoff &&
            ing->reserve_used + bytes <= sim->sc.sw.reserve_bytes &&
            (!sim_buffer_lossless(sim, prio) || sim_buffer_threshold(sw, sim) > 0);
@@ -111,7 +111,7 @@ static inline bool sim_buffer_pass_through(const struct fe_sim *sim, const struc
 static inline void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw,
                                       struct sim_port *in, uint8_t prio)
 {
-    if (!sim_buffer_lossless(sim, prio) || in->in[prio].xoff ||
+    if (!sim_buffer_lossless(sim, prio) || in->tc[prio].in.xoff ||
         !sim_buffer_should_pause(sim, sw, in, prio))
         return;
     sim_pfc_xoff(sim, in, prio);
@@ -120,7 +120,7 @@ static inline void sim_pfc_check_xoff(struct fe_sim *sim, struct sim_switch *sw,
 static inline void sim_pfc_check_xon(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
                                      uint8_t prio)
 {
-    if (!in->in[prio].xoff || !sim_buffer_should_resume(sim, sw, in, prio)) return;
+    if (!in->tc[prio].in.xoff || !sim_buffer_should_resume(sim, sw, in, prio)) return;
     sim_pfc_xon(sim, in, prio);
 }
 

@@ -7,7 +7,7 @@
 void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
 {
     const struct fe_sim_switch_cfg *c = &sim->sc.sw;
-    p->red_on = false;
+    p->mark_above_bytes = UINT64_MAX;
     if (!c->ecn || c->n_red <= 0) return;
     /* exact speed, else the fastest entry not faster than the port, else the slowest entry */
     const struct fe_sim_red *best = NULL;
@@ -27,15 +27,15 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
     p->red.kmin_bytes = best->kmin_bytes;
     p->red.kmax_bytes = best->kmax_bytes;
     p->red.pmax_ppm = best->pmax_ppm;
-    p->red_on = true;
+    p->mark_above_bytes = best->kmin_bytes;
 }
 
 void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     if (pkt->kind != PKT_ROCE && pkt->kind != PKT_TEST) return;
-    if (p->red_on && sim_pkt_ect(pkt)) {
-        uint64_t q = p->q[pkt->prio].bytes;
-        if (q > p->red.kmin_bytes && fe_red_mark(&p->red, q, sim_rng32(sim))) {
+    if (sim_pkt_ect(pkt)) {
+        uint64_t q = p->tc[pkt->prio].q.bytes;
+        if (q > p->mark_above_bytes && fe_red_mark(&p->red, q, sim_rng32(sim))) {
             pkt->pkt.ecn = FE_ECN_CE;
             p->ecn_marks++;
             sim->st.ecn_marks++;
@@ -45,7 +45,7 @@ void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_
     if (md && pkt->pkt.payload_len && md->nhops < FE_INT_MAX_HOPS) {
         struct fe_int_hop *h = &md->hop[md->nhops++];
         h->ts_ns = sim->now;
-        h->tx_bytes = p->int_tx_bytes;
+        h->tx_bytes = p->tx_bytes;
         h->qlen_bytes = (uint32_t)(p->queue_bytes > UINT32_MAX ? UINT32_MAX : p->queue_bytes);
         h->rate_mbps = (uint32_t)(p->rate_bps / 1000000u);
         pkt->pkt.int_md = md;

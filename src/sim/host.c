@@ -279,7 +279,7 @@ static void release_qp(struct sim_host *h, struct sim_qp *sq)
     if (sq->held) {
         struct sim_port *p = h->port;
         for (int prio = 0; prio < FE_SIM_PRIOS; prio++)
-            for (struct sim_pkt *k = p->q[prio].head; k; k = k->next)
+            for (struct sim_pkt *k = p->tc[prio].q.head; k; k = k->next)
                 if (k->owner == sq) k->owner = NULL;
     }
     h->qps[qp_slot(sq)] = NULL;

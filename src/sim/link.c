@@ -41,7 +41,6 @@ void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
     p->busy_until = sim->now + ser;
     p->tx_pkts++;
     p->tx_bytes += pkt->frame_bytes;
-    p->int_tx_bytes += pkt->frame_bytes;
     sim->st.pkts_sent++;
     /* PFC frames are exempt: losing one would model a different failure (and deadlock the
      * XOFF/XON mode, which has no timer). */

@@ -51,6 +51,7 @@ static void send_pfc(struct fe_sim *sim, struct sim_port *p, uint8_t prio, uint1
         p->ctrl.head = pkt;
     p->ctrl.tail = pkt;
     p->ctrl.pkts++;
+    p->ctrl_pending = true;
     if (quanta) {
         p->pause_tx++;
         sim->st.pause_frames++;
@@ -63,7 +64,7 @@ static void send_pfc(struct fe_sim *sim, struct sim_port *p, uint8_t prio, uint1
 
 void sim_pfc_xoff(struct fe_sim *sim, struct sim_port *in, uint8_t prio)
 {
-    in->in[prio].xoff = true;
+    in->tc[prio].in.xoff = true;
     sim->st.pause_events++;
     send_pfc(sim, in, prio, sim->sc.sw.pause_quanta);
     if (sim->sc.sw.pfc_mode == FE_SIM_PFC_QUANTA && !in->refresh_pending) {
@@ -74,7 +75,7 @@ void sim_pfc_xoff(struct fe_sim *sim, struct sim_port *in, uint8_t prio)
 
 void sim_pfc_xon(struct fe_sim *sim, struct sim_port *in, uint8_t prio)
 {
-    in->in[prio].xoff = false;
+    in->tc[prio].in.xoff = false;
     send_pfc(sim, in, prio, 0);
 }
 
@@ -83,7 +84,7 @@ void sim_pfc_refresh(struct fe_sim *sim, struct sim_port *p)
     p->refresh_pending = false;
     bool any = false;
     for (uint8_t prio = 0; prio < FE_SIM_PRIOS; prio++) {
-        if (!p->in[prio].xoff) continue;
+        if (!p->tc[prio].in.xoff) continue;
         send_pfc(sim, p, prio, sim->sc.sw.pause_quanta);
         any = true;
     }

@@ -90,11 +90,21 @@ struct sim_ingress {
     bool xoff; /* we told the peer to pause this priority */
 };
 
+/* One priority of a port, in one cache line: its output queue, and the accounting of the frames
+ * that arrive on the port (a port sends one way what it receives the other: data out, their
+ * ACKs in). */
+struct sim_tc {
+    _Alignas(64) struct sim_queue q;
+    struct sim_ingress in;
+};
+_Static_assert(sizeof(struct sim_tc) == 64, "a priority is one cache line");
+
 struct sim_node;
 
 /* Hot fields first, by cache line: what every frame through the port touches (the transmitter,
- * the owner, the flags), then the sending side and the queues' control, then the receiving side;
- * per-priority state and statistics after them. */
+ * the owner, the flags), then the counters, the queues' totals and the frames on the wire toward
+ * it, then one line per priority (sim_tc); the control queue, the marking parameters, the pause
+ * state and statistics after them. */
 struct sim_port {
     /* line 1: the transmitter and the owner */
     _Alignas(64) struct sim_port *peer;
@@ -104,28 +114,27 @@ struct sim_port {
     uint64_t ser_fp_per_byte; /* serialization time of a byte in 2^-24 ns */
     uint64_t ser_frac;        /* fraction of a ns carried to the next frame (2^-24 ns) */
     uint64_t delay_ns;
-    uint32_t index;
+    uint16_t index;
     bool txdone_pending;
     bool pause_ev_pending;
-    uint8_t nonempty; /* bit p: queue p has frames */
-    uint8_t paused;   /* bit p: our transmitter must not send priority p */
-    /* line 2: sending */
-    struct sim_queue ctrl; /* PFC frames: strict priority over everything */
+    bool ctrl_pending; /* ctrl has frames */
+    uint8_t nonempty;  /* bit p: queue p has frames */
+    uint8_t paused;    /* bit p: our transmitter must not send priority p */
+    /* line 2: sending, and the frames on the wire toward this port, in arrival order (link.c) */
+    uint64_t mark_above_bytes; /* egress marking (RED) above this queue length: red.kmin_bytes,
+                                * or UINT64_MAX when the port does not mark (ecn.c) */
     /* (counters apart: the compiler would pair adjacent ones in vector adds) */
     uint64_t tx_pkts;
     uint64_t loss32; /* loss probability in 2^-32 units (0 = none) */
     uint64_t tx_bytes;
     uint64_t queue_bytes;
-    /* line 3: frames on the wire toward this port, in arrival order (link.c); egress marking */
-    uint64_t int_tx_bytes; /* bytes sent, for INT */
     struct sim_pkt *wire_head, *wire_tail;
     uint64_t max_queue_bytes;
-    bool red_on;
+    /* lines 3-10 */
+    struct sim_tc tc[FE_SIM_PRIOS];
+    struct sim_queue ctrl; /* PFC frames: strict priority over everything */
+    struct fe_red red;     /* egress marking on this port (when mark_above_bytes is set) */
     bool refresh_pending;
-    struct fe_red red; /* egress marking on this port */
-    struct sim_queue q[FE_SIM_PRIOS];
-    /* switch ingress side (frames arriving on this port) */
-    struct sim_ingress in[FE_SIM_PRIOS];
     uint64_t headroom_bytes;
     uint64_t paused_until[FE_SIM_PRIOS]; /* QUANTA mode */
     uint64_t paused_since;               /* start of the current pause (any priority) */
@@ -401,7 +410,7 @@ static inline uint32_t sim_wire_bytes(const struct fe_sim *sim, const struct sim
 /* ---- port transmit side (switch.c) ---- */
 static inline void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    struct sim_queue *q = &p->q[pkt->prio];
+    struct sim_queue *q = &p->tc[pkt->prio].q;
     pkt->next = NULL;
     if (q->tail)
         q->tail->next = pkt;
@@ -417,7 +426,7 @@ static inline void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, stru
 }
 static inline struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio)
 {
-    struct sim_queue *q = &p->q[prio];
+    struct sim_queue *q = &p->tc[prio].q;
     struct sim_pkt *pkt = q->head;
     q->head = pkt->next;
     if (!q->head) {
@@ -460,7 +469,7 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p);
 void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
 static inline void sim_ecn_on_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    if ((p->red_on && sim_pkt_ect(pkt) && p->q[pkt->prio].bytes > p->red.kmin_bytes) ||
+    if ((sim_pkt_ect(pkt) && p->tc[pkt->prio].q.bytes > p->mark_above_bytes) ||
         (sim->int_enable && pkt->pkt.payload_len))
         sim_ecn_on_dequeue_slow(sim, p, pkt);
 }

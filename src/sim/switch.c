@@ -24,7 +24,7 @@ static inline bool tx_busy(const struct fe_sim *sim, const struct sim_port *p)
  * in ns-3 (--ns3-compat) every frame has it (tx_busy). */
 static inline void arm_tx_done(struct fe_sim *sim, struct sim_port *p)
 {
-    if (!p->txdone_pending && (p->ctrl.head || p->nonempty || sim->ns3_frames)) {
+    if (!p->txdone_pending && (p->ctrl_pending || p->nonempty || sim->ns3_frames)) {
         p->txdone_pending = true;
         sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
     }
@@ -37,10 +37,13 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
         return;
     }
     struct sim_pkt *pkt;
-    if (p->ctrl.head) {
+    if (p->ctrl_pending) {
         pkt = p->ctrl.head;
         p->ctrl.head = pkt->next;
-        if (!p->ctrl.head) p->ctrl.tail = NULL;
+        if (!p->ctrl.head) {
+            p->ctrl.tail = NULL;
+            p->ctrl_pending = false;
+        }
         p->ctrl.pkts--;
         pkt->next = NULL;
     } else {
@@ -83,7 +86,7 @@ static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *p
 
 static inline bool port_idle_for(struct fe_sim *sim, struct sim_port *out, uint8_t prio)
 {
-    return !tx_busy(sim, out) && !out->ctrl.head && !out->nonempty &&
+    return !tx_busy(sim, out) && !out->ctrl_pending && !out->nonempty &&
            (sim_pfc_allowed(sim, out) >> prio & 1);
 }
 

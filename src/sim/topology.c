@@ -192,8 +192,8 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
         const struct fe_sim_link *l = &sc->links[i];
         struct sim_node *a = &sim->nodes[l->a], *b = &sim->nodes[l->b];
         struct sim_port *pa = &a->ports[a->n_ports], *pb = &b->ports[b->n_ports];
-        pa->index = a->n_ports++;
-        pb->index = b->n_ports++;
+        pa->index = (uint16_t)a->n_ports++; /* at most 65535 ports (above) */
+        pb->index = (uint16_t)b->n_ports++;
         pa->node = a;
         pb->node = b;
         pa->sw = a->sw;
@@ -243,7 +243,7 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
     }
     for (uint32_t h = 0; h < n_host; h++) {
         sim_ecn_port_setup(sim, &sim->hosts[h].node->ports[0]);
-        sim->hosts[h].node->ports[0].red_on = false;
+        sim->hosts[h].node->ports[0].mark_above_bytes = UINT64_MAX; /* hosts do not mark */
     }
     return build_routes(sim, err, err_cap);
 }
