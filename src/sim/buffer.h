@@ -21,7 +21,7 @@ sim_buffer_threshold(const struct sim_switch *sw, const struct fe_sim *sim)
 static inline __attribute__((always_inline)) bool sim_buffer_lossless(const struct fe_sim *sim,
                                                                       uint8_t prio)
 {
-    return sim->sc.sw.pfc && (sim->sc.sw.lossless_mask >> prio & 1);
+    return sim->lossless_prios >> prio & 1;
 }
 
 static inline bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, struct sim_port *in,
@@ -30,9 +30,8 @@ static inline bool sim_buffer_admit(struct fe_sim *sim, struct sim_switch *sw, s
     struct sim_ingress *ing = &in->tc[prio].in;
     /* The reserve is a byte allowance: a frame that straddles its end puts the rest in the
      * shared pool (cell-based MMUs, and the ns-3 simulators' MMU, count bytes, not frames) */
-    uint64_t room = ing->reserve_used < sim->sc.sw.reserve_bytes
-                        ? sim->sc.sw.reserve_bytes - ing->reserve_used
-                        : 0;
+    uint64_t room =
+        ing->reserve_used < sim->reserve_bytes ? sim->reserve_bytes - ing->reserve_used : 0;
     uint64_t over = bytes > room ? bytes - room : 0;
     if (!over) {
         ing->reserve_used += bytes;
@@ -102,7 +101,7 @@ static inline bool sim_buffer_pass_through(const struct fe_sim *sim, const struc
 {
     const struct sim_ingress *ing = &in->tc[prio].in;
     return !ing->hdrm_used && !ing->shared_used && !ing->xoff &&
-           ing->reserve_used + bytes <= sim->sc.sw.reserve_bytes &&
+           ing->reserve_used + bytes <= sim->reserve_bytes &&
            (!sim_buffer_lossless(sim, prio) || sim_buffer_threshold(sw, sim) > 0);
 }
 

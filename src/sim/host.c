@@ -438,8 +438,7 @@ static ALWAYS_INLINE void finish_pkt(struct fe_sim *sim, struct sim_qp *sq, stru
     pkt->route = sq->route;
     pkt->owner = NULL;
     uint8_t prio = fp->pcp & 7;
-    if (fp->bth.opcode == FE_OP_ACK && sim->sc.host.ack_pcp != sim->sc.host.data_pcp)
-        prio = sim->sc.host.ack_pcp;
+    if (fp->bth.opcode == FE_OP_ACK && sim->ack_pcp != sim->data_pcp) prio = sim->ack_pcp;
     if (fp->bth.opcode == FE_OP_CNP) sim->st.cnps++;
     pkt->prio = prio;
     pkt->frame_bytes = sim_frame_bytes(sim, fp);

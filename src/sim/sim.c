@@ -137,7 +137,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
                              size_t err_cap)
 {
     int rc = FE_ENOMEM;
-    struct fe_sim *sim = aligned_alloc(16, (sizeof(*sim) + 15) & ~(size_t)15);
+    struct fe_sim *sim = aligned_alloc(_Alignof(struct fe_sim), sizeof(*sim));
     if (!sim) goto fail_nosim;
     memset(sim, 0, sizeof(*sim));
     if (copy_scenario(&sim->sc, scin)) {
@@ -172,13 +172,20 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         unsigned f = fe_opcode_flags((uint8_t)op);
         size_t fixed = fe_pkt_hdr_len((uint8_t)op) + FE_ICRC_LEN + sim->wire_extra;
         if (f & FE_OPF_CNP) fixed += FE_CNP_PAD_LEN;
-        sim->op_fixed_bytes[op] = (uint16_t)fixed;
-        sim->op_has_payload[op] = !(f & FE_OPF_CNP) && (f & FE_OPF_PAYLOAD);
+        sim->op_frame[op].fixed_bytes = (uint8_t)fixed; /* <= 110 */
+        sim->op_frame[op].payload = !(f & FE_OPF_CNP) && (f & FE_OPF_PAYLOAD);
     }
     uint32_t max_frame = sim->max_frame_bytes;
     if (sc->sw.reserve_bytes == FE_SIM_AUTO) sc->sw.reserve_bytes = max_frame;
     if (sc->sw.xon_offset_bytes == FE_SIM_AUTO) sc->sw.xon_offset_bytes = 2u * max_frame;
     sim->dt_alpha_q16 = (uint64_t)(sc->sw.dt_alpha * 65536.0 + 0.5);
+    /* the per-frame settings, next to the other hot fields */
+    sim->reserve_bytes = sc->sw.reserve_bytes;
+    sim->lossless_prios = sc->sw.pfc ? sc->sw.lossless_mask : 0;
+    sim->cnp_monitor_bps = sc->sw.cnp_monitor_bps;
+    sim->min_frame_bytes = sc->host.min_frame_bytes;
+    sim->data_pcp = sc->host.data_pcp;
+    sim->ack_pcp = sc->host.ack_pcp;
     /* An ACK per data packet where the algorithm's own model has one: HPCC reads INT from every
      * ACK (paper and the ns-3 code, ACK interval 1), Homa's receiver answers every scheduled
      * data packet with a GRANT. Every other algorithm (Swift too) gets the hosts' coalescing:

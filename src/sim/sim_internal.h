@@ -242,13 +242,45 @@ struct sim_flow {
     bool started, done, failed;
 };
 
+/* The frame-size table entry of an opcode (fe_pkt_wire_len + wire_extra): the fixed bytes (at
+ * most 110: headers, ICRC, CNP pad, Ethernet/IP/UDP/FCS), and whether the payload, padded to 4,
+ * adds to them. */
+struct sim_op_frame {
+    uint8_t fixed_bytes;
+    bool payload;
+};
+
+/* What every event and frame reads comes first, in two cache lines (copies of the scenario's
+ * settings among them), then the frame-size table, the counters and the event queue. */
 struct fe_sim {
-    struct fe_sim_scenario sc; /* own copy */
-    struct fe_evq q;
-    bool wire_heads_only; /* only the first frame on a wire has an event (heap queue) */
-    uint64_t now;
-    uint64_t stop_ns;
+    /* line 1 */
+    _Alignas(64) uint64_t now;
+    struct sim_pkt *free_pkts; /* packet pool */
+    uint64_t pkts_in_use;
+    struct sim_flow *flows;
+    uint64_t reserve_bytes;   /* sc.sw.reserve_bytes (buffer.h) */
+    uint64_t dt_alpha_q16;    /* dynamic-threshold alpha in 2^-16 */
+    uint64_t min_frame_bytes; /* sc.host.min_frame_bytes */
+    uint32_t ifg;             /* preamble + IFG counted on links */
+    bool ns3_frames;          /* host.frames == FE_SIM_FRAMES_HPCC_NS3 */
+    bool wire_heads_only;     /* only the first frame on a wire has an event (heap queue) */
+    bool int_enable;
+    uint8_t lossless_prios; /* bit p: priority p is lossless (sc.sw.pfc and its lossless_mask) */
+    /* line 2 */
+    uint64_t cnp_monitor_bps; /* sc.sw.cnp_monitor_bps */
     uint64_t rng[4];
+    uint32_t n_flows;
+    uint32_t flows_done;
+    int error;                 /* sticky internal error (out of memory) */
+    uint8_t data_pcp, ack_pcp; /* sc.host's */
+    /* the frame-size table (sim_frame_bytes): data opcodes and ACKs share its first line */
+    _Alignas(64) struct sim_op_frame op_frame[256];
+    /* stats: events, data packets delivered and frames sent share the first line */
+    _Alignas(64) struct fe_sim_stats st;
+    _Alignas(64) uint64_t ev_kind_count[16]; /* events by kind (benchmarks) */
+    struct fe_evq q;
+    struct fe_sim_scenario sc; /* own copy */
+    uint64_t stop_ns;
     uint32_t n_nodes;
     struct sim_node *nodes;
     struct sim_port *ports; /* all ports, nodes point into it */
@@ -257,11 +289,9 @@ struct fe_sim {
     struct sim_host *hosts;
     uint32_t n_hosts;
     uint32_t *host_of_node; /* node -> host index, UINT32_MAX for switches */
-    struct sim_flow *flows;
-    uint32_t n_flows;
-    uint32_t *flow_order; /* flows by start time */
-    uint32_t next_flow;   /* next in flow_order to start */
-    uint32_t flows_done, flows_started, flows_active;
+    uint32_t *flow_order;   /* flows by start time */
+    uint32_t next_flow;     /* next in flow_order to start */
+    uint32_t flows_started, flows_active;
     uint64_t window_start, window_end;
     bool window_auto_end, window_opened, window_closed;
     /* phases: rx_bytes of every flow at each change of the active set (<= 64 flows) */
@@ -270,28 +300,16 @@ struct fe_sim {
     uint64_t *phase_rx;    /* n_phase_pts x n_flows */
     uint8_t *phase_active; /* n_phase_pts x n_flows: active from that point on */
     /* packet pool */
-    struct sim_pkt *free_pkts;
     struct sim_pkt **chunks;
     uint32_t n_chunks, cap_chunks;
-    uint64_t pool_pkts, pkts_in_use;
-    /* frame bytes by opcode, as fe_pkt_wire_len + wire_extra computes them: the fixed part, and
-     * whether the payload (padded to 4) adds to it (a table: two lookups per frame) */
-    uint16_t op_fixed_bytes[256];
-    uint8_t op_has_payload[256];
+    uint64_t pool_pkts;
     /* settings derived from the scenario */
     uint32_t wire_extra;                   /* bytes around BTH-onward: Ethernet + IP + UDP + FCS */
-    uint32_t ifg;                          /* preamble + IFG counted on links */
-    bool ns3_frames;                       /* host.frames == FE_SIM_FRAMES_HPCC_NS3 */
     uint32_t ns3_int_bytes;                /* ns3_frames: INT header on data and ACKs */
     uint32_t pfc_frame_bytes;              /* PAUSE/RESUME frame */
     uint32_t max_frame_bytes;              /* largest data frame (reserve, headroom) */
-    uint64_t dt_alpha_q16;                 /* dynamic-threshold alpha in 2^-16 */
     uint64_t window_bdp_bytes;             /* host.window_bdp: replay bytes per QP */
     bool cc_acks_every_pkt[FE_SIM_MAX_CC]; /* the algorithm's model ACKs every data packet */
-    bool int_enable;
-    /* stats */
-    struct fe_sim_stats st;
-    uint64_t ev_kind_count[16]; /* events by kind (benchmarks) */
     fe_sim_pfc_cb pfc_cb;
     void *pfc_user;
     /* test hook: PKT_TEST frames reaching a host */
@@ -300,7 +318,6 @@ struct fe_sim {
     bool finished;
     int create_err; /* last fe_qp_create failure */
     const char *create_why;
-    int error; /* sticky internal error (out of memory) */
 };
 
 /* printf into err (when not NULL) */
@@ -396,9 +413,9 @@ static inline uint32_t sim_frame_bytes(const struct fe_sim *sim, const struct fe
         return (uint32_t)fb; /* no minimum frame in their model */
     }
     uint8_t op = fp->bth.opcode;
-    fb = sim->op_fixed_bytes[op] +
-         (sim->op_has_payload[op] ? ((uint64_t)fp->payload_len + 3) & ~(uint64_t)3 : 0);
-    if (fb < sim->sc.host.min_frame_bytes) fb = sim->sc.host.min_frame_bytes;
+    fb = sim->op_frame[op].fixed_bytes +
+         (sim->op_frame[op].payload ? ((uint64_t)fp->payload_len + 3) & ~(uint64_t)3 : 0);
+    if (fb < sim->min_frame_bytes) fb = sim->min_frame_bytes;
     return (uint32_t)fb;
 }
 

@@ -58,7 +58,7 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
             sim_pfc_check_xon(sim, sw, in, pkt->prio);
         }
         sim_ecn_on_dequeue(sim, p, pkt);
-        if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, p, pkt);
+        if (sim->cnp_monitor_bps) sim_cnp_monitor(sim, p, pkt);
     }
     sim_link_send(sim, p, pkt);
     arm_tx_done(sim, p);
@@ -79,7 +79,7 @@ static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *p
 {
     if (pkt->frame_bytes > out->max_queue_bytes) out->max_queue_bytes = pkt->frame_bytes;
     sim_ecn_on_dequeue(sim, out, pkt);
-    if (sim->sc.sw.cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
+    if (sim->cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
     sim_link_send(sim, out, pkt);
     arm_tx_done(sim, out);
 }
