@@ -216,7 +216,9 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     for (uint32_t h = 0; h < sim->n_hosts; h++)
         if (sim_host_init(sim, &sim->hosts[h])) goto fail;
     sim->n_flows = sc->n_flows;
-    sim->flows = calloc(sim->n_flows ? sim->n_flows : 1, sizeof(*sim->flows));
+    size_t flows_size = (sim->n_flows ? sim->n_flows : 1) * sizeof(*sim->flows);
+    sim->flows = aligned_alloc(_Alignof(struct sim_flow), flows_size);
+    if (sim->flows) memset(sim->flows, 0, flows_size);
     sim->flow_order = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
     if (!sim->flows || !sim->flow_order) goto fail;
     uint64_t last_start = 0;

@@ -156,17 +156,19 @@ struct sim_node {
     struct sim_host *host;
 };
 
+/* The first cache line holds what every frame through the switch reads (buffer.h). */
 struct sim_switch {
-    struct sim_node *node;
-    struct sim_port *ports;              /* node->ports */
-    uint64_t buffer_bytes, shared_bytes; /* total, and the part above reserves and headroom */
+    _Alignas(64) struct sim_port *ports; /* node->ports */
     uint64_t used_bytes, shared_used;
+    uint64_t shared_bytes; /* the part of the buffer above reserves and headroom */
+    uint64_t max_used;
+    uint64_t buffer_bytes;
+    struct sim_node *node;
     uint32_t salt; /* ECMP hash seed */
     /* routes: for destination host h, next-hop ports nh[route_off[h] .. + route_n[h]) */
     uint32_t *route_off;
     uint16_t *route_n;
     uint16_t *nh;
-    uint64_t max_used;
 };
 
 /* One QP on a host, with the scheduler's bookkeeping. The first 64 bytes hold what every packet
@@ -221,11 +223,12 @@ struct sim_host {
     uint64_t next_sport;
 };
 
+/* The first cache line holds what its requester's packets read (host.c top_up). */
 struct sim_flow {
-    struct fe_sim_flow spec;
-    struct sim_qp *req, *resp;
+    _Alignas(64) struct fe_sim_flow spec;
     uint64_t posted_bytes; /* payload posted as WRs so far */
     uint64_t done_bytes;   /* payload completed (CQEs) */
+    struct sim_qp *req, *resp;
     uint64_t finish_ns;
     uint64_t rx_bytes, acked_bytes;
     uint64_t window_rx0; /* rx_bytes when the window opened */

@@ -144,7 +144,8 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
         else
             n_host++;
     }
-    sim->sws = calloc(n_sw ? n_sw : 1, sizeof(struct sim_switch));
+    sim->sws =
+        aligned_alloc(_Alignof(struct sim_switch), (n_sw ? n_sw : 1) * sizeof(struct sim_switch));
     sim->hosts =
         aligned_alloc(_Alignof(struct sim_host), (n_host ? n_host : 1) * sizeof(struct sim_host));
     if (!sim->ports || !sim->sws || !sim->hosts) {
@@ -154,6 +155,7 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
     }
     memset(sim->ports, 0, (sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(struct sim_port));
     memset(sim->hosts, 0, (n_host ? n_host : 1) * sizeof(struct sim_host));
+    memset(sim->sws, 0, (n_sw ? n_sw : 1) * sizeof(struct sim_switch));
     uint32_t off = 0, si = 0, hi = 0;
     for (uint32_t i = 0; i < n; i++) {
         struct sim_node *node = &sim->nodes[i];
