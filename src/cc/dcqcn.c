@@ -28,8 +28,12 @@ enum ev { EV_ALPHA = 0, EV_DEC = 1, EV_INC = 2, N_EV = 3 };
 #define NEVER UINT64_MAX
 
 struct dcqcn {
+    /* What every packet sent reads (dcqcn_send) first: the context's first 16 bytes share the
+     * cache line of the instance's outputs (struct fe_cc). */
+    bool active;       /* a CNP has arrived: the processes run */
+    uint32_t bc_bytes; /* byte counter period (0 = off) */
+    uint64_t bytes;    /* byte counter */
     uint8_t profile;
-    bool active;    /* a CNP has arrived: the processes run */
     bool cnp_alpha; /* CNP since the last alpha update */
     bool cnp_dec;   /* CNP since the last rate-decrease check */
     bool clamp_always, clamp_after_time_inc;
@@ -40,12 +44,11 @@ struct dcqcn {
     double alpha_d; /* hpcc-ns3 */
     double g_d;     /* hpcc-ns3: g itself */
     uint32_t gd, min_dec_fac, initial_alpha, F;
-    uint32_t T, BC;           /* increase events by timer / byte counter since the last cut */
-    uint64_t bytes, bc_bytes; /* byte counter and its period (0 = off) */
-    uint64_t period[N_EV];    /* ns */
-    uint64_t anchor[N_EV];    /* grid of the free-running processes */
-    uint64_t next[N_EV];      /* deadline, NEVER when not scheduled */
-    uint64_t sched_at[N_EV];  /* when it was (virtually) scheduled: the tie-break */
+    uint32_t T, BC;          /* increase events by timer / byte counter since the last cut */
+    uint64_t period[N_EV];   /* ns */
+    uint64_t anchor[N_EV];   /* grid of the free-running processes */
+    uint64_t next[N_EV];     /* deadline, NEVER when not scheduled */
+    uint64_t sched_at[N_EV]; /* when it was (virtually) scheduled: the tie-break */
     uint64_t cnps, cuts;
 };
 
@@ -343,7 +346,7 @@ static void dcqcn_init(void *ctx, const struct fe_cc_params *p, const struct fe_
     s->alpha_d = 1.0;
     s->clamp_always = pv(p, "clamp_tgt_rate", 0) != 0;
     s->clamp_after_time_inc = pv(p, "clamp_tgt_rate_after_time_inc", 1) != 0;
-    s->bc_bytes = (uint64_t)pv(p, "rpg_byte_reset", 0) * 64;
+    s->bc_bytes = (uint32_t)pv(p, "rpg_byte_reset", 0) * 64; /* at most 32767 x 64 */
     if (s->profile != P_CONNECTX) s->bc_bytes = 0;
     s->period[EV_ALPHA] = us_to_ns(pv(p, "dce_tcp_rtt", 1));
     s->period[EV_DEC] = us_to_ns(pv(p, "rate_reduce_monitor_period", 4));

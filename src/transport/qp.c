@@ -99,9 +99,11 @@ static uint32_t pow2_at_least(uint32_t n)
     return p;
 }
 
+/* The CC instance by whole cache lines, aligned: its outputs and the start of its context then
+ * share one line (an algorithm keeps what it reads per packet there). */
 static size_t cc_block_bytes(const struct fe_cc_algo *algo)
 {
-    return (fe_cc_instance_size(algo) + 15) & ~(size_t)15;
+    return (fe_cc_instance_size(algo) + 63) & ~(size_t)63;
 }
 
 size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
@@ -115,7 +117,8 @@ size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
            (size_t)ring * sizeof(struct fe_replay_entry) +
            (size_t)pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1) * sizeof(struct fe_recv_entry) +
            (size_t)cfg->cq_depth * sizeof(struct fe_cqe) +
-           (size_t)cfg->max_mr * sizeof(struct fe_mr) + (algo ? cc_block_bytes(algo) : 0);
+           (cfg->max_mr > 1 ? (size_t)cfg->max_mr * sizeof(struct fe_mr) : 0) +
+           (algo ? cc_block_bytes(algo) : 0);
 }
 
 struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int *err,
@@ -142,42 +145,18 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     memset(qp, 0, sizeof *qp);
     qp->cfg = *cfg;
     qp->cfg.cc_algo = algo;
-    qp->pc = (struct fe_qp_pkt_cfg){.local_qpn = cfg->local_qpn,
-                                    .remote_qpn = cfg->remote_qpn,
-                                    .remote_rkey = cfg->remote_rkey,
-                                    .mtu_bytes = cfg->mtu_bytes,
-                                    .remote_va = cfg->remote_va,
-                                    .sq_depth = cfg->sq_depth,
-                                    .ack_timeout_ns = cfg->ack_timeout_ns,
-                                    .cnp_interval_ns = cfg->cnp_interval_ns,
-                                    .ackreq_every = cfg->ackreq_every,
-                                    .ack_every = cfg->ack_every,
-                                    .dscp = cfg->dscp,
-                                    .pcp = cfg->pcp,
-                                    .data_ecn = cfg->data_ecn,
-                                    .cnp_dscp = cfg->cnp_dscp,
-                                    .cnp_pcp = cfg->cnp_pcp,
-                                    .retry_cnt = cfg->retry_cnt,
-                                    .rnr_retry = cfg->rnr_retry,
-                                    .min_rnr_timer = cfg->min_rnr_timer,
-                                    .np_enable = cfg->np_enable,
-                                    .np_ecn_echo_on_ack = cfg->np_ecn_echo_on_ack,
-                                    .int_echo = cfg->int_echo};
     qp->state = FE_QPS_RTS;
-    qp->frame_overhead_bytes = (uint32_t)fe_path_overhead_bytes(&cfg->path);
-    qp->fixed_overhead_bytes = cfg->sim_frame_overhead_bytes;
+    qp->local_qpn = cfg->local_qpn;
 
     qp->cq_cap = cfg->cq_depth;
     qp->cq = calloc(qp->cq_cap, sizeof *qp->cq);
-    qp->mr = calloc(cfg->max_mr ? cfg->max_mr : 1, sizeof *qp->mr);
+    qp->resp.mr = cfg->max_mr > 1 ? calloc(cfg->max_mr, sizeof *qp->resp.mr) : &qp->resp.mr_one;
     qp->resp.rq_cap = pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
     qp->resp.rq = calloc(qp->resp.rq_cap, sizeof *qp->resp.rq);
-    qp->cc = aligned_alloc(16, cc_block_bytes(algo));
-    if (!qp->cq || !qp->mr || !qp->resp.rq || !qp->cc) goto fail;
+    qp->cc = aligned_alloc(64, cc_block_bytes(algo));
+    if (!qp->cq || !qp->resp.mr || !qp->resp.rq || !qp->cc) goto fail;
     if (fe_req_init(qp) < 0) goto fail;
-
-    qp->resp.epsn = cfg->rq_psn;
-    qp->resp.msg_mr = -1;
+    fe_resp_init(qp);
 
     struct fe_cc_params defaults;
     const struct fe_cc_params *params = cfg->cc_params;
@@ -192,12 +171,13 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     memset(qp->cc, 0, cc_block_bytes(algo));
     fe_cc_init(qp->cc, params, &env);
     /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). */
+    const struct fe_req *r = &qp->req;
     uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
-                     : qp->fixed_overhead_bytes
-                         ? (uint64_t)cfg->mtu_bytes + qp->fixed_overhead_bytes
+                     : r->fixed_overhead_bytes
+                         ? (uint64_t)cfg->mtu_bytes + r->fixed_overhead_bytes
                          : (uint64_t)cfg->mtu_bytes + FE_BTH_LEN + FE_RETH_LEN + FE_IMMDT_LEN +
-                               FE_ICRC_LEN + qp->frame_overhead_bytes;
-    fe_pacer_init(&qp->pacer, burst, now_ns);
+                               FE_ICRC_LEN + r->frame_overhead_bytes;
+    fe_pacer_init(&qp->req.pacer, burst, now_ns);
 
     if (err) *err = 0;
     if (why_field) *why_field = NULL;
@@ -217,7 +197,7 @@ void fe_qp_destroy(struct fe_qp *qp)
     free(qp->req.ring);
     free(qp->resp.rq);
     free(qp->cq);
-    free(qp->mr);
+    if (qp->resp.mr != &qp->resp.mr_one) free(qp->resp.mr);
     free(qp->cc);
     free(qp);
 }
@@ -250,8 +230,8 @@ void fe_qp_psns(const struct fe_qp *qp, struct fe_qp_psns *out)
 
 int fe_qp_find_mr(const struct fe_qp *qp, uint32_t rkey)
 {
-    for (uint32_t i = 0; i < qp->n_mr; i++)
-        if (qp->mr[i].rkey == rkey) return (int)i;
+    for (uint32_t i = 0; i < qp->resp.n_mr; i++)
+        if (qp->resp.mr[i].rkey == rkey) return (int)i;
     return -1;
 }
 
@@ -259,8 +239,8 @@ int fe_qp_reg_mr(struct fe_qp *qp, const struct fe_mr *mr)
 {
     if (!mr || mr->len > UINT64_MAX - mr->va) return FE_EINVAL;
     if (fe_qp_find_mr(qp, mr->rkey) >= 0) return FE_EINVAL;
-    if (qp->n_mr >= qp->cfg.max_mr) return FE_ENOSPC;
-    qp->mr[qp->n_mr++] = *mr;
+    if (qp->resp.n_mr >= qp->cfg.max_mr) return FE_ENOSPC;
+    qp->resp.mr[qp->resp.n_mr++] = *mr;
     return 0;
 }
 
@@ -316,7 +296,7 @@ uint32_t fe_qp_sq_room(const struct fe_qp *qp)
 {
     if (qp->state != FE_QPS_RTS) return 0;
     uint32_t used = qp->req.tail_seq - qp->req.head_seq;
-    uint32_t sq = used < qp->pc.sq_depth ? qp->pc.sq_depth - used : 0;
+    uint32_t sq = used < qp->req.sq_depth ? qp->req.sq_depth - used : 0;
     uint32_t cq_used = qp->cq_count + qp->cq_reserved;
     uint32_t cq = cq_used < qp->cq_cap ? qp->cq_cap - cq_used : 0;
     return sq < cq ? sq : cq;
@@ -396,7 +376,7 @@ int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         return FE_EPARSE;
     }
     /* P_Key check as IBA 9.2.4 (the membership bit aside): RoCE uses the default key. */
-    if (pkt->bth.dqpn != qp->pc.local_qpn || (pkt->bth.pkey & 0x7FFF) != 0x7FFF) {
+    if (pkt->bth.dqpn != qp->local_qpn || (pkt->bth.pkey & 0x7FFF) != 0x7FFF) {
         qp->ctr.rx_dropped++;
         return FE_ENOENT;
     }
@@ -438,6 +418,6 @@ void fe_qp_set_grant(struct fe_qp *qp, uint64_t credit_bytes)
 {
     if (credit_bytes != qp->resp.grant_bytes) {
         qp->resp.grant_bytes = credit_bytes;
-        qp->resp.grant_dirty = true;
+        qp->grant_dirty = true;
     }
 }

@@ -55,10 +55,24 @@ int fe_req_init(struct fe_qp *qp)
     r->ring = calloc(ring_size, sizeof *r->ring);
     if (!r->sq || !r->ring) return FE_ENOMEM;
     r->mtu_shift = (uint8_t)__builtin_ctz(c->mtu_bytes); /* a power of two (validated) */
-    r->una_psn = r->next_psn = r->tx_psn = c->sq_psn;
+    r->una_psn = r->next_psn = r->tx_psn = r->head_psn = c->sq_psn;
     r->ackreq_psn = fe_psn_add(c->sq_psn, -1); /* none in flight */
     r->retry_left = c->retry_cnt;
     r->rnr_left = c->rnr_retry;
+    r->remote_va = c->remote_va;
+    r->ack_timeout_ns = c->ack_timeout_ns;
+    r->remote_qpn = c->remote_qpn;
+    r->remote_rkey = c->remote_rkey;
+    r->mtu_bytes = c->mtu_bytes;
+    r->sq_depth = c->sq_depth;
+    r->frame_overhead_bytes = (uint32_t)fe_path_overhead_bytes(&c->path);
+    r->fixed_overhead_bytes = c->sim_frame_overhead_bytes;
+    r->ackreq_every = c->ackreq_every;
+    r->dscp = c->dscp;
+    r->pcp = c->pcp;
+    r->data_ecn = c->data_ecn;
+    r->retry_cnt = c->retry_cnt;
+    r->rnr_retry = c->rnr_retry;
     return 0;
 }
 
@@ -67,16 +81,19 @@ int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr)
     struct fe_req *r = &qp->req;
     if (!wr || (unsigned)wr->op > FE_WR_SEND_IMM || wr->len > FE_MAX_MSG_BYTES) return FE_EINVAL;
     bool write = wr->op == FE_WR_WRITE || wr->op == FE_WR_WRITE_IMM;
-    uint64_t va = qp->pc.remote_va;
+    uint64_t va = r->remote_va;
     if (write &&
         (wr->remote_offset > UINT64_MAX - va || wr->len > UINT64_MAX - va - wr->remote_offset))
         return FE_EINVAL;
-    if (r->tail_seq - r->head_seq >= qp->pc.sq_depth) return FE_ENOSPC;
-    struct fe_sq_entry *e = sq_at(r, r->tail_seq);
-    e->wr = *wr;
-    e->target_va = write ? va + wr->remote_offset : 0;
-    e->npkts = wr->len ? (uint32_t)(((uint64_t)wr->len + qp->pc.mtu_bytes - 1) >> r->mtu_shift) : 1;
-    e->first_psn = 0;
+    if (r->tail_seq - r->head_seq >= r->sq_depth) return FE_ENOSPC;
+    *sq_at(r, r->tail_seq) = (struct fe_sq_entry){
+        .cookie = wr->cookie,
+        .data = wr->data,
+        .target_va = write ? va + wr->remote_offset : 0,
+        .len = wr->len,
+        .imm = wr->imm,
+        .npkts = wr->len ? (uint32_t)(((uint64_t)wr->len + r->mtu_bytes - 1) >> r->mtu_shift) : 1,
+        .op = (uint8_t)wr->op};
     r->tail_seq++;
     return 0;
 }
@@ -100,11 +117,11 @@ static bool next_pkt(const struct fe_qp *qp, struct fe_next_pkt *n)
     if (r->send_seq == r->tail_seq) return false;
     if (outstanding(r) >= r->ring_limit) return false;
     const struct fe_sq_entry *e = sq_at(r, r->send_seq);
-    uint64_t off = (uint64_t)r->send_pkt * qp->pc.mtu_bytes;
-    uint64_t left = e->wr.len - off;
+    uint64_t off = (uint64_t)r->send_pkt * r->mtu_bytes;
+    uint64_t left = e->len - off;
     n->seq = r->send_seq;
     n->pkt_idx = r->send_pkt;
-    n->len = (uint32_t)(left < qp->pc.mtu_bytes ? left : qp->pc.mtu_bytes);
+    n->len = (uint32_t)(left < r->mtu_bytes ? left : r->mtu_bytes);
     n->retx = false;
     const struct fe_cc_out *o = &qp->cc->out;
     /* Window: payload in flight; one packet may always be out, or a window below one MTU
@@ -127,8 +144,8 @@ static bool new_pkt_blocked(const struct fe_qp *qp)
     const struct fe_cc_out *o = &qp->cc->out;
     if (o->window_bytes == FE_CC_UNLIMITED && o->credit_bytes == FE_CC_UNLIMITED) return false;
     const struct fe_sq_entry *e = sq_at(r, r->send_seq);
-    uint64_t left = e->wr.len - (uint64_t)r->send_pkt * qp->pc.mtu_bytes;
-    uint32_t len = (uint32_t)(left < qp->pc.mtu_bytes ? left : qp->pc.mtu_bytes);
+    uint64_t left = e->len - (uint64_t)r->send_pkt * r->mtu_bytes;
+    uint32_t len = (uint32_t)(left < r->mtu_bytes ? left : r->mtu_bytes);
     if (r->inflight_bytes && r->inflight_bytes + len > o->window_bytes) return true;
     return o->credit_bytes != FE_CC_UNLIMITED && r->new_bytes_sent + len > o->credit_bytes;
 }
@@ -145,7 +162,7 @@ static inline bool has_imm(enum fe_wr_op op)
 static inline uint8_t opcode_of(const struct fe_sq_entry *e, uint32_t pkt_idx)
 {
     unsigned pos = (pkt_idx == 0 ? 2u : 0u) | (pkt_idx + 1 == e->npkts ? 1u : 0u);
-    return opcode_table[e->wr.op][pos];
+    return opcode_table[e->op][pos];
 }
 
 /* Frame bytes as the pacer and the CC count them: BTH, RETH on a WRITE's first packet, ImmDt on
@@ -154,11 +171,12 @@ static inline uint8_t opcode_of(const struct fe_sq_entry *e, uint32_t pkt_idx)
 static inline uint32_t frame_bytes(const struct fe_qp *qp, const struct fe_sq_entry *e,
                                    uint32_t pkt_idx, uint32_t len)
 {
-    if (qp->fixed_overhead_bytes) return len + qp->fixed_overhead_bytes; /* simulated framing */
+    const struct fe_req *r = &qp->req;
+    if (r->fixed_overhead_bytes) return len + r->fixed_overhead_bytes; /* simulated framing */
     uint32_t hdr = FE_BTH_LEN;
-    if (pkt_idx == 0 && is_write(e->wr.op)) hdr += FE_RETH_LEN;
-    if (pkt_idx + 1 == e->npkts && has_imm(e->wr.op)) hdr += FE_IMMDT_LEN;
-    return hdr + ((len + 3) & ~3u) + FE_ICRC_LEN + qp->frame_overhead_bytes;
+    if (pkt_idx == 0 && is_write(e->op)) hdr += FE_RETH_LEN;
+    if (pkt_idx + 1 == e->npkts && has_imm(e->op)) hdr += FE_IMMDT_LEN;
+    return hdr + ((len + 3) & ~3u) + FE_ICRC_LEN + r->frame_overhead_bytes;
 }
 
 /* Release time of a packet of `bytes` at `rate`, from the cache when the pacer already answered
@@ -168,13 +186,13 @@ static inline uint64_t pacer_release(const struct fe_qp *qp, uint64_t rate, uint
 {
     const struct fe_req *r = &qp->req;
     if (r->paced && r->paced_rate_Bps == rate && r->paced_bytes == bytes) return r->paced_until_ns;
-    return fe_pacer_when_inline(&qp->pacer, rate, bytes, qp->pacer.last_ns);
+    return fe_pacer_when_inline(&r->pacer, rate, bytes, r->pacer.last_ns);
 }
 
-static void arm_timer(struct fe_req *r, const struct fe_qp_pkt_cfg *c, uint64_t now_ns)
+static void arm_timer(struct fe_req *r, uint64_t now_ns)
 {
     r->timer_armed = true;
-    r->timer_ns = now_ns + c->ack_timeout_ns;
+    r->timer_ns = now_ns + r->ack_timeout_ns;
 }
 
 /* Not inlined into fe_qp_tx, which then only dispatches (tail calls) and saves no registers for
@@ -182,7 +200,6 @@ static void arm_timer(struct fe_req *r, const struct fe_qp_pkt_cfg *c, uint64_t 
 __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_req *r = &qp->req;
-    const struct fe_qp_pkt_cfg *c = &qp->pc;
     uint64_t rate = qp->cc->out.rate_Bps;
     struct fe_next_pkt n;
     uint32_t fbytes;
@@ -196,7 +213,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
     } else {
         if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
             r->rnr_wait = false;
-            if (outstanding(r)) arm_timer(r, c, now_ns);
+            if (outstanding(r)) arm_timer(r, now_ns);
         }
         if (!next_pkt(qp, &n)) {
             if (!r->rnr_wait && r->tx_psn == r->next_psn && r->send_seq != r->tail_seq &&
@@ -210,7 +227,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         /* The single earliest-send-time hook: the pacer at the CC's rate. */
         fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
         if (rate != FE_CC_UNLIMITED) {
-            uint64_t t = fe_pacer_when_inline(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
+            uint64_t t = fe_pacer_when_inline(&r->pacer, rate, fbytes, r->pacer.last_ns);
             if (t > now_ns) {
                 r->paced = true;
                 r->paced_rate_Bps = rate;
@@ -221,7 +238,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
             }
         }
     }
-    fe_pacer_consume_inline(&qp->pacer, rate, fbytes, now_ns);
+    fe_pacer_consume_inline(&r->pacer, rate, fbytes, now_ns);
     r->paced = false;
     uint8_t opcode = opcode_of(e, n.pkt_idx);
 
@@ -243,8 +260,6 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         r->probe = false;
     } else {
         psn = r->next_psn;
-        struct fe_sq_entry *we = sq_at(r, n.seq);
-        if (n.pkt_idx == 0) we->first_psn = psn;
         struct fe_replay_entry *re = ring_at(r, psn);
         re->sent_ns = now_ns;
         re->sq_seq = n.seq;
@@ -266,34 +281,33 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
          * requester blocks (replay ring full, CC window or credit closed). Without the latter a
          * coalescing responder waits for packets that cannot come, and only the retransmit
          * timeout would get the flow going again. */
-        ackreq = last || ++r->pkts_since_ackreq >= c->ackreq_every || new_pkt_blocked(qp);
+        ackreq = last || ++r->pkts_since_ackreq >= r->ackreq_every || new_pkt_blocked(qp);
         if (ackreq) r->pkts_since_ackreq = 0;
         re->flags = ackreq ? FE_RE_ACKREQ : 0;
     }
     if (ackreq) r->ackreq_psn = psn;
-    if (!r->timer_armed) arm_timer(r, c, now_ns);
+    if (!r->timer_armed) arm_timer(r, now_ns);
     if (n.retx) fe_cc_on_send(qp->cc, now_ns, fbytes);
     qp->ctr.tx_pkts++;
     qp->ctr.tx_bytes += n.len;
 
-    uint64_t off = (uint64_t)n.pkt_idx * c->mtu_bytes;
+    uint64_t off = (uint64_t)n.pkt_idx * r->mtu_bytes;
     out->bth = (struct fe_bth){.opcode = opcode,
                                .pkey = FE_PKEY_DEFAULT,
-                               .dqpn = c->remote_qpn,
+                               .dqpn = r->remote_qpn,
                                .ackreq = ackreq,
                                .psn = psn};
-    if (n.pkt_idx == 0 && is_write(e->wr.op))
-        out->reth =
-            (struct fe_reth){.va = e->target_va, .rkey = c->remote_rkey, .dma_len = e->wr.len};
+    if (n.pkt_idx == 0 && is_write(e->op))
+        out->reth = (struct fe_reth){.va = e->target_va, .rkey = r->remote_rkey, .dma_len = e->len};
     else
         out->reth = (struct fe_reth){0};
     out->aeth = (struct fe_aeth){0};
-    out->imm = last && (e->wr.op == FE_WR_WRITE_IMM || e->wr.op == FE_WR_SEND_IMM) ? e->wr.imm : 0;
-    out->payload = e->wr.data ? e->wr.data + off : NULL;
+    out->imm = last && (e->op == FE_WR_WRITE_IMM || e->op == FE_WR_SEND_IMM) ? e->imm : 0;
+    out->payload = e->data ? e->data + off : NULL;
     out->payload_len = n.len;
-    out->ecn = c->data_ecn;
-    out->dscp = c->dscp;
-    out->pcp = c->pcp;
+    out->ecn = r->data_ecn;
+    out->dscp = r->dscp;
+    out->pcp = r->pcp;
     out->icrc = FE_ICRC_UNCHECKED;
     out->int_md = NULL;
     out->credit_bytes = 0;
@@ -306,7 +320,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         r->paced = true;
         r->paced_rate_Bps = rate;
         r->paced_bytes = fbytes;
-        r->paced_until_ns = fe_pacer_when_inline(&qp->pacer, rate, fbytes, qp->pacer.last_ns);
+        r->paced_until_ns = fe_pacer_when_inline(&r->pacer, rate, fbytes, r->pacer.last_ns);
         r->paced_pkt = n;
     }
     return 1;
@@ -342,11 +356,11 @@ uint64_t fe_req_deadline(const struct fe_qp *qp)
 
 static void complete_wr(struct fe_qp *qp, const struct fe_sq_entry *e, enum fe_wc_status st)
 {
-    bool send = e->wr.op == FE_WR_SEND || e->wr.op == FE_WR_SEND_IMM;
-    struct fe_cqe cqe = {.cookie = e->wr.cookie,
+    bool send = e->op == FE_WR_SEND || e->op == FE_WR_SEND_IMM;
+    struct fe_cqe cqe = {.cookie = e->cookie,
                          .status = (uint8_t)st,
                          .opcode = send ? FE_WC_SEND : FE_WC_RDMA_WRITE,
-                         .byte_len = e->wr.len};
+                         .byte_len = e->len};
     fe_qp_push_cqe(qp, &cqe);
 }
 
@@ -357,7 +371,7 @@ void fe_req_flush(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_wc_
         complete_wr(qp, sq_at(r, s), fail_wr && s == fail_seq ? status : FE_WC_WR_FLUSH_ERR);
     r->head_seq = r->send_seq = r->tail_seq;
     r->send_pkt = 0;
-    r->una_psn = r->tx_psn = r->next_psn;
+    r->una_psn = r->tx_psn = r->head_psn = r->next_psn;
     r->inflight_bytes = 0;
     r->timer_armed = false;
     r->rnr_wait = false;
@@ -409,18 +423,19 @@ static inline __attribute__((always_inline)) uint64_t ack_to(struct fe_qp *qp, u
     /* completions, in order, for every WR whose last PSN is now acknowledged */
     while (r->head_seq != r->send_seq) {
         const struct fe_sq_entry *e = sq_at(r, r->head_seq);
-        uint32_t last_psn = fe_psn_add(e->first_psn, (int32_t)(e->npkts - 1));
-        if (!fe_psn_before(last_psn, new_una)) break;
+        uint32_t end_psn = fe_psn_add(r->head_psn, (int32_t)e->npkts); /* the next WR's first */
+        if (fe_psn_before(new_una, end_psn)) break;
         complete_wr(qp, e, FE_WC_SUCCESS);
         qp->ctr.tx_msgs_completed++;
         r->head_seq++;
+        r->head_psn = end_psn;
     }
     /* progress: retry budgets refill, a new Go-Back-N may start, the timer restarts */
-    r->retry_left = qp->pc.retry_cnt;
-    r->rnr_left = qp->pc.rnr_retry;
+    r->retry_left = r->retry_cnt;
+    r->rnr_left = r->rnr_retry;
     r->nak_psn_valid = false;
     if (outstanding(r))
-        arm_timer(r, &qp->pc, now_ns);
+        arm_timer(r, now_ns);
     else
         r->timer_armed = false;
     return bytes;
@@ -430,7 +445,7 @@ static inline __attribute__((always_inline)) uint64_t ack_to(struct fe_qp *qp, u
 static bool take_retry(struct fe_qp *qp, uint32_t psn)
 {
     struct fe_req *r = &qp->req;
-    if (qp->pc.retry_cnt == FE_RETRY_INFINITE) return true;
+    if (r->retry_cnt == FE_RETRY_INFINITE) return true;
     if (r->retry_left == 0) {
         fail(qp, psn, FE_WC_RETRY_EXC_ERR);
         return false;
@@ -444,7 +459,7 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
     struct fe_req *r = &qp->req;
     if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
         r->rnr_wait = false;
-        if (outstanding(r)) arm_timer(r, &qp->pc, now_ns);
+        if (outstanding(r)) arm_timer(r, now_ns);
     }
     if (fe_req_timer_due(qp, now_ns)) { /* outside an RNR wait: the retransmit timer */
         if (!outstanding(r)) {
@@ -458,7 +473,7 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
         r->tx_psn = r->una_psn;
         r->probe = false;
         r->nak_psn_valid = false;
-        arm_timer(r, &qp->pc, now_ns);
+        arm_timer(r, now_ns);
     }
 }
 
@@ -484,7 +499,7 @@ void fe_req_cc_changed(struct fe_qp *qp, const struct fe_cc_out *before)
         } else {
             r->paced_rate_Bps = o->rate_Bps;
             r->paced_until_ns =
-                fe_pacer_when_inline(&qp->pacer, o->rate_Bps, r->paced_bytes, qp->pacer.last_ns);
+                fe_pacer_when_inline(&r->pacer, o->rate_Bps, r->paced_bytes, r->pacer.last_ns);
         }
     }
     uint32_t out_n = outstanding(r);
@@ -544,7 +559,7 @@ rx_nak(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt, int32_t d, u
 
     if (kind == FE_AETH_RNR) {
         if (r->rnr_wait && psn == r->tx_psn) return 0; /* a duplicate of the one we obey */
-        if (qp->pc.rnr_retry != 7) {
+        if (r->rnr_retry != 7) {
             if (r->rnr_left == 0) {
                 fail(qp, psn, FE_WC_RNR_RETRY_EXC_ERR);
                 return 0;

@@ -9,17 +9,38 @@
 
 #include <string.h>
 
+void fe_resp_init(struct fe_qp *qp)
+{
+    struct fe_resp *r = &qp->resp;
+    const struct fe_qp_config *c = &qp->cfg;
+    r->epsn = c->rq_psn;
+    r->msg_mr = -1;
+    r->int_echo = c->int_echo;
+    r->np_enable = c->np_enable;
+    r->np_ecn_echo_on_ack = c->np_ecn_echo_on_ack;
+    r->ack_every = c->ack_every;
+    r->dscp = c->dscp;
+    r->pcp = c->pcp;
+    r->data_ecn = c->data_ecn;
+    r->min_rnr_timer = c->min_rnr_timer;
+    r->cnp_dscp = c->cnp_dscp;
+    r->cnp_pcp = c->cnp_pcp;
+    r->remote_qpn = c->remote_qpn;
+    r->mtu_bytes = c->mtu_bytes;
+    r->cnp_interval_ns = c->cnp_interval_ns;
+}
+
 /* ---- the response ring ---- */
 
 static bool ring_push(struct fe_qp *qp, const struct fe_resp_entry *e)
 {
     struct fe_resp *r = &qp->resp;
-    if (r->ring_count >= FE_RESP_RING) {
+    if (qp->resp_count >= FE_RESP_RING) {
         qp->ctr.tx_resp_overflow++; /* the driver did not pull; the peer's timer recovers */
         return false;
     }
-    r->ring[(r->ring_head + r->ring_count) & (FE_RESP_RING - 1)] = *e;
-    r->ring_count++;
+    r->ring[(r->ring_head + qp->resp_count) & (FE_RESP_RING - 1)] = *e;
+    qp->resp_count++;
     return true;
 }
 
@@ -29,8 +50,9 @@ static void queue_ack(struct fe_qp *qp, uint32_t psn)
 {
     struct fe_resp *r = &qp->resp;
     r->pkts_since_ack = 0;
-    if (r->ring_count) {
-        struct fe_resp_entry *t = &r->ring[(r->ring_head + r->ring_count - 1) & (FE_RESP_RING - 1)];
+    if (qp->resp_count) {
+        struct fe_resp_entry *t =
+            &r->ring[(r->ring_head + qp->resp_count - 1) & (FE_RESP_RING - 1)];
         if (!t->cnp && fe_aeth_kind(t->syndrome) == FE_AETH_ACK) {
             t->psn = psn;
             t->msn = r->msn;
@@ -56,14 +78,14 @@ static void queue_nak(struct fe_qp *qp, uint8_t syndrome, uint32_t psn)
 __attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
 {
     struct fe_resp *r = &qp->resp;
-    const struct fe_qp_pkt_cfg *c = &qp->pc;
     (void)now_ns;
     struct fe_resp_entry e;
-    if (r->ring_count) {
+    if (qp->resp_count) {
         e = r->ring[r->ring_head];
-        r->ring_head = (r->ring_head + 1) & (FE_RESP_RING - 1);
-        r->ring_count--;
-    } else if (r->grant_dirty) {
+        /* an emptied ring starts again at its first entry, which stays in the line the
+         * responder reads anyway (struct fe_resp) */
+        r->ring_head = --qp->resp_count ? (r->ring_head + 1) & (FE_RESP_RING - 1) : 0;
+    } else if (qp->grant_dirty) {
         /* a bare ACK that only carries the new grant */
         e = (struct fe_resp_entry){.syndrome = fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID),
                                    .psn = fe_psn_add(r->epsn, -1),
@@ -77,11 +99,11 @@ __attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, stru
         *out = (struct fe_pkt){.bth = {.opcode = FE_OP_CNP,
                                        .becn = true,
                                        .pkey = FE_PKEY_DEFAULT,
-                                       .dqpn = c->remote_qpn},
+                                       .dqpn = r->remote_qpn},
                                .payload_len = FE_CNP_PAD_LEN,
                                .ecn = FE_ECN_NOT_ECT,
-                               .dscp = c->cnp_dscp,
-                               .pcp = c->cnp_pcp};
+                               .dscp = r->cnp_dscp,
+                               .pcp = r->cnp_pcp};
         qp->ctr.tx_cnps++;
         return 1;
     }
@@ -91,16 +113,16 @@ __attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, stru
         .bth = {.opcode = FE_OP_ACK,
                 .becn = e.becn,
                 .pkey = FE_PKEY_DEFAULT,
-                .dqpn = c->remote_qpn,
+                .dqpn = r->remote_qpn,
                 .psn = e.psn},
         .aeth = {.syndrome = e.syndrome, .msn = e.msn & FE_PSN_MASK},
-        .ecn = c->data_ecn,
-        .dscp = c->dscp,
-        .pcp = c->pcp,
-        .int_md = c->int_echo && r->last_int.nhops ? &r->last_int : NULL,
+        .ecn = r->data_ecn,
+        .dscp = r->dscp,
+        .pcp = r->pcp,
+        .int_md = r->int_echo && r->last_int.nhops ? &r->last_int : NULL,
         .credit_bytes = r->grant_bytes,
     };
-    r->grant_dirty = false;
+    qp->grant_dirty = false;
     switch (fe_aeth_kind(e.syndrome)) {
     case FE_AETH_ACK:
         qp->ctr.tx_acks++;
@@ -137,7 +159,7 @@ void fe_resp_flush(struct fe_qp *qp)
 {
     while (qp->resp.rq_count) complete_recv(qp, FE_WC_WR_FLUSH_ERR, FE_WC_RECV, false, 0, 0);
     qp->resp.in_msg = false;
-    qp->resp.grant_dirty = false;
+    qp->grant_dirty = false;
 }
 
 /* ---- packet processing ---- */
@@ -154,14 +176,13 @@ static int fatal(struct fe_qp *qp, uint32_t psn, uint8_t code, int err)
 static void congestion(struct fe_qp *qp, uint64_t now_ns)
 {
     struct fe_resp *r = &qp->resp;
-    const struct fe_qp_pkt_cfg *c = &qp->pc;
     qp->ctr.rx_ce_pkts++;
-    if (!c->np_enable) return;
-    if (c->np_ecn_echo_on_ack) {
+    if (!r->np_enable) return;
+    if (r->np_ecn_echo_on_ack) {
         r->becn_pending = true;
         return;
     }
-    if (r->cnp_ever && now_ns - r->last_cnp_ns < c->cnp_interval_ns) return;
+    if (r->cnp_ever && now_ns - r->last_cnp_ns < r->cnp_interval_ns) return;
     struct fe_resp_entry e = {.cnp = true};
     if (ring_push(qp, &e)) {
         r->cnp_ever = true;
@@ -179,11 +200,10 @@ static inline bool in_mr(const struct fe_mr *mr, uint64_t va, uint64_t len)
 int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 {
     struct fe_resp *r = &qp->resp;
-    const struct fe_qp_pkt_cfg *c = &qp->pc;
     uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
 
     if (pkt->ecn == FE_ECN_CE) congestion(qp, now_ns);
-    if (c->int_echo && pkt->int_md && pkt->int_md->nhops) {
+    if (r->int_echo && pkt->int_md && pkt->int_md->nhops) {
         r->last_int = *pkt->int_md;
         if (r->last_int.nhops > FE_INT_MAX_HOPS) r->last_int.nhops = FE_INT_MAX_HOPS;
     }
@@ -218,13 +238,13 @@ int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
     if (r->in_msg ? (first || send != r->msg_send) : !first)
         return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EPARSE);
     /* lengths: FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU */
-    if (len > c->mtu_bytes || (!last && len != c->mtu_bytes) || (last && !first && len == 0))
+    if (len > r->mtu_bytes || (!last && len != r->mtu_bytes) || (last && !first && len == 0))
         return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
 
     /* a receive buffer: SEND (all packets use the head one), WRITE with immediate at its end */
     if ((send || imm) && r->rq_count == 0) {
         /* RNR: nothing executed, PSN not advanced; later packets are dropped as for a gap */
-        queue_nak(qp, fe_aeth_syn_rnr(c->min_rnr_timer), psn);
+        queue_nak(qp, fe_aeth_syn_rnr(r->min_rnr_timer), psn);
         r->nak_sent = true;
         return FE_EAGAIN;
     }
@@ -256,24 +276,24 @@ int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
                     qp->ctr.rx_bad_rkey++;
                     return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
                 }
-                if (!in_mr(&qp->mr[mi], va, left)) {
+                if (!in_mr(&r->mr[mi], va, left)) {
                     qp->ctr.rx_bad_access++;
                     return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
                 }
             }
         }
         /* this packet's range: inside what the RETH announced, and (again) the region */
-        if (len > left || (len && (mi < 0 || !in_mr(&qp->mr[mi], va, len)))) {
+        if (len > left || (len && (mi < 0 || !in_mr(&r->mr[mi], va, len)))) {
             qp->ctr.rx_bad_access++;
             return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
         }
         /* the message must end exactly where its RETH said */
         if (last && len != left) return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
         if (len) {
-            const struct fe_mr *mr = &qp->mr[mi];
+            const struct fe_mr *mr = &r->mr[mi];
             if (mr->base && pkt->payload) memcpy(mr->base + (va - mr->va), pkt->payload, len);
         }
-        if (first) r->msg_bytes = left;
+        if (first && !last) r->msg_bytes = left; /* an ONLY packet completes at once */
         r->msg_va = va + len;
         r->msg_left = left - len;
         r->msg_mr = mi;
@@ -281,7 +301,7 @@ int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         r->msg_send = false;
         if (last && imm)
             complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV_RDMA_WITH_IMM, true, pkt->imm,
-                          r->msg_bytes);
+                          first ? left : r->msg_bytes);
     }
 
     r->epsn = fe_psn_add(psn, 1);
@@ -292,6 +312,6 @@ int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
         r->msn = (r->msn + 1) & FE_PSN_MASK;
         qp->ctr.rx_msgs++;
     }
-    if (pkt->bth.ackreq || last || ++r->pkts_since_ack >= c->ack_every) queue_ack(qp, psn);
+    if (pkt->bth.ackreq || last || ++r->pkts_since_ack >= r->ack_every) queue_ack(qp, psn);
     return 0;
 }
