@@ -30,16 +30,15 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
     p->mark_above_bytes = best->kmin_bytes;
 }
 
-void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
+void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt,
+                             uint64_t queued_bytes)
 {
     if (pkt->kind != PKT_ROCE && pkt->kind != PKT_TEST) return;
-    if (sim_pkt_ect(pkt)) {
-        uint64_t q = p->tc[pkt->prio].q.bytes;
-        if (q > p->mark_above_bytes && fe_red_mark(&p->red, q, sim_rng32(sim))) {
-            pkt->pkt.ecn = FE_ECN_CE;
-            p->ecn_marks++;
-            sim->st.ecn_marks++;
-        }
+    if (sim_pkt_ect(pkt) && queued_bytes > p->mark_above_bytes &&
+        fe_red_mark(&p->red, queued_bytes, sim_rng32(sim))) {
+        pkt->pkt.ecn = FE_ECN_CE;
+        p->ecn_marks++;
+        sim->st.ecn_marks++;
     }
     struct fe_int *md = sim_pkt_int(sim, pkt);
     if (md && pkt->pkt.payload_len && md->nhops < FE_INT_MAX_HOPS) {

@@ -57,7 +57,7 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
             sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
             sim_pfc_check_xon(sim, sw, in, pkt->prio);
         }
-        sim_ecn_on_dequeue(sim, p, pkt);
+        sim_ecn_on_dequeue(sim, p, pkt, p->tc[pkt->prio].q.bytes);
         if (sim->cnp_monitor_bps) sim_cnp_monitor(sim, p, pkt);
     }
     sim_link_send(sim, p, pkt);
@@ -74,11 +74,12 @@ void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
 }
 
 /* The frame leaves at once on the idle port out, as enqueue + sim_port_kick would send it, without
- * the round trip through the queue (most ACK hops, many data hops). */
+ * the round trip through the queue (most ACK hops, many data hops). Its queue is empty, as all the
+ * port's are (port_idle_for): nothing to mark on, and no need to read it. */
 static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *pkt)
 {
     if (pkt->frame_bytes > out->max_queue_bytes) out->max_queue_bytes = pkt->frame_bytes;
-    sim_ecn_on_dequeue(sim, out, pkt);
+    sim_ecn_on_dequeue(sim, out, pkt, 0);
     if (sim->cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
     sim_link_send(sim, out, pkt);
     arm_tx_done(sim, out);
