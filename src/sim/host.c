@@ -411,8 +411,8 @@ static ALWAYS_INLINE void after_qp_event(struct fe_sim *sim, struct sim_host *h,
     /* Completions are handled here once the flow's last WRs are posted (it ends at its last
      * completion: most ACKs complete nothing new), or when the QP failed (its WRs are flushed in
      * error); before that, top_up drains them. */
-    if (sq->requester && ((fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen &&
-                           sim->flows[sq->flow].posted_bytes >= sim->flows[sq->flow].spec.bytes) ||
+    if (sq->requester && ((sim->flows[sq->flow].posted_bytes >= sim->flows[sq->flow].spec.bytes &&
+                           fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen) ||
                           fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
         if (!collect_completions(sim, sq)) return;
     }
