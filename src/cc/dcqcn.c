@@ -27,28 +27,33 @@ enum profile { P_CONNECTX = 0, P_SURF = 1, P_NS3 = 2 };
 enum ev { EV_ALPHA = 0, EV_DEC = 1, EV_INC = 2, N_EV = 3 };
 #define NEVER UINT64_MAX
 
+/* By cache line of the instance: struct fe_cc's outputs, then this context from byte 48. */
 struct dcqcn {
-    /* What every packet sent reads (dcqcn_send) first: the context's first 16 bytes share the
-     * cache line of the instance's outputs (struct fe_cc). */
+    /* Beside the outputs: what every packet sent reads (dcqcn_send), and the flags. */
     bool active;       /* a CNP has arrived: the processes run */
+    uint8_t profile;   /* enum profile */
+    bool cnp_alpha;    /* CNP since the last alpha update */
+    bool cnp_dec;      /* CNP since the last rate-decrease check */
     uint32_t bc_bytes; /* byte counter period (0 = off) */
     uint64_t bytes;    /* byte counter */
-    uint8_t profile;
-    bool cnp_alpha; /* CNP since the last alpha update */
-    bool cnp_dec;   /* CNP since the last rate-decrease check */
-    bool clamp_always, clamp_after_time_inc;
-    /* Rates in the profile's unit: Mb/s (connectx), B/s (surf), b/s (hpcc-ns3). */
-    uint64_t rc, rt, max_rate, min_rate, ai, hai, first_rate;
-    uint32_t alpha; /* Q0.10 (connectx, surf) */
-    uint32_t g;     /* (1 - g) x 1024 (connectx, surf) */
-    double alpha_d; /* hpcc-ns3 */
-    double g_d;     /* hpcc-ns3: g itself */
-    uint32_t gd, min_dec_fac, initial_alpha, F;
-    uint32_t T, BC;          /* increase events by timer / byte counter since the last cut */
-    uint64_t period[N_EV];   /* ns */
-    uint64_t anchor[N_EV];   /* grid of the free-running processes */
+    /* What every timer tick reads (run_due, the alpha update, publish). Rates are in the
+     * profile's unit: Mb/s (connectx), B/s (surf), b/s (hpcc-ns3). */
     uint64_t next[N_EV];     /* deadline, NEVER when not scheduled */
     uint64_t sched_at[N_EV]; /* when it was (virtually) scheduled: the tie-break */
+    uint64_t rc;
+    uint32_t alpha; /* Q0.10 (connectx, surf) */
+    uint32_t g;     /* (1 - g) x 1024 (connectx, surf) */
+    /* Rescheduling, increases. */
+    uint64_t period[N_EV]; /* ns */
+    uint64_t anchor[N_EV]; /* grid of the free-running processes */
+    uint64_t rt;
+    uint32_t T, BC; /* increase events by timer / byte counter since the last cut */
+    /* The rest. */
+    uint64_t max_rate, min_rate, ai, hai, first_rate;
+    uint32_t gd, min_dec_fac, initial_alpha, F;
+    bool clamp_always, clamp_after_time_inc;
+    double alpha_d; /* hpcc-ns3 */
+    double g_d;     /* hpcc-ns3: g itself */
     uint64_t cnps, cuts;
 };
 

@@ -420,8 +420,9 @@ static inline __attribute__((always_inline)) uint64_t ack_to(struct fe_qp *qp, u
     r->una_psn = new_una;
     if (fe_psn_before(r->tx_psn, new_una)) r->tx_psn = new_una;
 
-    /* completions, in order, for every WR whose last PSN is now acknowledged */
-    while (r->head_seq != r->send_seq) {
+    /* completions, in order, for every WR whose last PSN is now acknowledged (none when not
+     * even its first is: that needs no look at its entry) */
+    while (r->head_seq != r->send_seq && r->head_psn != new_una) {
         const struct fe_sq_entry *e = sq_at(r, r->head_seq);
         uint32_t end_psn = fe_psn_add(r->head_psn, (int32_t)e->npkts); /* the next WR's first */
         if (fe_psn_before(new_una, end_psn)) break;
