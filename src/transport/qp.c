@@ -170,6 +170,7 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
                             .now_ns = now_ns};
     memset(qp->cc, 0, cc_block_bytes(algo));
     fe_cc_init(qp->cc, params, &env);
+    qp->cc_timers = algo->on_timer != NULL;
     /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). */
     const struct fe_req *r = &qp->req;
     uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
@@ -346,6 +347,7 @@ uint64_t fe_qp_next_deadline(const struct fe_qp *qp)
     if (fe_resp_pending(qp)) return 0;
     if (qp->state != FE_QPS_RTS) return FE_NO_DEADLINE;
     uint64_t d = fe_req_deadline(qp);
+    if (!qp->cc_timers) return d;
     uint64_t t = qp->cc->out.timer_ns;
     if (t != FE_CC_NO_TIMER && t < d) d = t;
     return d;
@@ -356,7 +358,7 @@ uint64_t fe_qp_next_deadline(const struct fe_qp *qp)
 __attribute__((noinline)) static void run_timers(struct fe_qp *qp, uint64_t now_ns)
 {
     fe_req_expiry(qp, now_ns);
-    if (qp->state == FE_QPS_RTS && qp->cc->out.timer_ns <= now_ns) {
+    if (qp->state == FE_QPS_RTS && qp->cc_timers && qp->cc->out.timer_ns <= now_ns) {
         struct fe_cc_out before = qp->cc->out;
         fe_cc_on_timer(qp->cc, now_ns);
         fe_req_cc_changed(qp, &before);
@@ -366,7 +368,8 @@ __attribute__((noinline)) static void run_timers(struct fe_qp *qp, uint64_t now_
 void fe_qp_handle_expiry(struct fe_qp *qp, uint64_t now_ns)
 {
     if (qp->state != FE_QPS_RTS) return;
-    if (fe_req_timer_due(qp, now_ns) || qp->cc->out.timer_ns <= now_ns) run_timers(qp, now_ns);
+    if (fe_req_timer_due(qp, now_ns) || (qp->cc_timers && qp->cc->out.timer_ns <= now_ns))
+        run_timers(qp, now_ns);
 }
 
 int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)

@@ -172,6 +172,9 @@ struct fe_qp {
     struct fe_cc *cc;
     uint32_t resp_count; /* responses queued in resp.ring */
     bool grant_dirty;    /* resp.grant_bytes changed since the last ACK left */
+    /* The CC algorithm has on_timer; without, its timer_ns stays FE_CC_NO_TIMER (the time of
+     * the next on_timer call) and the deadline does not read the CC's line for it. */
+    bool cc_timers;
     struct fe_req req;
 
     _Alignas(64) struct fe_cqe *cq;
