@@ -322,6 +322,17 @@ FE_EVQ_HOT int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
     return fe_evq_push_key(q, key, data);
 }
 
+/* fe_evq_pop_until_slow through locals of its own: the caller's t and data, whose addresses do
+ * not escape, can stay in registers across its loop. */
+FE_EVQ_HOT bool fe_evq_pop_until_call(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
+{
+    uint64_t t1, data1;
+    if (!fe_evq_pop_until_slow(q, limit, &t1, &data1)) return false;
+    *t = t1;
+    *data = data1;
+    return true;
+}
+
 /* Pops the earliest event if its time is <= limit; false otherwise (or when empty). Advances
  * q->now to its time. */
 FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
@@ -330,13 +341,13 @@ FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, 
         /* the usual case inline: the next event in the bitmap word of the current bucket */
         uint32_t pos = (uint32_t)q->cal_cur & q->cal_mask;
         uint64_t *word = &q->cbm[pos >> 6], bits = *word & (~UINT64_C(0) << (pos & 63));
-        if (!bits) return fe_evq_pop_until_slow(q, limit, t, data);
+        if (!bits) return fe_evq_pop_until_call(q, limit, t, data);
         unsigned bit = (unsigned)__builtin_ctzll(bits);
         struct fe_evq_bucket *bk = &q->bucket[(pos & ~63u) + bit];
         uint64_t when = bk->key >> FE_EVQ_SEQ_BITS;
         if (when > limit) return false;
         *data = bk->data;
-        if (bk->head == FE_EVQ_NIL)
+        if (__builtin_expect(bk->head == FE_EVQ_NIL, 1)) /* most buckets hold one event */
             *word &= ~(UINT64_C(1) << bit);
         else
             fe_evq_cal_take_next(q, bk);
@@ -348,7 +359,7 @@ FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, 
         /* the usual case inline: the next event in the bitmap word of the current time */
         uint32_t pos = (uint32_t)(q->now & (FE_EVQ_WHEEL_SLOTS - 1u)), w = pos >> 6;
         uint64_t bits = q->wheel_n ? q->bm0[w] & (~UINT64_C(0) << (pos & 63)) : 0;
-        if (!bits) return fe_evq_pop_until_slow(q, limit, t, data);
+        if (!bits) return fe_evq_pop_until_call(q, limit, t, data);
         uint32_t slot = w * 64 + (uint32_t)__builtin_ctzll(bits);
         uint64_t when = q->now + (slot - pos);
         if (when > limit) return false;
