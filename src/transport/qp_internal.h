@@ -11,15 +11,16 @@
 
 /* One posted send WR, as the requester keeps it: 40 bytes instead of struct fe_wr's 48 plus
  * bookkeeping, because a requester walks its send queue once per message (post, send, complete)
- * and the bytes per entry are cache lines per packet for small messages. */
+ * and the bytes per entry are cache lines per packet for small messages. What every phase reads
+ * comes first, so that an entry which straddles two lines mostly needs only one of them. */
 struct fe_sq_entry {
-    uint64_t cookie;
-    const uint8_t *data;
-    uint64_t target_va; /* WRITE: remote_va + remote_offset */
     uint32_t len;
-    uint32_t imm;
     uint32_t npkts; /* packets of the message, >= 1 */
     uint8_t op;     /* enum fe_wr_op */
+    uint32_t imm;
+    uint64_t cookie;
+    uint64_t target_va; /* WRITE: remote_va + remote_offset */
+    const uint8_t *data;
 };
 
 /* Replay ring entry, one per unacknowledged PSN: where to find the packet again (zero copy: in
