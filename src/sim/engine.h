@@ -141,8 +141,12 @@ void fe_evq_renumber_key(struct fe_evq *q, uint64_t *key);
  * of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
 FE_EVQ_HOT int fe_evq_key(struct fe_evq *q, uint64_t t, uint64_t *key)
 {
-    if (q->seq > FE_EVQ_SEQ_MASK || t < q->now || t > FE_SIM_MAX_TIME)
-        return fe_evq_key_slow(q, t, key);
+    if (q->seq > FE_EVQ_SEQ_MASK || t < q->now || t > FE_SIM_MAX_TIME) {
+        uint64_t k = 0; /* the caller's key, whose address does not escape, stays in a register */
+        int rc = fe_evq_key_slow(q, t, &k);
+        *key = k;
+        return rc;
+    }
     *key = t << FE_EVQ_SEQ_BITS | q->seq++;
     return 0;
 }
