@@ -24,15 +24,16 @@ struct fe_sq_entry {
 };
 
 /* Replay ring entry, one per unacknowledged PSN: where to find the packet again (zero copy: in
- * the WR's memory) and when it left, for RTT samples. */
+ * the WR's memory) and when it left, for RTT samples. What an ACK reads comes first (as in
+ * struct fe_sq_entry). */
 #define FE_RE_RETX   0x01 /* sent more than once: no RTT sample from it (Karn) */
 #define FE_RE_ACKREQ 0x02 /* carried AckReq: a retransmission carries it again */
 struct fe_replay_entry {
-    uint64_t sent_ns;
-    uint32_t sq_seq;  /* the WR (send-queue sequence number) */
-    uint32_t pkt_idx; /* packet index within the message */
     uint16_t payload_len;
     uint8_t flags;
+    uint32_t sq_seq; /* the WR (send-queue sequence number) */
+    uint64_t sent_ns;
+    uint32_t pkt_idx; /* packet index within the message */
 };
 
 /* The packet that would leave next: WR, packet index, payload bytes, retransmission or not. */
