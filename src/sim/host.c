@@ -358,7 +358,8 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
 static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
 {
     uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
-    uint32_t want = SQ_LOOKAHEAD - fe_qp_sq_unstarted(sq->qp), room = fe_qp_sq_room(sq->qp);
+    uint32_t unstarted = fe_qp_sq_unstarted(sq->qp), room = fe_qp_sq_room(sq->qp);
+    uint32_t want = unstarted < SQ_LOOKAHEAD ? SQ_LOOKAHEAD - unstarted : 0;
     for (uint32_t n = want < room ? want : room; n && f->posted_bytes < f->spec.bytes; n--) {
         uint64_t len = f->spec.bytes - f->posted_bytes;
         if (len > msg) len = msg;
