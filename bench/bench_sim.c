@@ -99,7 +99,7 @@ struct run_result {
     int64_t instr;                /* -1: no counter */
     enum fe_sim_queue_kind queue; /* the queue it ran on */
     uint64_t events, data_pkts, pool, sim_ns, flows_done, flows;
-    uint64_t by_kind[8];
+    uint64_t arrivals, tx_done, wakes, pause_ends, pfc_refreshes; /* events by kind */
     double agg_gbps, jain;
 };
 
@@ -145,7 +145,12 @@ static int run_sim(struct fe_sim_scenario *sc, int kind, uint64_t until, struct 
     r->flows = fe_sim_n_flows(sim);
     r->agg_gbps = sum.aggregate_bps / 1e9;
     r->jain = sum.jain;
-    for (int k = 0; k < 8; k++) r->by_kind[k] = sim->ev_kind_count[k];
+    const uint64_t *k = sim->ev_kind_count;
+    r->arrivals = k[EV_ARRIVE] + k[EV_ARRIVE_HOST];
+    r->tx_done = k[EV_TX_DONE];
+    r->wakes = k[EV_HOST_WAKE];
+    r->pause_ends = k[EV_PAUSE_END];
+    r->pfc_refreshes = k[EV_PFC_REFRESH];
     fe_sim_destroy(sim);
     return 0;
 }
@@ -161,11 +166,11 @@ static void print_run(const char *what, const struct run_result *r)
            (unsigned long long)r->flows_done, (unsigned long long)r->flows);
     printf("  %-8s events by kind: arrivals %.2f, tx-done %.2f, host wake-ups %.2f, pause "
            "ends %.2f, PFC refresh %.2f per data packet; peak packets in flight %llu\n",
-           "", (double)r->by_kind[1] / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->by_kind[2] / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->by_kind[5] / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->by_kind[3] / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->by_kind[4] / (double)(r->data_pkts ? r->data_pkts : 1),
+           "", (double)r->arrivals / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->tx_done / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->wakes / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->pause_ends / (double)(r->data_pkts ? r->data_pkts : 1),
+           (double)r->pfc_refreshes / (double)(r->data_pkts ? r->data_pkts : 1),
            (unsigned long long)r->pool);
     if (r->instr >= 0)
         printf("  %-8s %.0f instructions per data packet, %.0f per event\n", "",

@@ -335,7 +335,7 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
     f->done = true;
     f->finish_ns = sim->now;
     f->acked_bytes = f->done_bytes;
-    sim->flows_done++;
+    if (++sim->flows_done == sim->n_flows) sim->halt |= SIM_HALT_ALL_DONE;
     sim->flows_active--;
     if (sim->window_auto_end && !sim->window_closed && sim->window_opened) sim_window_close(sim);
     struct sim_qp *req = f->req, *resp = f->resp;

@@ -52,10 +52,11 @@ void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
     }
     struct sim_port *to = p->peer;
     uint64_t t = p->busy_until + p->delay_ns, key = 0;
-    if (!sim->wire_heads_only)
-        sim_schedule(sim, t, to, EV_ARRIVE);
-    else if (fe_evq_key(&sim->q, t, &key))
-        sim->error = 1;
+    if (!sim->wire_heads_only) {
+        if (fe_evq_push(&sim->q, t, sim_arrive_event(to))) sim_fail(sim);
+    } else if (fe_evq_key(&sim->q, t, &key)) {
+        sim_fail(sim);
+    }
     pkt->next = NULL;
     if (to->wire_tail) {
         pkt->wire_key = key;
@@ -63,23 +64,9 @@ void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
         to->wire_tail = pkt;
     } else {
         to->wire_head = to->wire_tail = pkt;
-        if (sim->wire_heads_only &&
-            fe_evq_push_key(&sim->q, key, (uint64_t)(uintptr_t)to | EV_ARRIVE))
-            sim->error = 1;
+        if (sim->wire_heads_only && fe_evq_push_key(&sim->q, key, sim_arrive_event(to)))
+            sim_fail(sim);
     }
-}
-
-struct sim_pkt *sim_link_arrive(struct fe_sim *sim, struct sim_port *to)
-{
-    struct sim_pkt *pkt = to->wire_head;
-    to->wire_head = pkt->next;
-    if (!to->wire_head)
-        to->wire_tail = NULL;
-    else if (sim->wire_heads_only &&
-             fe_evq_push_key(&sim->q, to->wire_head->wire_key, (uint64_t)(uintptr_t)to | EV_ARRIVE))
-        sim->error = 1;
-    pkt->next = NULL;
-    return pkt;
 }
 
 void sim_link_wire_keys(void *user, struct fe_evq *q)

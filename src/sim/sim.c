@@ -257,7 +257,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         if (!sim->window_auto_end && sim->window_end > sim->window_start)
             sim_schedule(sim, sim->window_end, sim, EV_WINDOW);
     }
-    if (sim->error) goto fail;
+    if (sim_failed(sim)) goto fail;
     if (err_out) *err_out = 0;
     return sim;
 fail:
@@ -372,7 +372,7 @@ static void start_flows(struct fe_sim *sim)
             return;
         }
         sim->next_flow++;
-        if (sim_flow_start(sim, i)) sim->error = 1;
+        if (sim_flow_start(sim, i)) sim_fail(sim);
         if (sim->next_flow == sim->n_flows ||
             sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns > sim->now)
             sim_phase_mark(sim);
@@ -385,11 +385,12 @@ static void dispatch(struct fe_sim *sim, uint64_t data)
     switch ((enum ev_kind)(data & EV_KIND_MASK)) {
     case EV_ARRIVE: {
         struct sim_port *to = obj;
-        struct sim_pkt *pkt = sim_link_arrive(sim, to);
-        if (to->sw)
-            sim_switch_receive(sim, to, pkt);
-        else
-            sim_host_receive(sim, to->host, pkt);
+        sim_switch_receive(sim, to, sim_link_arrive(sim, to, data));
+        break;
+    }
+    case EV_ARRIVE_HOST: {
+        struct sim_port *to = obj;
+        sim_host_receive(sim, to->host, sim_link_arrive(sim, to, data));
         break;
     }
     case EV_TX_DONE:
@@ -426,17 +427,17 @@ int fe_sim_run(struct fe_sim *sim, uint64_t until_ns)
         sim->now = t;
         sim->ev_kind_count[data & EV_KIND_MASK]++; /* their sum is st.events (fe_sim_stats) */
         dispatch(sim, data);
-        if (sim->error) {
-            sim->finished = true;
-            return FE_ENOMEM;
-        }
-        if (sim->flows_done == sim->n_flows && sim->n_flows) {
-            all_done = true;
+        if (__builtin_expect(sim->halt, 0)) {
+            if (sim_failed(sim)) {
+                sim->finished = true;
+                return FE_ENOMEM;
+            }
+            all_done = true; /* SIM_HALT_ALL_DONE */
             break;
         }
     }
     if (fe_evq_failed(&sim->q)) {
-        sim->error = 1;
+        sim_fail(sim);
         sim->finished = true;
         return FE_ENOMEM;
     }

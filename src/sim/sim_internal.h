@@ -17,15 +17,21 @@
 
 /* Event kinds: the low 4 bits of an event word, the rest an object pointer aligned to 16. */
 enum ev_kind {
-    EV_ARRIVE = 1,  /* struct sim_port: the first frame on the wire toward it arrives */
+    EV_ARRIVE = 1,  /* struct sim_port of a switch: the first frame on the wire toward it arrives */
     EV_TX_DONE,     /* struct sim_port: transmitter free, send the next frame */
     EV_PAUSE_END,   /* struct sim_port: a pause (QUANTA mode) may have expired */
     EV_PFC_REFRESH, /* struct sim_port: re-send PAUSE for priorities still congested */
     EV_HOST_WAKE,   /* struct sim_host: a QP deadline */
     EV_FLOW_START,  /* struct fe_sim: start the next flows */
     EV_WINDOW,      /* struct fe_sim: the contention window opens */
+    EV_ARRIVE_HOST, /* EV_ARRIVE at a host's port: its own kind, so that the dispatch's one
+                     * indirect jump decides it (sim_arrive_event) */
 };
 #define EV_KIND_MASK 0xFull
+
+/* Why the run loop stops early (struct fe_sim's halt) */
+#define SIM_HALT_ERROR    1u /* out of memory: the run fails */
+#define SIM_HALT_ALL_DONE 2u /* every flow completed */
 
 enum pkt_kind { PKT_ROCE = 0, PKT_PFC = 1, PKT_TEST = 2 };
 
@@ -274,7 +280,7 @@ struct fe_sim {
     uint64_t rng[4];
     uint32_t n_flows;
     uint32_t flows_done;
-    int error;                 /* sticky internal error (out of memory) */
+    uint8_t halt;              /* SIM_HALT_*: the run loop's one test after each event */
     uint8_t data_pcp, ack_pcp; /* sc.host's */
     /* the frame-size table (sim_frame_bytes): data opcodes and ACKs share its first line */
     _Alignas(64) struct sim_op_frame op_frame[256];
@@ -350,9 +356,41 @@ static inline uint32_t sim_rng32(struct fe_sim *sim)
 }
 
 /* ---- events ---- */
+/* Sticky internal error (out of memory): the run stops and reports it. */
+static inline void sim_fail(struct fe_sim *sim)
+{
+    sim->halt |= SIM_HALT_ERROR;
+}
+static inline bool sim_failed(const struct fe_sim *sim)
+{
+    return sim->halt & SIM_HALT_ERROR;
+}
+
 static inline void sim_schedule(struct fe_sim *sim, uint64_t t, void *obj, enum ev_kind kind)
 {
-    if (fe_evq_push(&sim->q, t, (uint64_t)(uintptr_t)obj | (uint64_t)kind)) sim->error = 1;
+    if (fe_evq_push(&sim->q, t, (uint64_t)(uintptr_t)obj | (uint64_t)kind)) sim_fail(sim);
+}
+
+/* The event word of a frame's arrival at port `to`. */
+static inline uint64_t sim_arrive_event(const struct sim_port *to)
+{
+    return (uint64_t)(uintptr_t)to | (to->sw ? EV_ARRIVE : EV_ARRIVE_HOST);
+}
+
+/* The arrival event `ev` (EV_ARRIVE or EV_ARRIVE_HOST) of port `to`: takes the first frame off
+ * its wire and schedules the next one's, with the same event word. Inline in both arms of the
+ * dispatch. */
+static inline __attribute__((always_inline)) struct sim_pkt *
+sim_link_arrive(struct fe_sim *sim, struct sim_port *to, uint64_t ev)
+{
+    struct sim_pkt *pkt = to->wire_head;
+    to->wire_head = pkt->next;
+    if (!to->wire_head)
+        to->wire_tail = NULL;
+    else if (sim->wire_heads_only && fe_evq_push_key(&sim->q, to->wire_head->wire_key, ev))
+        sim_fail(sim);
+    pkt->next = NULL;
+    return pkt;
 }
 
 /* ---- pool.c ---- */
@@ -364,11 +402,11 @@ static inline struct fe_int *sim_pkt_int(const struct fe_sim *sim, const struct 
 /* Adds a chunk of packets to the free list: 0, or -1 when out of memory. */
 int sim_pool_grow(struct fe_sim *sim);
 /* A packet from the free list (inline: once the pool has grown to the peak in flight, this is
- * all a packet costs); NULL and sim->error set when out of memory. */
+ * all a packet costs); NULL and the run failed (sim_fail) when out of memory. */
 static inline struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim)
 {
     if (!sim->free_pkts && sim_pool_grow(sim)) {
-        sim->error = 1;
+        sim_fail(sim);
         return NULL;
     }
     struct sim_pkt *p = sim->free_pkts;
@@ -397,8 +435,6 @@ uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes);
 /* Starts sending pkt on port p now: the port is busy for its serialization, and the frame
  * arrives at the peer one propagation delay after its last bit (unless the link loses it). */
 void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
-/* The EV_ARRIVE of port `to`: takes the first frame off its wire (and schedules the next). */
-struct sim_pkt *sim_link_arrive(struct fe_sim *sim, struct sim_port *to);
 /* fe_evq_keys_fn: the keys of the frames on the wires. */
 void sim_link_wire_keys(void *sim, struct fe_evq *q);
 /* Bytes of the frame that carries fp, as the scenario's frame model sizes it (host.frames). */
