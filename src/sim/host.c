@@ -324,6 +324,7 @@ void sim_flow_sync_counters(struct fe_sim *sim, struct sim_flow *f)
     }
     if (f->resp && f->resp->qp) {
         const struct fe_qp_counters *c = fe_qp_counters(f->resp->qp);
+        f->rx_pkts = c->rx_pkts;
         f->rx_bytes = c->rx_bytes;
         f->ce_rx = c->rx_ce_pkts;
     }
@@ -614,14 +615,8 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     }
     const struct fe_int *md = sim_pkt_int(sim, pkt);
     pkt->pkt.int_md = md && md->nhops ? md : NULL;
-    /* rx_pkts counts accepted data packets: ACKs, NAKs and CNPs leave it (and its cache line)
-     * alone */
-    bool data = pkt->pkt.bth.opcode != FE_OP_ACK && pkt->pkt.bth.opcode != FE_OP_CNP;
-    const struct fe_qp_counters *c = fe_qp_counters(sq->qp);
-    uint64_t before = data ? c->rx_pkts : 0;
-    int rc = fe_qp_rx(sq->qp, sim->now, &pkt->pkt);
-    if (rc < 0) sim->st.drops[FE_SIM_DROP_QP]++;
-    if (data) sim->st.data_pkts_delivered += c->rx_pkts - before;
+    /* (the data packets delivered are the responders' rx_pkts, summed by fe_sim_stats) */
+    if (fe_qp_rx(sq->qp, sim->now, &pkt->pkt) < 0) sim->st.drops[FE_SIM_DROP_QP]++;
     sim_pkt_free(sim, pkt);
     bool homa = sq->homa;
     after_qp_event(sim, h, sq);

@@ -515,8 +515,8 @@ void fe_sim_stats(const struct fe_sim *sim, struct fe_sim_stats *out)
         fe_sim_flow_stats(sim, i, &fs);
         out->retx_pkts += fs.retx_pkts;
         out->timeouts += fs.timeouts;
+        out->data_pkts_delivered += sim->flows[i].rx_pkts; /* synced by fe_sim_flow_stats */
     }
-    out->data_pkts_delivered = sim->st.data_pkts_delivered;
 }
 
 int fe_sim_port_stats(const struct fe_sim *sim, uint32_t node, uint32_t port,

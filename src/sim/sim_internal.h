@@ -242,6 +242,7 @@ struct sim_flow {
     bool window_open_seen, window_closed;
     /* counters kept after the QPs are destroyed */
     uint64_t tx_pkts, retx_pkts, timeouts, cnps_rx, ce_rx, rtt_samples, rtt_sum, rtt_max;
+    uint64_t rx_pkts;                       /* data packets its responder accepted */
     uint32_t hash_fwd, hash_rev;            /* ECMP hashes of data and of ACKs/CNPs */
     uint64_t mon_start_ns, mon_bytes;       /* CNP monitor window (switch.cnp_monitor_bps) */
     struct sim_port **path_fwd, **path_rev; /* egress ports at each switch, both ways */
