@@ -108,20 +108,24 @@ __attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, stru
         return 1;
     }
     /* responses travel in the QP's traffic class, with its ECN codepoint so that ECN switches
-     * mark them rather than drop them */
-    *out = (struct fe_pkt){
-        .bth = {.opcode = FE_OP_ACK,
-                .becn = e.becn,
-                .pkey = FE_PKEY_DEFAULT,
-                .dqpn = r->remote_qpn,
-                .psn = e.psn},
-        .aeth = {.syndrome = e.syndrome, .msn = e.msn & FE_PSN_MASK},
-        .ecn = r->data_ecn,
-        .dscp = r->dscp,
-        .pcp = r->pcp,
-        .int_md = r->int_echo && r->last_int.nhops ? &r->last_int : NULL,
-        .credit_bytes = r->grant_bytes,
-    };
+     * mark them rather than drop them. Member by member: a literal for the whole packet zeroes
+     * all of it first (a string instruction) and then stores the fields again. */
+    out->bth = (struct fe_bth){.opcode = FE_OP_ACK,
+                               .becn = e.becn,
+                               .pkey = FE_PKEY_DEFAULT,
+                               .dqpn = r->remote_qpn,
+                               .psn = e.psn};
+    out->reth = (struct fe_reth){0};
+    out->aeth = (struct fe_aeth){.syndrome = e.syndrome, .msn = e.msn & FE_PSN_MASK};
+    out->imm = 0;
+    out->payload = NULL;
+    out->payload_len = 0;
+    out->ecn = r->data_ecn;
+    out->dscp = r->dscp;
+    out->pcp = r->pcp;
+    out->icrc = FE_ICRC_UNCHECKED;
+    out->int_md = r->int_echo && r->last_int.nhops ? &r->last_int : NULL;
+    out->credit_bytes = r->grant_bytes;
     qp->grant_dirty = false;
     switch (fe_aeth_kind(e.syndrome)) {
     case FE_AETH_ACK:
