@@ -101,8 +101,11 @@ int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr)
 /* ---- the next packet to send ---- */
 
 /* What would leave next, ignoring the pacer. Returns false when nothing may leave (nothing to
- * send, RNR wait, replay ring full, CC window or credit closed). Counts a stall at most once. */
-static bool next_pkt(const struct fe_qp *qp, struct fe_next_pkt *n)
+ * send, RNR wait, replay ring full, CC window or credit closed). Counts a stall at most once.
+ * Inlined: fe_req_tx asks it for every packet it sends (to price the one after), and as a call
+ * it moved the answer through memory and saved registers around it. */
+static inline __attribute__((always_inline)) bool next_pkt(const struct fe_qp *qp,
+                                                           struct fe_next_pkt *n)
 {
     const struct fe_req *r = &qp->req;
     if (r->rnr_wait) return false;
