@@ -342,15 +342,15 @@ int fe_qp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
     return fe_req_tx(qp, now_ns, out);
 }
 
+_Static_assert(FE_CC_NO_TIMER == FE_NO_DEADLINE, "a CC without a timer adds no deadline");
+
 uint64_t fe_qp_next_deadline(const struct fe_qp *qp)
 {
     if (fe_resp_pending(qp)) return 0;
     if (qp->state != FE_QPS_RTS) return FE_NO_DEADLINE;
-    uint64_t d = fe_req_deadline(qp);
-    if (!qp->cc_timers) return d;
-    uint64_t t = qp->cc->out.timer_ns;
-    if (t != FE_CC_NO_TIMER && t < d) d = t;
-    return d;
+    /* the CC's timer first: then the requester's part is a tail call (FE_CC_NO_TIMER is
+     * FE_NO_DEADLINE) */
+    return fe_req_deadline(qp, qp->cc_timers ? qp->cc->out.timer_ns : FE_NO_DEADLINE);
 }
 
 /* The requester's timers, then the CC's; out of line, as most expiries a driver sees are the

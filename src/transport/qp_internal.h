@@ -221,7 +221,8 @@ int fe_qp_find_mr(const struct fe_qp *qp, uint32_t rkey);
 int fe_req_init(struct fe_qp *qp);
 int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr);
 int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
-uint64_t fe_req_deadline(const struct fe_qp *qp);
+/* The requester's deadline, or `d` when that comes first. */
+uint64_t fe_req_deadline(const struct fe_qp *qp, uint64_t d);
 void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns);
 void fe_req_cc_changed(struct fe_qp *qp, const struct fe_cc_out *before);
 int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);

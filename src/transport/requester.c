@@ -344,11 +344,11 @@ __attribute__((noinline)) static uint64_t unpriced_deadline(const struct fe_qp *
     return d;
 }
 
-uint64_t fe_req_deadline(const struct fe_qp *qp)
+uint64_t fe_req_deadline(const struct fe_qp *qp, uint64_t d)
 {
     const struct fe_req *r = &qp->req;
-    if (r->rnr_wait) return r->rnr_until_ns;
-    uint64_t d = r->timer_armed ? r->timer_ns : FE_NO_DEADLINE;
+    if (r->rnr_wait) return r->rnr_until_ns < d ? r->rnr_until_ns : d;
+    if (r->timer_armed && r->timer_ns < d) d = r->timer_ns;
     if (r->paced && qp->cc->out.rate_Bps == r->paced_rate_Bps)
         return r->paced_until_ns < d ? r->paced_until_ns : d;
     if (r->tx_psn == r->next_psn && r->send_seq == r->tail_seq) return d; /* nothing to send */
