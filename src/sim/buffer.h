@@ -102,7 +102,7 @@ static inline bool sim_buffer_pass_through(const struct fe_sim *sim, const struc
     const struct sim_ingress *ing = &in->tc[prio].in;
     return !ing->hdrm_used && !ing->shared_used && !ing->xoff &&
            ing->reserve_used + bytes <= sim->reserve_bytes &&
-           (!sim_buffer_lossless(sim, prio) || sim_buffer_threshold(sw, sim) > 0);
+           sw->shared_used < sw->pass_below[prio];
 }
 
 /* PFC after an admission / a release on ingress (in, prio): the decision inline, the frames

@@ -175,6 +175,10 @@ struct sim_switch {
     uint32_t *route_off;
     uint16_t *route_n;
     uint16_t *nh;
+    /* A frame of priority p may pass through (buffer.h) while shared_used < pass_below[p]:
+     * UINT64_MAX for a lossy priority, for a lossless one the shared use from which the dynamic
+     * threshold is 0 (an ingress that admits anything would pause its peer). */
+    uint64_t pass_below[FE_SIM_PRIOS];
 };
 
 /* One QP on a host, with the scheduler's bookkeeping. The first 64 bytes hold what every packet

@@ -242,6 +242,14 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
             return FE_EINVAL;
         }
         sw->shared_bytes = sw->buffer_bytes - carved;
+        /* sim_buffer_threshold is floor(free x alpha / 2^16) of the free shared bytes: not 0
+         * while at least ceil(2^16 / alpha) are free */
+        uint64_t min_free =
+            sim->dt_alpha_q16 ? (sim->dt_alpha_q16 + 65535) / sim->dt_alpha_q16 : UINT64_MAX;
+        for (uint8_t prio = 0; prio < FE_SIM_PRIOS; prio++)
+            sw->pass_below[prio] = !(sim->lossless_prios >> prio & 1) ? UINT64_MAX
+                                   : sw->shared_bytes >= min_free ? sw->shared_bytes - min_free + 1
+                                                                  : 0;
     }
     for (uint32_t h = 0; h < n_host; h++) {
         sim_ecn_port_setup(sim, &sim->hosts[h].node->ports[0]);
