@@ -6,18 +6,11 @@
  * toward it in a FIFO. With the heap queue only the first has an event; the others hold the
  * key (time and place in the order) their event gets when they reach the head: results are
  * those of one event per frame, with a heap of one entry per busy wire instead of one per frame
- * in flight. (The wheel cannot take events out of order: there every frame has its event.) */
+ * in flight. (The wheel cannot take events out of order: there every frame has its event.)
+ *
+ * Sending is inline (sim_internal.h: sim_link_send) for links without loss, not timed as ns-3,
+ * with the heap or calendar queue; here is the general case. */
 #include "sim/sim_internal.h"
-
-uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes)
-{
-    /* Fixed point (2^-24 ns per byte) with the fraction carried to the next frame, so that
-     * back-to-back frames run at the link rate whatever the rounding of one frame (relative
-     * error < 1e-6 at 400 Gb/s), without a division per frame. */
-    uint64_t fp = (uint64_t)wire_bytes * p->ser_fp_per_byte + p->ser_frac;
-    p->ser_frac = fp & ((1u << 24) - 1);
-    return fp >> 24;
-}
 
 /* HPCC's ns-3 (--ns3-compat) times every frame on its own: Seconds(bytes * 8.0 / rate), a
  * double turned into its 64.64 fixed-point Time and cut to whole nanoseconds. That is up to
@@ -33,15 +26,12 @@ uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes)
     return whole * 1000000000u + (((frac >> 32) * 1000000000u + lo) >> 32);
 }
 
-void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
+void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     uint32_t wire = sim_wire_bytes(sim, pkt);
-    uint64_t ser =
-        sim->ns3_frames ? sim_link_ns3_ser_ns(p->rate_bps, wire) : sim_link_ser_ns(p, wire);
-    p->busy_until = sim->now + ser;
-    p->tx_pkts++;
-    p->tx_bytes += pkt->frame_bytes;
-    sim->st.pkts_sent++;
+    sim_link_start(sim, p, pkt,
+                   sim->ns3_frames ? sim_link_ns3_ser_ns(p->rate_bps, wire)
+                                   : sim_link_ser_ns(p, wire));
     /* PFC frames are exempt: losing one would model a different failure (and deadlock the
      * XOFF/XON mode, which has no timer). */
     if (p->loss32 && pkt->kind != PKT_PFC && (sim_rng_next(sim) >> 32) < p->loss32) {
@@ -51,22 +41,20 @@ void sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
         return;
     }
     struct sim_port *to = p->peer;
-    uint64_t t = p->busy_until + p->delay_ns, key = 0;
-    if (!sim->wire_heads_only) {
-        if (fe_evq_push(&sim->q, t, sim_arrive_event(to))) sim_fail(sim);
-    } else if (fe_evq_key(&sim->q, t, &key)) {
-        sim_fail(sim);
+    uint64_t t = p->busy_until + p->delay_ns, key;
+    if (sim->wire_heads_only) {
+        if (fe_evq_key(&sim->q, t, &key)) sim_fail(sim);
+        sim_link_wire_put(sim, to, pkt, key);
+        return;
     }
+    /* the wheel: every frame has its event */
+    if (fe_evq_push(&sim->q, t, sim_arrive_event(to))) sim_fail(sim);
     pkt->next = NULL;
-    if (to->wire_tail) {
-        pkt->wire_key = key;
+    if (to->wire_tail)
         to->wire_tail->next = pkt;
-        to->wire_tail = pkt;
-    } else {
-        to->wire_head = to->wire_tail = pkt;
-        if (sim->wire_heads_only && fe_evq_push_key(&sim->q, key, sim_arrive_event(to)))
-            sim_fail(sim);
-    }
+    else
+        to->wire_head = pkt;
+    to->wire_tail = pkt;
 }
 
 void sim_link_wire_keys(void *user, struct fe_evq *q)
