@@ -75,14 +75,15 @@ void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
 
 /* The frame leaves at once on the idle port out, as enqueue + sim_port_kick would send it, without
  * the round trip through the queue (most ACK hops, many data hops). Its queue is empty, as all the
- * port's are (port_idle_for): nothing to mark on, and no need to read it. */
+ * port's are (port_idle_for): nothing to mark on, and no need to read it; nothing waits behind
+ * the frame, so the transmitter's end is no event (but with ns-3 timing: there every frame's). */
 static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *pkt)
 {
     if (pkt->frame_bytes > out->max_queue_bytes) out->max_queue_bytes = pkt->frame_bytes;
     sim_ecn_on_dequeue(sim, out, pkt, 0);
     if (sim->cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
     sim_link_send(sim, out, pkt);
-    arm_tx_done(sim, out);
+    if (sim->ns3_frames) arm_tx_done(sim, out);
 }
 
 static inline bool port_idle_for(struct fe_sim *sim, struct sim_port *out, uint8_t prio)
@@ -126,5 +127,8 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
         return;
     }
     sim_port_enqueue(sim, out, pkt);
-    sim_port_kick(sim, out);
+    if (tx_busy(sim, out))
+        arm_tx_done(sim, out); /* sim_port_kick's first step, without the call */
+    else
+        sim_port_kick(sim, out);
 }
