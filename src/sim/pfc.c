@@ -50,7 +50,6 @@ static void send_pfc(struct fe_sim *sim, struct sim_port *p, uint8_t prio, uint1
     else
         p->ctrl.head = pkt;
     p->ctrl.tail = pkt;
-    p->ctrl.pkts++;
     p->ctrl_pending = true;
     if (quanta) {
         p->pause_tx++;

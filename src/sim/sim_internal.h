@@ -68,7 +68,7 @@ struct sim_pkt {
         } pfc;
     };
     uint32_t frame_bytes; /* frame on the wire, FCS included (buffer accounting) */
-    uint16_t in_port;     /* ingress port at the current switch, or SIM_NO_INGRESS */
+    uint16_t in_port;     /* queued at a switch: its ingress port there, or SIM_NO_INGRESS */
     uint8_t prio;         /* traffic class / PFC priority */
     uint8_t kind;         /* enum pkt_kind */
 };
@@ -87,7 +87,6 @@ static inline bool sim_pkt_ect(const struct sim_pkt *pkt)
 struct sim_queue {
     struct sim_pkt *head, *tail;
     uint64_t bytes;
-    uint32_t pkts;
 };
 
 /* Ingress accounting of one (port, priority) at a switch. */
@@ -527,7 +526,6 @@ static inline void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, stru
         q->head = pkt;
     q->tail = pkt;
     q->bytes += pkt->frame_bytes;
-    q->pkts++;
     p->nonempty |= (uint8_t)(1u << pkt->prio);
     p->queue_bytes += pkt->frame_bytes;
     if (p->queue_bytes > p->max_queue_bytes) p->max_queue_bytes = p->queue_bytes;
@@ -543,7 +541,6 @@ static inline struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio)
         p->nonempty &= (uint8_t) ~(1u << prio);
     }
     q->bytes -= pkt->frame_bytes;
-    q->pkts--;
     p->queue_bytes -= pkt->frame_bytes;
     pkt->next = NULL;
     return pkt;

@@ -44,7 +44,6 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
             p->ctrl.tail = NULL;
             p->ctrl_pending = false;
         }
-        p->ctrl.pkts--;
         pkt->next = NULL;
     } else {
         if (!p->nonempty) return;
@@ -103,7 +102,6 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
     struct sim_port *out = pkt->kind == PKT_ROCE
                                ? *pkt->route++
                                : sim_route(sim, sw, pkt->test.dst, pkt->test.flow_hash);
-    pkt->in_port = (uint16_t)in->index;
     if (out && sim_buffer_pass_through(sim, sw, in, pkt->prio, pkt->frame_bytes) &&
         port_idle_for(sim, out, pkt->prio)) {
         /* admitted and released at once, nothing else to account (buffer.h) */
@@ -126,6 +124,7 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
         send_now(sim, out, pkt);
         return;
     }
+    pkt->in_port = (uint16_t)in->index; /* the buffer to release it from at dequeue */
     sim_port_enqueue(sim, out, pkt);
     if (tx_busy(sim, out))
         arm_tx_done(sim, out); /* sim_port_kick's first step, without the call */
