@@ -30,25 +30,25 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
     p->mark_above_bytes = best->kmin_bytes;
 }
 
-void sim_ecn_on_dequeue_slow(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt,
-                             uint64_t queued_bytes)
+void sim_ecn_red(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt, uint64_t queued_bytes)
 {
-    if (pkt->kind != PKT_ROCE && pkt->kind != PKT_TEST) return;
-    if (sim_pkt_ect(pkt) && queued_bytes > p->mark_above_bytes &&
-        fe_red_mark(&p->red, queued_bytes, sim_rng32(sim))) {
+    if (fe_red_mark(&p->red, queued_bytes, sim_rng32(sim))) {
         pkt->pkt.ecn = FE_ECN_CE;
         p->ecn_marks++;
         sim->st.ecn_marks++;
     }
+}
+
+void sim_int_stamp(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
+{
     struct fe_int *md = sim_pkt_int(sim, pkt);
-    if (md && pkt->pkt.payload_len && md->nhops < FE_INT_MAX_HOPS) {
-        struct fe_int_hop *h = &md->hop[md->nhops++];
-        h->ts_ns = sim->now;
-        h->tx_bytes = p->tx_bytes;
-        h->qlen_bytes = (uint32_t)(p->queue_bytes > UINT32_MAX ? UINT32_MAX : p->queue_bytes);
-        h->rate_mbps = (uint32_t)(p->rate_bps / 1000000u);
-        pkt->pkt.int_md = md;
-    }
+    if (md->nhops >= FE_INT_MAX_HOPS) return;
+    struct fe_int_hop *h = &md->hop[md->nhops++];
+    h->ts_ns = sim->now;
+    h->tx_bytes = p->tx_bytes;
+    h->qlen_bytes = (uint32_t)(p->queue_bytes > UINT32_MAX ? UINT32_MAX : p->queue_bytes);
+    h->rate_mbps = (uint32_t)(p->rate_bps / 1000000u);
+    pkt->pkt.int_md = md;
 }
 
 void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pkt)
