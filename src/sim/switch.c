@@ -91,25 +91,13 @@ static inline bool port_idle_for(struct fe_sim *sim, struct sim_port *out, uint8
            (sim_pfc_allowed(sim, out) >> prio & 1);
 }
 
-void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt *pkt)
+/* A frame that does not pass through: admitted to the buffer (or dropped), then sent at once if
+ * its port is idle after all, else queued. Out of line: the usual frame passes through, and
+ * sim_switch_receive stays small enough to be inlined in the run loop's dispatch. */
+static __attribute__((noinline)) void receive_buffered(struct fe_sim *sim, struct sim_switch *sw,
+                                                       struct sim_port *in, struct sim_port *out,
+                                                       struct sim_pkt *pkt)
 {
-    if (pkt->kind == PKT_PFC) {
-        sim_pfc_receive(sim, in, pkt);
-        sim_pkt_free(sim, pkt);
-        return;
-    }
-    struct sim_switch *sw = in->sw;
-    struct sim_port *out = pkt->kind == PKT_ROCE
-                               ? *pkt->route++
-                               : sim_route(sim, sw, pkt->test.dst, pkt->test.flow_hash);
-    if (out && sim_buffer_pass_through(sim, sw, in, pkt->prio, pkt->frame_bytes) &&
-        port_idle_for(sim, out, pkt->prio)) {
-        /* admitted and released at once, nothing else to account (buffer.h) */
-        if (sw->used_bytes + pkt->frame_bytes > sw->max_used)
-            sw->max_used = sw->used_bytes + pkt->frame_bytes;
-        send_now(sim, out, pkt);
-        return;
-    }
     int reason = FE_SIM_DROP_NO_ROUTE;
     if (!out || !sim_buffer_admit(sim, sw, in, pkt->prio, pkt->frame_bytes, &reason)) {
         sim->st.drops[reason]++;
@@ -130,4 +118,26 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
         arm_tx_done(sim, out); /* sim_port_kick's first step, without the call */
     else
         sim_port_kick(sim, out);
+}
+
+void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt *pkt)
+{
+    if (pkt->kind == PKT_PFC) {
+        sim_pfc_receive(sim, in, pkt);
+        sim_pkt_free(sim, pkt);
+        return;
+    }
+    struct sim_switch *sw = in->sw;
+    struct sim_port *out = pkt->kind == PKT_ROCE
+                               ? *pkt->route++
+                               : sim_route(sim, sw, pkt->test.dst, pkt->test.flow_hash);
+    if (out && sim_buffer_pass_through(sim, sw, in, pkt->prio, pkt->frame_bytes) &&
+        port_idle_for(sim, out, pkt->prio)) {
+        /* admitted and released at once, nothing else to account (buffer.h) */
+        if (sw->used_bytes + pkt->frame_bytes > sw->max_used)
+            sw->max_used = sw->used_bytes + pkt->frame_bytes;
+        send_now(sim, out, pkt);
+        return;
+    }
+    receive_buffered(sim, sw, in, out, pkt);
 }
