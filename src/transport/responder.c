@@ -287,8 +287,9 @@ int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
                 }
             }
         }
-        /* this packet's range: inside what the RETH announced, and (again) the region */
-        if (len > left || (len && (mi < 0 || !in_mr(&r->mr[mi], va, len)))) {
+        /* this packet's range: inside what the RETH announced, which the first packet found
+         * inside the region (a message with bytes left has one) */
+        if (len > left || (len && mi < 0)) {
             qp->ctr.rx_bad_access++;
             return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
         }
@@ -298,15 +299,19 @@ int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
             const struct fe_mr *mr = &r->mr[mi];
             if (mr->base && pkt->payload) memcpy(mr->base + (va - mr->va), pkt->payload, len);
         }
-        if (first && !last) r->msg_bytes = left; /* an ONLY packet completes at once */
-        r->msg_va = va + len;
-        r->msg_left = left - len;
-        r->msg_mr = mi;
-        r->in_msg = !last;
-        r->msg_send = false;
-        if (last && imm)
-            complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV_RDMA_WITH_IMM, true, pkt->imm,
-                          first ? left : r->msg_bytes);
+        if (last) {
+            r->in_msg = false; /* the message state is read by no other packet */
+            if (imm)
+                complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV_RDMA_WITH_IMM, true, pkt->imm,
+                              first ? left : r->msg_bytes);
+        } else {
+            if (first) r->msg_bytes = left;
+            r->msg_va = va + len;
+            r->msg_left = left - len;
+            r->msg_mr = mi;
+            r->in_msg = true;
+            r->msg_send = false;
+        }
     }
 
     r->epsn = fe_psn_add(psn, 1);
