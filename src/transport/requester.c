@@ -242,6 +242,9 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         }
     }
     fe_pacer_consume_inline(&r->pacer, rate, fbytes, now_ns);
+    /* First, while little is live: on_send may move the window, and the AckReq decision below
+     * reads the outputs after it. */
+    fe_cc_on_send(qp->cc, now_ns, fbytes);
     r->paced = false;
     uint8_t opcode = opcode_of(e, n.pkt_idx);
 
@@ -278,8 +281,6 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
             r->send_pkt++;
         }
         r->stalled = false;
-        /* on_send may move the window: the AckReq decision below reads the outputs after it */
-        fe_cc_on_send(qp->cc, now_ns, fbytes);
         /* AckReq: message end, every ackreq_every packets, and the last packet before the
          * requester blocks (replay ring full, CC window or credit closed). Without the latter a
          * coalescing responder waits for packets that cannot come, and only the retransmit
@@ -290,7 +291,6 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
     }
     if (ackreq) r->ackreq_psn = psn;
     if (!r->timer_armed) arm_timer(r, now_ns);
-    if (n.retx) fe_cc_on_send(qp->cc, now_ns, fbytes);
     qp->ctr.tx_pkts++;
     qp->ctr.tx_bytes += n.len;
 
