@@ -62,6 +62,23 @@ fe_pacer_when_inline(const struct fe_pacer *p, uint64_t rate_Bps, uint32_t bytes
     return wait > UINT64_MAX - now_ns ? UINT64_MAX : now_ns + wait;
 }
 
+/* fe_pacer_when from the last update (now_ns = p->last_ns), as the requester asks: the credit
+ * has not grown since, and the cap needs no look, since it is at least the burst and so at
+ * least what the packet needs (a capped credit covers it too). */
+static inline __attribute__((always_inline)) uint64_t
+fe_pacer_when_from_last_inline(const struct fe_pacer *p, uint64_t rate_Bps, uint32_t bytes)
+{
+    uint64_t now_ns = p->last_ns;
+    if (rate_Bps == FE_CC_UNLIMITED) return now_ns;
+    uint64_t need_bytes = bytes < p->burst_bytes ? bytes : p->burst_bytes;
+    int64_t need = (int64_t)need_bytes * FE_PACER_NS_PER_S;
+    if (p->credit >= need) return now_ns;
+    if (rate_Bps == 0) return FE_CC_NO_TIMER; /* never */
+    uint64_t deficit = (uint64_t)(need - p->credit);
+    uint64_t wait = deficit / rate_Bps + (deficit % rate_Bps != 0);
+    return wait > UINT64_MAX - now_ns ? UINT64_MAX : now_ns + wait;
+}
+
 /* fe_pacer_sync */
 static inline __attribute__((always_inline)) void
 fe_pacer_sync_inline(struct fe_pacer *p, uint64_t rate_Bps, uint64_t now_ns)

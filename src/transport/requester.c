@@ -189,7 +189,7 @@ static inline uint64_t pacer_release(const struct fe_qp *qp, uint64_t rate, uint
 {
     const struct fe_req *r = &qp->req;
     if (r->paced && r->paced_rate_Bps == rate && r->paced_bytes == bytes) return r->paced_until_ns;
-    return fe_pacer_when_inline(&r->pacer, rate, bytes, r->pacer.last_ns);
+    return fe_pacer_when_from_last_inline(&r->pacer, rate, bytes);
 }
 
 static void arm_timer(struct fe_req *r, uint64_t now_ns)
@@ -230,7 +230,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         /* The single earliest-send-time hook: the pacer at the CC's rate. */
         fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
         if (rate != FE_CC_UNLIMITED) {
-            uint64_t t = fe_pacer_when_inline(&r->pacer, rate, fbytes, r->pacer.last_ns);
+            uint64_t t = fe_pacer_when_from_last_inline(&r->pacer, rate, fbytes);
             if (t > now_ns) {
                 r->paced = true;
                 r->paced_rate_Bps = rate;
@@ -323,7 +323,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         r->paced = true;
         r->paced_rate_Bps = rate;
         r->paced_bytes = fbytes;
-        r->paced_until_ns = fe_pacer_when_inline(&r->pacer, rate, fbytes, r->pacer.last_ns);
+        r->paced_until_ns = fe_pacer_when_from_last_inline(&r->pacer, rate, fbytes);
         r->paced_pkt = n;
     }
     return 1;
@@ -503,7 +503,7 @@ void fe_req_cc_changed(struct fe_qp *qp, const struct fe_cc_out *before)
         } else {
             r->paced_rate_Bps = o->rate_Bps;
             r->paced_until_ns =
-                fe_pacer_when_inline(&r->pacer, o->rate_Bps, r->paced_bytes, r->pacer.last_ns);
+                fe_pacer_when_from_last_inline(&r->pacer, o->rate_Bps, r->paced_bytes);
         }
     }
     uint32_t out_n = outstanding(r);

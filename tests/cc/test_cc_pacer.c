@@ -6,6 +6,7 @@
 
 #include <cmocka.h>
 
+#include "cc/pacer_impl.h"
 #include "feroce/cc.h"
 
 /* 10 Gb/s = 1.25e9 B/s: a full 4096-byte bucket sends one packet at once, the next one waits
@@ -123,6 +124,62 @@ static void extremes(void **state)
     assert_int_equal(fe_pacer_when(&p, 1000000000u, 1000, 10), 2000);
 }
 
+/* The requester's shortcut, a release priced from the pacer's last update without a look at
+ * the cap, must answer as fe_pacer_when does: random states (credit full, capped, short, in
+ * debt), rates (0, 1, ordinary, beyond the slack limit, unlimited) and sizes (0, within, beyond
+ * the burst). */
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static void when_from_last_matches(void **state)
+{
+    (void)state;
+    static const uint64_t rates[] = {0,
+                                     1,
+                                     3,
+                                     125000,
+                                     300000000u,
+                                     1250000000u,
+                                     FE_PACER_MAX_SLACK - 1,
+                                     FE_PACER_MAX_SLACK,
+                                     FE_PACER_MAX_SLACK + 7,
+                                     UINT64_MAX - 1,
+                                     FE_CC_UNLIMITED};
+    static const uint64_t bursts[] = {0, 1, 1000, 4096, 65536, UINT32_MAX};
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (int i = 0; i < 200000; i++) {
+        struct fe_pacer p;
+        uint64_t burst = bursts[rnd(&x) % (sizeof bursts / sizeof bursts[0])];
+        uint64_t rate = rates[rnd(&x) % (sizeof rates / sizeof rates[0])];
+        if (rnd(&x) % 4 == 0) rate = rnd(&x) % 100000000000ull;
+        uint64_t last = rnd(&x) % 4 ? rnd(&x) % 1000000000000ull : UINT64_MAX - rnd(&x) % 1000;
+        fe_pacer_init(&p, burst, last);
+        /* a credit anywhere from a saturated debt to beyond the cap */
+        int64_t cap = fe_pacer_cap(&p, rate);
+        switch (rnd(&x) % 5) {
+        case 0:
+            p.credit = cap;
+            break;
+        case 1:
+            p.credit = cap + (int64_t)(rnd(&x) % 1000);
+            break;
+        case 2:
+            p.credit = FE_PACER_DEBT_FLOOR + (int64_t)(rnd(&x) % 1000);
+            break;
+        default:
+            p.credit = cap - (int64_t)(rnd(&x) % ((uint64_t)cap + 5000000000000ull + 1));
+        }
+        uint32_t bytes = (uint32_t)(rnd(&x) % 3 ? rnd(&x) % 9000 : rnd(&x));
+        assert_int_equal(fe_pacer_when_from_last_inline(&p, rate, bytes),
+                         fe_pacer_when(&p, rate, bytes, p.last_ns));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -133,6 +190,7 @@ int main(void)
         cmocka_unit_test(unlimited_and_zero),
         cmocka_unit_test(sync_on_rate_change),
         cmocka_unit_test(extremes),
+        cmocka_unit_test(when_from_last_matches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
