@@ -1,6 +1,6 @@
 /* The network model with test frames injected at hosts (no transport): link timing, store and
  * forward, PFC losslessness and its headroom, drops without PFC, ECN marking, strict priority,
- * ECMP, random loss, determinism and scenario errors. */
+ * ECMP, random loss, determinism, scenario errors and the buffer's pass-through bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "feroce/err.h"
+#include "sim/buffer.h"
 #include "sim/sim_internal.h"
 
 #define G10       10000000000ull
@@ -397,6 +398,43 @@ static void test_errors(void **s)
     fe_sim_scenario_free(&sc);
 }
 
+/* The pass-through bound set at build (buffer.h) agrees with the dynamic threshold it stands
+ * for: a lossless priority passes while the threshold is not 0, a lossy one always. */
+static void test_pass_through_bound(void **s)
+{
+    (void)s;
+    static const double alphas[] = {1.0 / 8, 1, 64, 1.0 / 65536, 3.0 / 65536, 0.3};
+    for (size_t a = 0; a < sizeof(alphas) / sizeof(alphas[0]); a++) {
+        struct fe_sim_scenario sc;
+        struct rx_log log = {0};
+        star(&sc, 2, G10, 1000);
+        sc.sw.pfc = true;
+        sc.sw.dt_alpha = alphas[a];
+        struct fe_sim *sim = make(&sc, &log);
+        struct sim_switch *sw = &sim->sws[0];
+        uint64_t saved = sw->shared_used,
+                 step = 65536 / (sim->dt_alpha_q16 ? sim->dt_alpha_q16 : 1);
+        for (uint8_t prio = 0; prio < FE_SIM_PRIOS; prio++) {
+            if (!(sim->lossless_prios >> prio & 1)) {
+                assert_true(sw->pass_below[prio] == UINT64_MAX);
+                continue;
+            }
+            const uint64_t around[] = {0, 1, step, sw->shared_bytes};
+            for (size_t i = 0; i < sizeof(around) / sizeof(around[0]); i++)
+                for (int64_t d = -3; d <= 3; d++) {
+                    uint64_t free_bytes = around[i] + (uint64_t)d;
+                    if ((int64_t)around[i] + d < 0 || free_bytes > sw->shared_bytes) continue;
+                    sw->shared_used = sw->shared_bytes - free_bytes;
+                    assert_int_equal(sim_buffer_threshold(sw, sim) > 0,
+                                     sw->shared_used < sw->pass_below[prio]);
+                }
+        }
+        sw->shared_used = saved;
+        fe_sim_destroy(sim);
+        fe_sim_scenario_free(&sc);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -411,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_ecmp),
         cmocka_unit_test(test_link_loss_and_determinism),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_pass_through_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
