@@ -125,6 +125,7 @@ struct sim_port {
     bool ctrl_pending; /* ctrl has frames */
     uint8_t nonempty;  /* bit p: queue p has frames */
     uint8_t paused;    /* bit p: our transmitter must not send priority p */
+    bool link_general; /* its frames take sim_link_send_general: a lossy link, ns-3 timing */
     /* line 2: sending, and the frames on the wire toward this port, in arrival order (link.c) */
     uint64_t mark_above_bytes; /* egress marking (RED) above this queue length: red.kmin_bytes,
                                 * or UINT64_MAX when the port does not mark (ecn.c) */
@@ -483,7 +484,7 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
 static inline __attribute__((always_inline)) void
 sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    if (p->loss32 || sim->ns3_frames || !sim->wire_heads_only) {
+    if (p->link_general || !sim->wire_heads_only) {
         sim_link_send_general(sim, p, pkt);
         return;
     }
