@@ -35,7 +35,6 @@ void sim_ecn_red(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt, ui
     if (fe_red_mark(&p->red, queued_bytes, sim_rng32(sim))) {
         pkt->pkt.ecn = FE_ECN_CE;
         p->ecn_marks++;
-        sim->st.ecn_marks++;
     }
 }
 

@@ -64,3 +64,11 @@ void sim_link_wire_keys(void *user, struct fe_evq *q)
         for (struct sim_pkt *k = sim->ports[i].wire_head; k; k = k->next)
             if (k != sim->ports[i].wire_head) fe_evq_renumber_key(q, &k->wire_key);
 }
+
+void sim_link_set_general(struct fe_sim *sim)
+{
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        struct sim_port *p = &sim->ports[i];
+        p->link_general = p->loss32 || sim->ns3_frames || !sim->wire_heads_only;
+    }
+}

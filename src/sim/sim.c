@@ -204,6 +204,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     sim->wire_heads_only = true;
     rc = sim_topology_build(sim, err, err_cap);
     if (rc) goto fail;
+    sim_link_set_general(sim);
     /* A large fabric has many events at the same nanosecond: from SIM_WHEEL_PORTS ports the
      * wheel, with one event per frame (each file at its slot's tail, no key), costs fewer
      * instructions (the 512-port fat-tree: calendar +7 %, heap +8 %). The order of events,
@@ -292,7 +293,9 @@ void fe_sim_destroy(struct fe_sim *sim)
 int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
 {
     if (sim->q.kind == kind) return 0;
-    if (sim->st.pkts_sent) return FE_ESTATE; /* frames on the wires hold keys of this queue */
+    for (uint32_t i = 0; i < sim->n_ports_total; i++)
+        if (sim->ports[i].tx_pkts)
+            return FE_ESTATE; /* frames on the wires hold this queue's keys */
     struct fe_evq nq;
     int rc = fe_evq_init(&nq, kind);
     if (rc) return rc;
@@ -309,6 +312,7 @@ int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
     fe_evq_free(&sim->q);
     sim->q = nq;
     sim->wire_heads_only = kind != FE_SIM_EVQ_WHEEL;
+    sim_link_set_general(sim);
     return 0;
 }
 
@@ -492,6 +496,11 @@ void fe_sim_window(const struct fe_sim *sim, uint64_t *start_ns, uint64_t *end_n
 void fe_sim_stats(const struct fe_sim *sim, struct fe_sim_stats *out)
 {
     *out = sim->st;
+    out->pkts_sent = out->ecn_marks = 0; /* per port, counted once per frame */
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        out->pkts_sent += sim->ports[i].tx_pkts;
+        out->ecn_marks += sim->ports[i].ecn_marks;
+    }
     out->events = 0;
     for (size_t k = 0; k < sizeof(sim->ev_kind_count) / sizeof(sim->ev_kind_count[0]); k++)
         out->events += sim->ev_kind_count[k];

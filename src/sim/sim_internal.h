@@ -125,7 +125,8 @@ struct sim_port {
     bool ctrl_pending; /* ctrl has frames */
     uint8_t nonempty;  /* bit p: queue p has frames */
     uint8_t paused;    /* bit p: our transmitter must not send priority p */
-    bool link_general; /* its frames take sim_link_send_general: a lossy link, ns-3 timing */
+    bool link_general; /* its frames take sim_link_send_general: a lossy link, ns-3 timing, the
+                        * wheel queue (sim_link_set_general) */
     /* line 2: sending, and the frames on the wire toward this port, in arrival order (link.c) */
     uint64_t mark_above_bytes; /* egress marking (RED) above this queue length: red.kmin_bytes,
                                 * or UINT64_MAX when the port does not mark (ecn.c) */
@@ -450,14 +451,14 @@ static inline uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes)
 }
 /* a frame as HPCC's ns-3 times it (--ns3-compat): its Time, cut to whole nanoseconds */
 uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes);
-/* The transmitter of p starts sending pkt, for ser nanoseconds. */
+/* The transmitter of p starts sending pkt, for ser nanoseconds (the frames sent are the ports'
+ * tx_pkts, summed by fe_sim_stats). */
 static inline void sim_link_start(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pkt,
                                   uint64_t ser)
 {
     p->busy_until = sim->now + ser;
     p->tx_pkts++;
     p->tx_bytes += pkt->frame_bytes;
-    sim->st.pkts_sent++;
 }
 /* pkt enters the wire toward `to` behind the frames on it, to arrive at the time of key (from
  * fe_evq_key): the first frame's arrival is an event, the others wait for theirs (heap,
@@ -484,7 +485,7 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
 static inline __attribute__((always_inline)) void
 sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    if (p->link_general || !sim->wire_heads_only) {
+    if (p->link_general) {
         sim_link_send_general(sim, p, pkt);
         return;
     }
@@ -495,6 +496,8 @@ sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 }
 /* fe_evq_keys_fn: the keys of the frames on the wires. */
 void sim_link_wire_keys(void *sim, struct fe_evq *q);
+/* Sets every port's link_general (after the topology is built, and when the queue changes). */
+void sim_link_set_general(struct fe_sim *sim);
 /* Bytes of the frame that carries fp, as the scenario's frame model sizes it (host.frames). */
 static inline uint32_t sim_frame_bytes(const struct fe_sim *sim, const struct fe_pkt *fp)
 {

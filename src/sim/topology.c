@@ -210,7 +210,6 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
         pa->delay_ns = pb->delay_ns = l->delay_ns;
         double loss = l->loss < 0 ? 0 : l->loss > 1 ? 1 : l->loss;
         pa->loss32 = pb->loss32 = (uint64_t)(loss * 4294967296.0);
-        pa->link_general = pb->link_general = pa->loss32 || sim->ns3_frames;
     }
     /* Switch buffers: reserves for the priorities in use and headroom for the lossless ones. */
     uint8_t used =
