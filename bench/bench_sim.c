@@ -155,6 +155,12 @@ static int run_sim(struct fe_sim_scenario *sc, int kind, uint64_t until, struct 
     return 0;
 }
 
+/* n per data packet of the run */
+static double per_data_pkt(const struct run_result *r, uint64_t n)
+{
+    return (double)n / (double)(r->data_pkts ? r->data_pkts : 1);
+}
+
 static void print_run(const char *what, const struct run_result *r)
 {
     printf("  %-8s %7.3f s CPU (%.3f s wall)  %6.3f s simulated  %6.2f M events  %5.1f M "
@@ -166,11 +172,8 @@ static void print_run(const char *what, const struct run_result *r)
            (unsigned long long)r->flows_done, (unsigned long long)r->flows);
     printf("  %-8s events by kind: arrivals %.2f, tx-done %.2f, host wake-ups %.2f, pause "
            "ends %.2f, PFC refresh %.2f per data packet; peak packets in flight %llu\n",
-           "", (double)r->arrivals / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->tx_done / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->wakes / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->pause_ends / (double)(r->data_pkts ? r->data_pkts : 1),
-           (double)r->pfc_refreshes / (double)(r->data_pkts ? r->data_pkts : 1),
+           "", per_data_pkt(r, r->arrivals), per_data_pkt(r, r->tx_done), per_data_pkt(r, r->wakes),
+           per_data_pkt(r, r->pause_ends), per_data_pkt(r, r->pfc_refreshes),
            (unsigned long long)r->pool);
     if (r->instr >= 0)
         printf("  %-8s %.0f instructions per data packet, %.0f per event\n", "",

@@ -290,7 +290,9 @@ struct fe_sim {
     uint8_t data_pcp, ack_pcp; /* sc.host's */
     /* the frame-size table (sim_frame_bytes): data opcodes and ACKs share its first line */
     _Alignas(64) struct sim_op_frame op_frame[256];
-    /* stats: events, data packets delivered and frames sent share the first line */
+    /* stats counted as they happen (CNPs, drops, stalls ...); fe_sim_stats derives the rest
+     * (events, frames sent, ECN marks, data packets delivered: those fields stay 0 here) from
+     * the per-kind, per-port and per-flow counters */
     _Alignas(64) struct fe_sim_stats st;
     _Alignas(64) uint64_t ev_kind_count[16]; /* events by kind (benchmarks) */
     struct fe_evq q;
