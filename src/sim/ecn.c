@@ -80,8 +80,9 @@ void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
     c->owner = NULL;
     c->frame_bytes = sim_frame_bytes(sim, &c->pkt);
     /* the flow's reverse path (its ACKs') starts at this switch, the receiver's */
-    c->route = f->path_rev;
-    struct sim_port *out = *c->route++;
+    c->dst = f->spec.src;
+    c->hash = f->hash_rev;
+    struct sim_port *out = sim_route(p->sw, c->dst, c->hash);
     if (!out) {
         sim_pkt_free(sim, c);
         return;

@@ -437,7 +437,8 @@ static ALWAYS_INLINE void finish_pkt(struct fe_sim *sim, struct sim_qp *sq, stru
     }
     pkt->kind = PKT_ROCE;
     pkt->flow = sq->flow;
-    pkt->route = sq->route;
+    pkt->dst = sq->route_dst;
+    pkt->hash = sq->route_hash;
     pkt->owner = NULL;
     uint8_t prio = fp->pcp & 7;
     if (fp->bth.opcode == FE_OP_ACK && sim->ack_pcp != sim->data_pcp) prio = sim->ack_pcp;
@@ -645,13 +646,13 @@ static uint64_t ser_ns(uint64_t bytes, uint64_t rate_bps)
     return (bytes * 8u * 1000000000u + rate_bps - 1) / rate_bps;
 }
 
-/* The egress port at every switch from host src to host dst for an ECMP hash (NULL-terminated,
- * at most 64 switches); NULL on a routing failure. */
-static struct sim_port **walk_path(struct fe_sim *sim, uint32_t src, uint32_t dst, uint32_t hash,
-                                   uint32_t payload, uint64_t *rtt_out, uint64_t *rate_out,
-                                   uint64_t *hpcc_rtt_out)
+/* Follows the way the switches route from host src to host dst for an ECMP hash (sim_route):
+ * its unloaded RTT, bottleneck rate and HPCC pair RTT; FE_EINVAL when it does not reach dst
+ * (the routes are shortest paths: at most one hop per node). */
+static int walk_path(struct fe_sim *sim, uint32_t src, uint32_t dst, uint32_t hash,
+                     uint32_t payload, uint64_t *rtt_out, uint64_t *rate_out,
+                     uint64_t *hpcc_rtt_out)
 {
-    struct sim_port *hops[65];
     uint32_t n = 0;
     uint64_t data_frame = sim->max_frame_bytes + sim->ifg;
     struct fe_pkt ack;
@@ -667,19 +668,14 @@ static struct sim_port **walk_path(struct fe_sim *sim, uint32_t src, uint32_t ds
         if (p->rate_bps < rate) rate = p->rate_bps;
         struct sim_node *nd = p->peer->node;
         if (!nd->is_switch) break;
-        if (n == 64) return NULL;
-        p = sim_route(sim, nd->sw, dst, hash);
-        if (!p) return NULL;
-        hops[n++] = p;
+        p = sim_route(nd->sw, dst, hash);
+        if (!p || ++n > sim->n_nodes) return FE_EINVAL;
     }
-    struct sim_port **path = malloc((n + 1) * sizeof(*path));
-    if (!path) return NULL;
-    memcpy(path, hops, n * sizeof(*path));
-    path[n] = NULL;
+    if (p->peer->node->id != dst) return FE_EINVAL;
     if (rtt_out) *rtt_out = rtt;
     if (rate_out) *rate_out = rate;
     if (hpcc_rtt_out) *hpcc_rtt_out = hpcc_rtt;
-    return path;
+    return 0;
 }
 
 int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f)
@@ -692,10 +688,9 @@ int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f)
     /* payload per packet: the MTU, or the message size when messages are smaller */
     uint32_t pay = sim->sc.host.mtu_bytes;
     if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
-    f->path_fwd =
-        walk_path(sim, f->spec.src, f->spec.dst, f->hash_fwd, pay, &rtt, &rate, &hpcc_rtt);
-    f->path_rev = walk_path(sim, f->spec.dst, f->spec.src, f->hash_rev, pay, NULL, NULL, NULL);
-    if (!f->path_fwd || !f->path_rev) return FE_ENOMEM;
+    int rc = walk_path(sim, f->spec.src, f->spec.dst, f->hash_fwd, pay, &rtt, &rate, &hpcc_rtt);
+    if (!rc) rc = walk_path(sim, f->spec.dst, f->spec.src, f->hash_rev, pay, NULL, NULL, NULL);
+    if (rc) return rc;
     f->base_rtt_ns = rtt;
     f->path_rate_bps = rate;
     uint64_t pkts = (f->spec.bytes + pay - 1) / pay;
@@ -763,8 +758,10 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         free(a);
         return rc;
     }
-    a->route = f->path_fwd;
-    b->route = f->path_rev;
+    a->route_dst = f->spec.dst;
+    a->route_hash = f->hash_fwd;
+    b->route_dst = f->spec.src;
+    b->route_hash = f->hash_rev;
 
     const struct fe_sim_cc *cc = &sc->cc[f->spec.cc];
     bool per_packet_acks = sim->cc_acks_every_pkt[f->spec.cc];

@@ -234,7 +234,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     qsort(sim->flow_order, sim->n_flows, sizeof(uint32_t), cmp_start);
     for (uint32_t i = 0; i < sim->n_flows; i++) {
         if (sim_flow_path_info(sim, &sim->flows[i])) {
-            sim_errf(err, err_cap, "flow %u: no path (or out of memory)", i);
+            sim_errf(err, err_cap, "flow %u: no path from its source to its destination", i);
             goto fail;
         }
     }
@@ -274,10 +274,6 @@ void fe_sim_destroy(struct fe_sim *sim)
     if (!sim) return;
     if (sim->hosts)
         for (uint32_t h = 0; h < sim->n_hosts; h++) sim_host_free(&sim->hosts[h]);
-    for (uint32_t i = 0; sim->flows && i < sim->n_flows; i++) {
-        free(sim->flows[i].path_fwd);
-        free(sim->flows[i].path_rev);
-    }
     free(sim->flows);
     free(sim->flow_order);
     free(sim->phase_t);
@@ -557,16 +553,17 @@ struct sim_pkt *sim_test_inject(struct fe_sim *sim, uint32_t src_node, uint32_t 
                                 uint8_t prio, uint32_t frame_bytes, bool ect, uint32_t flow_hash,
                                 uint64_t tag)
 {
-    if (src_node >= sim->n_nodes || !sim->nodes[src_node].host) return NULL;
+    if (src_node >= sim->n_nodes || !sim->nodes[src_node].host || dst_node >= sim->n_nodes)
+        return NULL;
     struct sim_pkt *pkt = sim_pkt_alloc(sim);
     if (!pkt) return NULL;
     memset(&pkt->pkt, 0, sizeof(pkt->pkt));
     pkt->kind = PKT_TEST;
-    pkt->test.dst = dst_node;
+    pkt->dst = dst_node;
     pkt->prio = prio & 7;
     pkt->frame_bytes = frame_bytes;
-    pkt->test.flow_hash = flow_hash;
-    pkt->test.tag = tag;
+    pkt->hash = flow_hash;
+    pkt->tag = tag;
     pkt->pkt.ecn = ect ? FE_ECN_ECT0 : FE_ECN_NOT_ECT;
     pkt->pkt.payload_len = frame_bytes;
     pkt->owner = NULL;

@@ -53,15 +53,12 @@ struct sim_pkt {
         uint64_t wire_key;    /* on the wire, behind another frame: its event key */
         struct sim_qp *owner; /* in a host's port queue: the QP whose packet waits out a pause */
     };
-    union {                                /* by kind */
-        struct {                           /* PKT_ROCE */
-            struct sim_port *const *route; /* egress port at each switch still ahead */
-            uint32_t flow;                 /* flow index */
-        };
-        struct { /* PKT_TEST: routed by destination (sim_route) */
-            uint32_t dst, flow_hash;
-            uint64_t tag; /* caller's value */
-        } test;
+    /* RoCE and test frames: routed by destination at every switch (sim_route) */
+    uint32_t dst;            /* destination node */
+    uint32_t hash;           /* ECMP hash */
+    union {                  /* by kind */
+        uint32_t flow;       /* PKT_ROCE: flow index */
+        uint64_t tag;        /* PKT_TEST: the caller's value */
         struct {             /* PKT_PFC */
             uint16_t quanta; /* 0 = resume */
             uint8_t prio;
@@ -163,19 +160,26 @@ struct sim_node {
     struct sim_host *host;
 };
 
+/* The way from a switch to one destination node: its next hop when there is one choice (or the
+ * scenario has no ECMP), else the `n` equal-cost ports at nh[off ..] to pick from by hash; port
+ * NULL when there is no way (a switch, an unreachable host). */
+struct sim_route {
+    struct sim_port *port;
+    uint32_t off, n;
+};
+
 /* The first cache line holds what every frame through the switch reads (buffer.h). */
 struct sim_switch {
     _Alignas(64) struct sim_port *ports; /* node->ports */
     uint64_t used_bytes, shared_used;
     uint64_t shared_bytes; /* the part of the buffer above reserves and headroom */
     uint64_t max_used;
+    struct sim_route *route; /* by destination node (sim_route) */
+    uint16_t *nh;            /* next-hop port indices of the ECMP groups */
+    uint32_t salt;           /* ECMP hash seed */
+    /* line 2 */
     uint64_t buffer_bytes;
     struct sim_node *node;
-    uint32_t salt; /* ECMP hash seed */
-    /* routes: for destination host h, next-hop ports nh[route_off[h] .. + route_n[h]) */
-    uint32_t *route_off;
-    uint16_t *route_n;
-    uint16_t *nh;
     /* A frame of priority p may pass through (buffer.h) while shared_used < pass_below[p]:
      * UINT64_MAX for a lossy priority, for a lossless one the shared use from which the dynamic
      * threshold is 0 (an ingress that admits anything would pause its peer). */
@@ -188,17 +192,17 @@ struct sim_switch {
 struct sim_qp {
     _Alignas(64) struct fe_qp *qp; /* NULL once released */
     struct sim_qp *ready_next;
-    struct sim_port *const *route; /* path its packets take (per-flow ECMP choice) */
-    uint64_t deadline;             /* as last read from fe_qp_next_deadline */
-    uint64_t completed_seen;       /* requester: tx_msgs_completed when last polled */
-    uint32_t qpn;                  /* generation << 16 | slot */
-    uint32_t flow;                 /* flow index */
-    bool requester;                /* the flow's source side */
-    bool in_ready;                 /* in host->ready */
-    bool held;                     /* a packet of a paused priority waits in the port queue */
-    bool dead;                     /* released; freed when the ready FIFO drops it */
-    bool homa;                     /* responder of a Homa flow (in host->homa_in) */
-    bool timed;                    /* in host->timers */
+    uint32_t route_dst, route_hash; /* its packets' destination node and ECMP hash */
+    uint64_t deadline;              /* as last read from fe_qp_next_deadline */
+    uint64_t completed_seen;        /* requester: tx_msgs_completed when last polled */
+    uint32_t qpn;                   /* generation << 16 | slot */
+    uint32_t flow;                  /* flow index */
+    bool requester;                 /* the flow's source side */
+    bool in_ready;                  /* in host->ready */
+    bool held;                      /* a packet of a paused priority waits in the port queue */
+    bool dead;                      /* released; freed when the ready FIFO drops it */
+    bool homa;                      /* responder of a Homa flow (in host->homa_in) */
+    bool timed;                     /* in host->timers */
     /* second line */
     struct sim_host *host;
     /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
@@ -247,12 +251,11 @@ struct sim_flow {
     bool window_open_seen, window_closed;
     /* counters kept after the QPs are destroyed */
     uint64_t tx_pkts, retx_pkts, timeouts, cnps_rx, ce_rx, rtt_samples, rtt_sum, rtt_max;
-    uint64_t rx_pkts;                       /* data packets its responder accepted */
-    uint32_t hash_fwd, hash_rev;            /* ECMP hashes of data and of ACKs/CNPs */
-    uint64_t mon_start_ns, mon_bytes;       /* CNP monitor window (switch.cnp_monitor_bps) */
-    struct sim_port **path_fwd, **path_rev; /* egress ports at each switch, both ways */
-    uint64_t base_rtt_ns;                   /* unloaded RTT of its path */
-    uint64_t path_rate_bps;                 /* bottleneck rate of its path */
+    uint64_t rx_pkts;                 /* data packets its responder accepted */
+    uint32_t hash_fwd, hash_rev;      /* ECMP hashes of data and of ACKs/CNPs */
+    uint64_t mon_start_ns, mon_bytes; /* CNP monitor window (switch.cnp_monitor_bps) */
+    uint64_t base_rtt_ns;             /* unloaded RTT of its path */
+    uint64_t path_rate_bps;           /* bottleneck rate of its path */
     double standalone_fct_ns;
     bool started, done, failed;
 };
@@ -612,9 +615,26 @@ void sim_flow_sync_counters(struct fe_sim *sim, struct sim_flow *f);
 /* ---- topology.c ---- */
 int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap);
 void sim_topology_free(struct fe_sim *sim);
-/* Next-hop port at switch sw toward host node dst for a flow hash; NULL = no route. */
-struct sim_port *sim_route(struct fe_sim *sim, struct sim_switch *sw, uint32_t dst,
-                           uint32_t flow_hash);
+/* 32-bit mix (murmur3 finalizer): ECMP hashes, switch salts. */
+static inline uint32_t sim_mix32(uint32_t h)
+{
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    h ^= h >> 16;
+    return h;
+}
+/* Next-hop port at switch sw toward node dst (< n_nodes) for a flow hash; NULL = no route.
+ * Every frame asks at every switch (the tables are a few lines per switch, where a per-flow path
+ * would be one more cold line per hop in a fabric of many flows). */
+static inline struct sim_port *sim_route(const struct sim_switch *sw, uint32_t dst,
+                                         uint32_t flow_hash)
+{
+    const struct sim_route *r = &sw->route[dst];
+    if (__builtin_expect(r->n <= 1, 1)) return r->port;
+    return &sw->ports[sw->nh[r->off + sim_mix32(flow_hash ^ sw->salt) % r->n]];
+}
 
 /* ---- units.c: value parsers (0 or a negative fe_err) ---- */
 int sim_parse_size(const char *s, uint64_t *out);

@@ -128,9 +128,7 @@ void sim_switch_receive(struct fe_sim *sim, struct sim_port *in, struct sim_pkt 
         return;
     }
     struct sim_switch *sw = in->sw;
-    struct sim_port *out = pkt->kind == PKT_ROCE
-                               ? *pkt->route++
-                               : sim_route(sim, sw, pkt->test.dst, pkt->test.flow_hash);
+    struct sim_port *out = sim_route(sw, pkt->dst, pkt->hash);
     if (out && sim_buffer_pass_through(sim, sw, in, pkt->prio, pkt->frame_bytes) &&
         port_idle_for(sim, out, pkt->prio)) {
         /* admitted and released at once, nothing else to account (buffer.h) */

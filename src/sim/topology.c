@@ -8,29 +8,6 @@
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
 
-/* 32-bit mix (murmur3 finalizer). */
-static inline uint32_t mix32(uint32_t h)
-{
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    h *= 0xc2b2ae35u;
-    h ^= h >> 16;
-    return h;
-}
-
-struct sim_port *sim_route(struct fe_sim *sim, struct sim_switch *sw, uint32_t dst,
-                           uint32_t flow_hash)
-{
-    uint32_t h = sim->host_of_node[dst];
-    if (h == UINT32_MAX) return NULL;
-    uint32_t n = sw->route_n[h];
-    if (!n) return NULL;
-    uint32_t k = 0;
-    if (n > 1 && sim->sc.sw.ecmp) k = mix32(flow_hash ^ sw->salt) % n;
-    return &sw->node->ports[sw->nh[sw->route_off[h] + k]];
-}
-
 static int build_routes(struct fe_sim *sim, char *err, size_t err_cap)
 {
     uint32_t n = sim->n_nodes;
@@ -43,9 +20,8 @@ static int build_routes(struct fe_sim *sim, char *err, size_t err_cap)
     for (uint32_t s = 0; s < n; s++) {
         struct sim_switch *sw = sim->nodes[s].sw;
         if (!sw) continue;
-        sw->route_off = calloc(sim->n_hosts, sizeof(uint32_t));
-        sw->route_n = calloc(sim->n_hosts, sizeof(uint16_t));
-        if (!sw->route_off || !sw->route_n) goto out;
+        sw->route = calloc(n, sizeof(*sw->route));
+        if (!sw->route) goto out;
     }
     for (uint32_t hi = 0; hi < sim->n_hosts; hi++) {
         uint32_t h = sim->hosts[hi].node->id;
@@ -77,7 +53,8 @@ static int build_routes(struct fe_sim *sim, char *err, size_t err_cap)
             struct sim_node *node = &sim->nodes[s];
             if (!node->sw || dist[s] == UINT32_MAX) continue;
             struct sim_switch *sw = node->sw;
-            sw->route_off[hi] = len[s];
+            struct sim_route *r = &sw->route[h];
+            r->off = len[s];
             for (uint32_t k = 0; k < node->n_ports; k++) {
                 uint32_t v = node->ports[k].peer->node->id;
                 if (dist[v] + 1 != dist[s]) continue;
@@ -90,8 +67,11 @@ static int build_routes(struct fe_sim *sim, char *err, size_t err_cap)
                     cap[s] = c;
                 }
                 sw->nh[len[s]++] = (uint16_t)k;
-                sw->route_n[hi]++;
+                r->n++;
             }
+            /* one choice, or no ECMP: the first next hop, found without a hash */
+            if (r->n) r->port = &node->ports[sw->nh[r->off]];
+            if (!sim->sc.sw.ecmp) r->n = r->n ? 1 : 0;
         }
     }
     rc = 0;
@@ -172,7 +152,7 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
             node->sw = &sim->sws[si++];
             node->sw->node = node;
             node->sw->ports = node->ports;
-            node->sw->salt = (uint32_t)(sim->sc.seed * 0x9E3779B9u) ^ mix32(i + 1);
+            node->sw->salt = (uint32_t)(sim->sc.seed * 0x9E3779B9u) ^ sim_mix32(i + 1);
             sim->host_of_node[i] = UINT32_MAX;
         } else {
             if (deg[i] != 1) {
@@ -264,8 +244,7 @@ void sim_topology_free(struct fe_sim *sim)
         for (uint32_t i = 0; i < sim->n_nodes; i++) {
             struct sim_switch *sw = sim->nodes ? sim->nodes[i].sw : NULL;
             if (!sw) continue;
-            free(sw->route_off);
-            free(sw->route_n);
+            free(sw->route);
             free(sw->nh);
         }
     }

@@ -32,9 +32,9 @@ static void on_rx(void *user, uint32_t node, const struct sim_pkt *pkt, uint64_t
     l->n++;
     l->bytes += pkt->frame_bytes;
     if (pkt->pkt.ecn == FE_ECN_CE) l->ce++;
-    l->per_tag[pkt->test.tag & 15]++;
+    l->per_tag[pkt->tag & 15]++;
     l->last_ns = now;
-    l->sum = l->sum * 1000003u + (pkt->test.tag ^ now);
+    l->sum = l->sum * 1000003u + (pkt->tag ^ now);
 }
 
 static struct fe_sim *make(struct fe_sim_scenario *sc, struct rx_log *log)
