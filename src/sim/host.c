@@ -139,7 +139,10 @@ static struct sim_qp *ready_pop(struct sim_host *h)
     struct sim_qp *sq = h->ready_head;
     if (!sq) return NULL;
     h->ready_head = sq->ready_next;
-    if (!h->ready_head) h->ready_tail = NULL;
+    if (!h->ready_head)
+        h->ready_tail = NULL;
+    else
+        __builtin_prefetch(h->ready_head); /* the next pop's: with many QPs, not in cache */
     sq->in_ready = false;
     sq->ready_next = NULL;
     return sq;
