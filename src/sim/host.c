@@ -127,9 +127,10 @@ static void ready_push(struct sim_host *h, struct sim_qp *sq)
 {
     sq->in_ready = true;
     sq->ready_next = NULL;
-    if (h->ready_tail)
+    if (h->ready_tail) {
         h->ready_tail->ready_next = sq;
-    else
+        h->ready_tail->ready_next_qp = sq->qp;
+    } else
         h->ready_head = sq;
     h->ready_tail = sq;
 }
@@ -139,10 +140,13 @@ static struct sim_qp *ready_pop(struct sim_host *h)
     struct sim_qp *sq = h->ready_head;
     if (!sq) return NULL;
     h->ready_head = sq->ready_next;
-    if (!h->ready_head)
+    if (!h->ready_head) {
         h->ready_tail = NULL;
-    else
-        __builtin_prefetch(h->ready_head); /* the next pop's: with many QPs, not in cache */
+    } else {
+        /* what the next pop's QP sends from: with many QPs, not in cache */
+        __builtin_prefetch(h->ready_head);
+        if (sq->ready_next_qp) fe_qp_prefetch_tx(sq->ready_next_qp);
+    }
     sq->in_ready = false;
     sq->ready_next = NULL;
     return sq;
@@ -278,6 +282,9 @@ static void release_qp(struct sim_host *h, struct sim_qp *sq)
     if (sq->qp) fe_qp_destroy(sq->qp);
     sq->qp = NULL;
     sq->dead = true;
+    if (sq->in_ready) /* (rare) the QP before it in the FIFO must not prefetch the freed one */
+        for (struct sim_qp *k = h->ready_head; k; k = k->ready_next)
+            if (k->ready_next == sq) k->ready_next_qp = NULL;
     if (sq->timed) timer_remove(h, sq);
     if (sq->held) {
         struct sim_port *p = h->port;

@@ -293,6 +293,14 @@ uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp)
     return qp->req.tail_seq - qp->req.send_seq;
 }
 
+void fe_qp_prefetch_tx(const struct fe_qp *qp)
+{
+    /* the QP's first line (state, CC, responses pending) and the requester, which follows it */
+    const char *p = (const char *)qp;
+    for (size_t off = 0; off < offsetof(struct fe_qp, req) + sizeof(qp->req); off += 64)
+        __builtin_prefetch(p + off);
+}
+
 uint32_t fe_qp_sq_room(const struct fe_qp *qp)
 {
     if (qp->state != FE_QPS_RTS) return 0;
