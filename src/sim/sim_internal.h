@@ -192,7 +192,8 @@ struct sim_switch {
 struct sim_qp {
     _Alignas(64) struct fe_qp *qp; /* NULL once released */
     struct sim_qp *ready_next;
-    struct fe_qp *ready_next_qp;    /* ready_next->qp (NULL once released) */
+    struct fe_qp *ready_next_qp;    /* ready_next->qp (NULL once released): ready_pop prefetches
+                                     * it without waiting for ready_next's line */
     uint32_t route_dst, route_hash; /* its packets' destination node and ECMP hash */
     uint64_t deadline;              /* as last read from fe_qp_next_deadline */
     uint64_t completed_seen;        /* requester: tx_msgs_completed when last polled */
