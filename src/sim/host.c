@@ -603,9 +603,27 @@ static void homa_schedule(struct fe_sim *sim, struct sim_host *h)
     }
 }
 
+/* A host with more QPs than this looks ahead at each arrival (prefetch_next_arrival); with
+ * fewer, their state stays in cache and the lookahead would only cost instructions. */
+#define LOOKAHEAD_MIN_QPS 32
+
+/* Starts loading the record of the QP the next frame on the host's wire is for: in a fabric of
+ * many QPs it is not in cache, and its first read (then its fe_qp's, on the same pages) was the
+ * costliest line of the receive path. The frame itself was prefetched at this arrival's turn
+ * (sim_link_arrive). */
+static ALWAYS_INLINE void prefetch_next_arrival(const struct sim_host *h)
+{
+    if (h->n_qps < LOOKAHEAD_MIN_QPS) return;
+    const struct sim_pkt *next = h->port->wire_head;
+    if (!next || next->kind != PKT_ROCE) return;
+    uint32_t slot = next->pkt.bth.dqpn & MAX_SLOTS;
+    if (slot < h->n_qps) __builtin_prefetch(h->qps[slot]);
+}
+
 void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pkt)
 {
     struct sim_port *port = h->port;
+    prefetch_next_arrival(h);
     if (pkt->kind == PKT_PFC) {
         sim_pfc_receive(sim, port, pkt);
         sim_pkt_free(sim, pkt);
@@ -617,7 +635,7 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
         return;
     }
     uint32_t qpn = pkt->pkt.bth.dqpn;
-    uint32_t slot = qpn & ((1u << SLOT_BITS) - 1);
+    uint32_t slot = qpn & MAX_SLOTS;
     struct sim_qp *sq = slot < h->n_qps ? h->qps[slot] : NULL;
     if (!sq || sq->qpn != qpn) {
         sim->st.drops[FE_SIM_DROP_NO_QP]++;
