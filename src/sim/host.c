@@ -382,6 +382,7 @@ static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
         if (fe_qp_post_send(sq->qp, &wr)) break;
         f->posted_bytes += len;
     }
+    sq->all_posted = f->posted_bytes >= f->spec.bytes;
 }
 
 /* A requester's completions: bytes done, more WRs posted; the flow finishes when all are done
@@ -410,8 +411,8 @@ static bool collect_completions(struct fe_sim *sim, struct sim_qp *sq)
  * in error, which after_qp_event sees at its next event. */
 static ALWAYS_INLINE void top_up(struct fe_sim *sim, struct sim_qp *sq)
 {
+    if (fe_qp_sq_unstarted(sq->qp) >= SQ_REFILL_BELOW || sq->all_posted) return;
     struct sim_flow *f = &sim->flows[sq->flow];
-    if (fe_qp_sq_unstarted(sq->qp) >= SQ_REFILL_BELOW || f->posted_bytes >= f->spec.bytes) return;
     sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
     (void)drain_cq(f, sq);
     post_more(f, sq);
@@ -423,9 +424,9 @@ static ALWAYS_INLINE void after_qp_event(struct fe_sim *sim, struct sim_host *h,
     /* Completions are handled here once the flow's last WRs are posted (it ends at its last
      * completion: most ACKs complete nothing new), or when the QP failed (its WRs are flushed in
      * error); before that, top_up drains them. */
-    if (sq->requester && ((sim->flows[sq->flow].posted_bytes >= sim->flows[sq->flow].spec.bytes &&
-                           fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen) ||
-                          fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
+    if (sq->requester &&
+        ((sq->all_posted && fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen) ||
+         fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
         if (!collect_completions(sim, sq)) return;
     }
     sched_update(sim, h, sq);

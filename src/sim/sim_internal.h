@@ -205,6 +205,7 @@ struct sim_qp {
     bool dead;                      /* released; freed when the ready FIFO drops it */
     bool homa;                      /* responder of a Homa flow (in host->homa_in) */
     bool timed;                     /* in host->timers */
+    bool all_posted; /* requester: its flow's bytes are all posted (the flow's line stays cold) */
     /* second line */
     struct sim_host *host;
     /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
