@@ -610,8 +610,8 @@ static void homa_schedule(struct fe_sim *sim, struct sim_host *h)
 
 /* Starts loading the record of the QP the next frame on the host's wire is for: in a fabric of
  * many QPs it is not in cache, and its first read (then its fe_qp's, on the same pages) was the
- * costliest line of the receive path. The frame itself was prefetched at this arrival's turn
- * (sim_link_arrive). */
+ * costliest line of the receive path. Called at the end of an arrival: the next frame, which
+ * sim_link_arrive prefetched at its start, has arrived in the cache by then. */
 static ALWAYS_INLINE void prefetch_next_arrival(const struct sim_host *h)
 {
     if (h->n_qps < LOOKAHEAD_MIN_QPS) return;
@@ -624,7 +624,6 @@ static ALWAYS_INLINE void prefetch_next_arrival(const struct sim_host *h)
 void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pkt)
 {
     struct sim_port *port = h->port;
-    prefetch_next_arrival(h);
     if (pkt->kind == PKT_PFC) {
         sim_pfc_receive(sim, port, pkt);
         sim_pkt_free(sim, pkt);
@@ -656,6 +655,7 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
      * the QP would sleep until its previous, later deadline (the retransmit timer). */
     arm_wake(sim, h);
     if (h->ready_head) kick(sim, h);
+    prefetch_next_arrival(h);
 }
 
 /* ---- flows ---- */
