@@ -106,6 +106,13 @@ static size_t cc_block_bytes(const struct fe_cc_algo *algo)
     return (fe_cc_instance_size(algo) + 63) & ~(size_t)63;
 }
 
+/* Where a QP's CC state lives: right after it, in the same allocation (fe_qp_create). */
+static struct fe_cc *qp_cc_block(struct fe_qp *qp)
+{
+    _Static_assert(sizeof(struct fe_qp) % 64 == 0, "the CC state starts on a cache line");
+    return (struct fe_cc *)(void *)(qp + 1);
+}
+
 size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
 {
     if (validate(cfg)) return 0;
@@ -140,9 +147,12 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
 
     e = FE_ENOMEM;
     why = "memory";
-    qp = aligned_alloc(_Alignof(struct fe_qp), sizeof *qp); /* by cache line (struct fe_qp) */
+    /* by cache line (struct fe_qp), its CC state right after it (qp_cc_block): every packet reads
+     * both, and a QP among many then costs one page, not two */
+    qp = aligned_alloc(_Alignof(struct fe_qp), sizeof *qp + cc_block_bytes(algo));
     if (!qp) goto fail;
-    memset(qp, 0, sizeof *qp);
+    memset(qp, 0, sizeof *qp + cc_block_bytes(algo));
+    qp->cc = qp_cc_block(qp);
     qp->cfg = *cfg;
     qp->cfg.cc_algo = algo;
     qp->state = FE_QPS_RTS;
@@ -153,8 +163,7 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     qp->resp.mr = cfg->max_mr > 1 ? calloc(cfg->max_mr, sizeof *qp->resp.mr) : &qp->resp.mr_one;
     qp->resp.rq_cap = pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
     qp->resp.rq = calloc(qp->resp.rq_cap, sizeof *qp->resp.rq);
-    qp->cc = aligned_alloc(64, cc_block_bytes(algo));
-    if (!qp->cq || !qp->resp.mr || !qp->resp.rq || !qp->cc) goto fail;
+    if (!qp->cq || !qp->resp.mr || !qp->resp.rq) goto fail;
     if (fe_req_init(qp) < 0) goto fail;
     fe_resp_init(qp);
 
@@ -168,7 +177,6 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
                             .mtu_bytes = cfg->mtu_bytes,
                             .base_rtt_ns = cfg->base_rtt_ns,
                             .now_ns = now_ns};
-    memset(qp->cc, 0, cc_block_bytes(algo));
     fe_cc_init(qp->cc, params, &env);
     qp->cc_timers = algo->on_timer != NULL;
     /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). */
@@ -199,7 +207,6 @@ void fe_qp_destroy(struct fe_qp *qp)
     free(qp->resp.rq);
     free(qp->cq);
     if (qp->resp.mr != &qp->resp.mr_one) free(qp->resp.mr);
-    free(qp->cc);
     free(qp);
 }
 
@@ -295,10 +302,12 @@ uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp)
 
 void fe_qp_prefetch_tx(const struct fe_qp *qp)
 {
-    /* the QP's first line (state, CC, responses pending) and the requester, which follows it */
+    /* the QP's first line (state, CC, responses pending), the requester, which follows it, and
+     * the CC's output (its rate and timer), found without reading qp->cc */
     const char *p = (const char *)qp;
     for (size_t off = 0; off < offsetof(struct fe_qp, req) + sizeof(qp->req); off += 64)
         __builtin_prefetch(p + off);
+    __builtin_prefetch(qp + 1);
 }
 
 uint32_t fe_qp_sq_room(const struct fe_qp *qp)
