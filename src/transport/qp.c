@@ -303,7 +303,8 @@ uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp)
 void fe_qp_prefetch_tx(const struct fe_qp *qp)
 {
     /* the QP's first line (state, CC, responses pending), the requester, which follows it, and
-     * the CC's output (its rate and timer), found without reading qp->cc */
+     * the CC's output (its rate and timer), which qp_cc_block puts right after the QP: found
+     * without reading qp->cc from a line still on its way */
     const char *p = (const char *)qp;
     for (size_t off = 0; off < offsetof(struct fe_qp, req) + sizeof(qp->req); off += 64)
         __builtin_prefetch(p + off);
