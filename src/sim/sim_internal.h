@@ -311,9 +311,8 @@ struct fe_sim {
     struct sim_switch *sws;
     struct sim_host *hosts;
     uint32_t n_hosts;
-    uint32_t *host_of_node; /* node -> host index, UINT32_MAX for switches */
-    uint32_t *flow_order;   /* flows by start time */
-    uint32_t next_flow;     /* next in flow_order to start */
+    uint32_t *flow_order; /* flows by start time */
+    uint32_t next_flow;   /* next in flow_order to start */
     uint32_t flows_started, flows_active;
     uint64_t window_start, window_end;
     bool window_auto_end, window_opened, window_closed;
@@ -399,14 +398,16 @@ sim_link_arrive(struct fe_sim *sim, struct sim_port *to, uint64_t ev)
 {
     struct sim_pkt *pkt = to->wire_head;
     to->wire_head = pkt->next;
-    if (!to->wire_head)
+    if (!to->wire_head) {
         to->wire_tail = NULL;
-    else if (sim->wire_heads_only && fe_evq_push_key(&sim->q, to->wire_head->wire_key, ev))
-        sim_fail(sim);
+    } else {
+        /* the next frame's arrival reads its second line: ask for it now (in a large fabric it
+         * has left the caches while on the wire) */
+        __builtin_prefetch(&to->wire_head->next);
+        if (sim->wire_heads_only && fe_evq_push_key(&sim->q, to->wire_head->wire_key, ev))
+            sim_fail(sim);
+    }
     pkt->next = NULL;
-    /* the next frame's arrival reads its second line: ask for it now (in a large fabric it has
-     * left the caches while on the wire) */
-    if (to->wire_head) __builtin_prefetch(&to->wire_head->next);
     return pkt;
 }
 

@@ -90,9 +90,8 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
     uint32_t n = sc->n_nodes;
     sim->n_nodes = n;
     sim->nodes = calloc(n ? n : 1, sizeof(struct sim_node));
-    sim->host_of_node = malloc((n ? n : 1) * sizeof(uint32_t));
     uint32_t *deg = calloc(n ? n : 1, sizeof(uint32_t));
-    if (!sim->nodes || !sim->host_of_node || !deg) {
+    if (!sim->nodes || !deg) {
         free(deg);
         sim_errf(err, err_cap, "out of memory");
         return FE_ENOMEM;
@@ -153,7 +152,6 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
             node->sw->node = node;
             node->sw->ports = node->ports;
             node->sw->salt = (uint32_t)(sim->sc.seed * 0x9E3779B9u) ^ sim_mix32(i + 1);
-            sim->host_of_node[i] = UINT32_MAX;
         } else {
             if (deg[i] != 1) {
                 sim_errf(err, err_cap, "host %s has %u links; a host needs exactly one",
@@ -165,7 +163,7 @@ int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap)
             node->host->node = node;
             node->host->sim = sim;
             node->host->host_index = hi;
-            sim->host_of_node[i] = hi++;
+            hi++;
         }
     }
     free(deg);
@@ -252,10 +250,8 @@ void sim_topology_free(struct fe_sim *sim)
     free(sim->ports);
     free(sim->sws);
     free(sim->hosts);
-    free(sim->host_of_node);
     sim->nodes = NULL;
     sim->ports = NULL;
     sim->sws = NULL;
     sim->hosts = NULL;
-    sim->host_of_node = NULL;
 }
