@@ -505,8 +505,7 @@ static int run(int argc, char **argv)
             /* Headroom: the first round trips offer senders x rate, but DCQCN cuts within
              * milliseconds and the switch queue holds every window. 1.6 x at 1 Gb/s and above
              * (measured here: 1 Gb/s on a core that carries 1.76, shares within 2.4 %, 98.5 %
-             * of the bottleneck); the scaled-down rates of slow or sanitizer builds keep 2.9 x
-             * (a sanitizer build at 2.4 x gave shares 23 % apart). */
+             * of the bottleneck); the scaled-down rates of slow or sanitizer builds keep 2.9 x. */
             if (nice[i] * (nice[i] >= 1e9 ? 1.6 : 2.9) <= cap * 1e9) {
                 c.rate_bps = (uint64_t)nice[i];
                 break;
@@ -522,8 +521,12 @@ static int run(int argc, char **argv)
      * sends what it owes), and its round trips take milliseconds, not microseconds: buffers,
      * RED thresholds and windows are set in time at the bottleneck rate; DCQCN (ConnectX
      * profile) keeps its rate steps relative to the port (5 and 50 Mb/s per Gb/s) and gets
-     * timers for millisecond feedback, slower at lower rates where packets are fewer: alpha
-     * period 100 us and increase timer 3 ms at 1 Gb/s (10 us and 300 us at 10 Gb/s).
+     * timers for millisecond feedback: alpha period 100 us at 1 Gb/s (10 us at 10 Gb/s, slower
+     * at lower rates where packets are fewer), increase timer 300 us at 10 Gb/s and 3 ms / rate
+     * in Gb/s, but never over 1.5 ms. The timer is what makes shares converge (its steps are
+     * the same for every flow; the byte counter favours the faster one), so it must fire
+     * between a flow's CNPs, which come every 1-3 ms here at any rate: at 0.5 Gb/s a 6 ms
+     * timer left shares up to 20 % apart over 6.7 s, 1.5 ms kept them within 5 %.
      *   Kmin 2 ms, Kmax 8 ms, Pmax 20 %; each sender's replay window 8 ms; the queue holds
      *   every window, so nothing is ever tail-dropped (the role PFC plays in a real lossless
      *   fabric) and DCQCN's job is to keep the queue short and the shares fair. */
@@ -545,7 +548,7 @@ static int run(int argc, char **argv)
         if (!strcmp(c.algo->name, "dcqcn")) {
             snprintf(scaled, sizeof scaled,
                      "dce_tcp_rtt=%.0f,rpg_time_reset=%.0f,rpg_ai_rate=%.0f,rpg_hai_rate=%.0f",
-                     fmin(fmax(100 / r, 1), 131071), fmin(fmax(3000 / r, 1), 131071),
+                     fmin(fmax(100 / r, 1), 131071), fmin(fmax(3000 / r, 1), 1500),
                      fmin(fmax(5 * r, 1), 65535), fmin(fmax(50 * r, 1), 65535));
             char err[256];
             if (fe_cc_params_parse(&c.ccp, scaled, err, sizeof err)) {

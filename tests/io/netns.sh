@@ -117,7 +117,7 @@ queue = 3 * replay + 64 * 4096
 kmin, kmax = int(max(Bps * 0.004, 16384)), int(max(Bps * 0.016, 65536))
 r = rate / 1e9
 params = 'dce_tcp_rtt=%d,rpg_time_reset=%d,rpg_ai_rate=%d,rpg_hai_rate=%d' % (
-    min(max(100 / r, 1), 131071), min(max(3000 / r, 1), 131071), max(5 * r, 1), max(50 * r, 1))
+    min(max(100 / r, 1), 131071), min(max(3000 / r, 1), 1500), max(5 * r, 1), max(50 * r, 1))
 ato = int(50e6 + 2 * queue * 8e9 / rate)
 print('RATE=%d MSG=%d BURST=%d REPLAY=%d QUEUE=%d KMIN=%d KMAX=%d PARAMS=%s ATO=%dns'
       % (rate, msg, burst, replay, queue, kmin, kmax, params, ato))
