@@ -148,7 +148,8 @@ struct fe_qp_counters {
     uint64_t rx_cnps;
     uint64_t replay_full_stalls; /* times input stalled on a full replay buffer */
     uint64_t rtt_samples, rtt_sum_ns, rtt_max_ns;
-    uint64_t rtt_hist[32]; /* PSN-to-ACK latency, bucket i: [2^i, 2^(i+1)) ns */
+    uint64_t rtt_hist[32];       /* PSN-to-ACK latency, bucket i: [2^i, 2^(i+1)) ns */
+    uint64_t tx_bytes_completed; /* payload bytes of the tx_msgs_completed */
     /* responder */
     uint64_t rx_pkts, rx_bytes; /* accepted data packets / payload bytes placed */
     uint64_t rx_msgs;

@@ -316,36 +316,38 @@ static bool drain_cq(struct sim_flow *f, struct sim_qp *sq)
     return ok;
 }
 
-void sim_flow_sync_counters(struct fe_sim *sim, struct sim_flow *f)
+void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
 {
-    (void)sim;
+    *out = f->ctr;
     if (f->req && f->req->qp) {
-        /* completions may wait in the CQ (after_qp_event); a failed one leaves the QP in error,
-         * which the next event sees */
-        (void)drain_cq(f, f->req);
         const struct fe_qp_counters *c = fe_qp_counters(f->req->qp);
-        f->tx_pkts = c->tx_pkts;
-        f->retx_pkts = c->retx_pkts;
-        f->timeouts = c->timeouts;
-        f->cnps_rx = c->rx_cnps;
-        f->rtt_samples = c->rtt_samples;
-        f->rtt_sum = c->rtt_sum_ns;
-        f->rtt_max = c->rtt_max_ns;
+        out->tx_pkts = c->tx_pkts;
+        out->retx_pkts = c->retx_pkts;
+        out->timeouts = c->timeouts;
+        out->cnps_rx = c->rx_cnps;
+        out->rtt_samples = c->rtt_samples;
+        out->rtt_sum = c->rtt_sum_ns;
+        out->rtt_max = c->rtt_max_ns;
+        out->acked_bytes = c->tx_bytes_completed; /* CQEs not yet drained included */
     }
     if (f->resp && f->resp->qp) {
         const struct fe_qp_counters *c = fe_qp_counters(f->resp->qp);
-        f->rx_pkts = c->rx_pkts;
-        f->rx_bytes = c->rx_bytes;
-        f->ce_rx = c->rx_ce_pkts;
+        out->rx_pkts = c->rx_pkts;
+        out->rx_bytes = c->rx_bytes;
+        out->ce_rx = c->rx_ce_pkts;
     }
+}
+
+void sim_flow_sync_counters(struct sim_flow *f)
+{
+    sim_flow_counters(f, &f->ctr);
 }
 
 static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
 {
-    sim_flow_sync_counters(sim, f);
+    sim_flow_sync_counters(f);
     f->done = true;
     f->finish_ns = sim->now;
-    f->acked_bytes = f->done_bytes;
     if (++sim->flows_done == sim->n_flows) sim->halt |= SIM_HALT_ALL_DONE;
     sim->flows_active--;
     if (sim->window_auto_end && !sim->window_closed && sim->window_opened) sim_window_close(sim);

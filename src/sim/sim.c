@@ -316,8 +316,8 @@ static void window_open(struct fe_sim *sim)
 {
     sim->window_opened = true;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
-        sim_flow_sync_counters(sim, &sim->flows[i]);
-        sim->flows[i].window_rx0 = sim->flows[i].rx_bytes;
+        sim_flow_sync_counters(&sim->flows[i]);
+        sim->flows[i].window_rx0 = sim->flows[i].ctr.rx_bytes;
     }
 }
 
@@ -329,8 +329,8 @@ void sim_window_close(struct fe_sim *sim)
     sim->window_end = sim->now;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
         struct sim_flow *f = &sim->flows[i];
-        sim_flow_sync_counters(sim, f);
-        f->window_bytes = f->rx_bytes - f->window_rx0;
+        sim_flow_sync_counters(f);
+        f->window_bytes = f->ctr.rx_bytes - f->window_rx0;
     }
 }
 
@@ -357,8 +357,8 @@ void sim_phase_mark(struct fe_sim *sim)
     sim->phase_t[k] = sim->now;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
         struct sim_flow *f = &sim->flows[i];
-        sim_flow_sync_counters(sim, f);
-        sim->phase_rx[(size_t)k * sim->n_flows + i] = f->rx_bytes;
+        sim_flow_sync_counters(f);
+        sim->phase_rx[(size_t)k * sim->n_flows + i] = f->ctr.rx_bytes;
         sim->phase_active[(size_t)k * sim->n_flows + i] = f->started && !f->done;
     }
 }
@@ -516,11 +516,11 @@ void fe_sim_stats(const struct fe_sim *sim, struct fe_sim_stats *out)
     out->timeouts = 0;
     out->data_pkts_delivered = 0;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
-        struct fe_sim_flow_stats fs;
-        fe_sim_flow_stats(sim, i, &fs);
-        out->retx_pkts += fs.retx_pkts;
-        out->timeouts += fs.timeouts;
-        out->data_pkts_delivered += sim->flows[i].rx_pkts; /* synced by fe_sim_flow_stats */
+        struct sim_flow_counts n;
+        sim_flow_counters(&sim->flows[i], &n);
+        out->retx_pkts += n.retx_pkts;
+        out->timeouts += n.timeouts;
+        out->data_pkts_delivered += n.rx_pkts;
     }
 }
 
@@ -576,25 +576,26 @@ struct sim_pkt *sim_test_inject(struct fe_sim *sim, uint32_t src_node, uint32_t 
 int fe_sim_flow_stats(const struct fe_sim *sim, uint32_t flow, struct fe_sim_flow_stats *out)
 {
     if (flow >= sim->n_flows) return FE_EINVAL;
-    struct sim_flow *f = &sim->flows[flow];
-    sim_flow_sync_counters((struct fe_sim *)sim, f);
+    const struct sim_flow *f = &sim->flows[flow];
+    struct sim_flow_counts n;
+    sim_flow_counters(f, &n);
     memset(out, 0, sizeof(*out));
     out->src = f->spec.src;
     out->dst = f->spec.dst;
     out->bytes = f->spec.bytes;
     out->start_ns = f->spec.start_ns;
     out->finish_ns = f->finish_ns;
-    out->rx_bytes = f->rx_bytes;
-    out->acked_bytes = f->done ? f->acked_bytes : f->done_bytes;
+    out->rx_bytes = n.rx_bytes;
+    out->acked_bytes = n.acked_bytes;
     out->window_bytes = sim->window_closed ? f->window_bytes
-                                           : (sim->window_opened ? f->rx_bytes - f->window_rx0 : 0);
-    out->tx_pkts = f->tx_pkts;
-    out->retx_pkts = f->retx_pkts;
-    out->timeouts = f->timeouts;
-    out->cnps_rx = f->cnps_rx;
-    out->ecn_marked = f->ce_rx;
-    out->rtt_avg_ns = f->rtt_samples ? f->rtt_sum / f->rtt_samples : 0;
-    out->rtt_max_ns = f->rtt_max;
+                                           : (sim->window_opened ? n.rx_bytes - f->window_rx0 : 0);
+    out->tx_pkts = n.tx_pkts;
+    out->retx_pkts = n.retx_pkts;
+    out->timeouts = n.timeouts;
+    out->cnps_rx = n.cnps_rx;
+    out->ecn_marked = n.ce_rx;
+    out->rtt_avg_ns = n.rtt_samples ? n.rtt_sum / n.rtt_samples : 0;
+    out->rtt_max_ns = n.rtt_max;
     out->standalone_fct_ns = f->standalone_fct_ns;
     out->started = f->started;
     out->done = f->done;

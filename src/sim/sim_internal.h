@@ -241,6 +241,14 @@ struct sim_host {
     uint64_t next_sport;
 };
 
+/* A flow's share of its QPs' counters. */
+struct sim_flow_counts {
+    uint64_t tx_pkts, retx_pkts, timeouts, cnps_rx, rtt_samples, rtt_sum, rtt_max;
+    uint64_t acked_bytes; /* payload of the WRs completed */
+    uint64_t rx_pkts;     /* data packets its responder accepted */
+    uint64_t rx_bytes, ce_rx;
+};
+
 /* The first cache line holds what its requester's packets read (host.c top_up). */
 struct sim_flow {
     _Alignas(64) struct fe_sim_flow spec;
@@ -248,13 +256,10 @@ struct sim_flow {
     uint64_t done_bytes;   /* payload completed (CQEs) */
     struct sim_qp *req, *resp;
     uint64_t finish_ns;
-    uint64_t rx_bytes, acked_bytes;
-    uint64_t window_rx0; /* rx_bytes when the window opened */
+    uint64_t window_rx0; /* ctr.rx_bytes when the window opened */
     uint64_t window_bytes;
     bool window_open_seen, window_closed;
-    /* counters kept after the QPs are destroyed */
-    uint64_t tx_pkts, retx_pkts, timeouts, cnps_rx, ce_rx, rtt_samples, rtt_sum, rtt_max;
-    uint64_t rx_pkts;                 /* data packets its responder accepted */
+    struct sim_flow_counts ctr;       /* as last synced (kept after the QPs are destroyed) */
     uint32_t hash_fwd, hash_rev;      /* ECMP hashes of data and of ACKs/CNPs */
     uint64_t mon_start_ns, mon_bytes; /* CNP monitor window (switch.cnp_monitor_bps) */
     uint64_t base_rtt_ns;             /* unloaded RTT of its path */
@@ -620,7 +625,10 @@ int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f);
 void sim_window_close(struct fe_sim *sim);
 /* Records a phase boundary now (after flows started or ended). */
 void sim_phase_mark(struct fe_sim *sim);
-void sim_flow_sync_counters(struct fe_sim *sim, struct sim_flow *f);
+/* The flow's counters as its live QPs have them now (the synced copies of released ones). */
+void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out);
+/* Copies them into f->ctr: at a window edge, a phase mark, and before its QPs are released. */
+void sim_flow_sync_counters(struct sim_flow *f);
 
 /* ---- topology.c ---- */
 int sim_topology_build(struct fe_sim *sim, char *err, size_t err_cap);

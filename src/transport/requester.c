@@ -431,6 +431,7 @@ static inline __attribute__((always_inline)) uint64_t ack_to(struct fe_qp *qp, u
         if (fe_psn_before(new_una, end_psn)) break;
         complete_wr(qp, e, FE_WC_SUCCESS);
         qp->ctr.tx_msgs_completed++;
+        qp->ctr.tx_bytes_completed += e->len;
         r->head_seq++;
         r->head_psn = end_psn;
     }

@@ -97,9 +97,11 @@ static void test_cumulative_ack(void **state)
     assert_int_equal(cq[1].cookie, 2);
     assert_int_equal(cq[1].byte_len, 2);
     assert_int_equal(cq[1].opcode, FE_WC_RDMA_WRITE);
+    assert_int_equal(fe_qp_counters(qp)->tx_bytes_completed, 1 + 2);
     /* an ACK inside a message completes nothing */
     assert_int_equal(rx_ack(qp, 110, 13, ack_syn()), 0);
     assert_int_equal(fe_qp_poll_cq(qp, cq, 8), 0);
+    assert_int_equal(fe_qp_counters(qp)->tx_bytes_completed, 1 + 2);
     struct fe_qp_psns ps;
     fe_qp_psns(qp, &ps);
     assert_int_equal(ps.una_psn, 14);
@@ -116,6 +118,7 @@ static void test_cumulative_ack(void **state)
     const struct fe_qp_counters *k = fe_qp_counters(qp);
     assert_int_equal(k->rx_acks, 5);
     assert_int_equal(k->tx_msgs_completed, 4);
+    assert_int_equal(k->tx_bytes_completed, 1 + 2 + 3 * MTU + 0);
     assert_int_equal(fe_qp_next_deadline(qp), FE_NO_DEADLINE); /* timer off when all acked */
     fe_qp_destroy(qp);
 }
