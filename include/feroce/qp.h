@@ -195,6 +195,8 @@ uint32_t fe_qp_replay_room(const struct fe_qp *qp);
 /* A hint, no effect on the QP: starts loading into the CPU caches the state fe_qp_tx reads. An
  * embedder that serves many QPs in turn calls it for the next one while it serves this one. */
 void fe_qp_prefetch_tx(const struct fe_qp *qp);
+/* The same for what fe_qp_rx reads when a data packet arrives (the responder's state). */
+void fe_qp_prefetch_rx(const struct fe_qp *qp);
 
 /* Next packet to transmit at now_ns: responses (ACK/NAK/CNP) first, then data when the pacer,
  * window and credit allow. Returns 1 and fills *out (pointing into WR memory), or 0. */

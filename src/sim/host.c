@@ -17,8 +17,6 @@
 #define NOPOS         UINT32_MAX
 #define COLD          __attribute__((cold, noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline)) /* hot, a few callers */
-#define SLOT_BITS     16
-#define MAX_SLOTS     ((1u << SLOT_BITS) - 1)
 
 static inline uint32_t qp_slot(const struct sim_qp *sq)
 {

@@ -212,6 +212,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     if (sim->n_ports_total >= SIM_WHEEL_PORTS) {
         rc = fe_sim_set_queue(sim, FE_SIM_EVQ_WHEEL);
         if (rc) goto fail;
+        sim->lookahead = true; /* see run_lookahead */
     }
     rc = FE_ENOMEM;
     for (uint32_t h = 0; h < sim->n_hosts; h++)
@@ -284,6 +285,13 @@ void fe_sim_destroy(struct fe_sim *sim)
     fe_evq_free(&sim->q);
     fe_sim_scenario_free(&sim->sc);
     free(sim);
+}
+
+int fe_sim_set_lookahead(struct fe_sim *sim, bool on)
+{
+    if (sim->la_n) return FE_ESTATE;
+    sim->lookahead = on;
+    return 0;
 }
 
 int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
@@ -417,23 +425,171 @@ static void dispatch(struct fe_sim *sim, uint64_t data)
     }
 }
 
+/* ---- lookahead (large fabrics) ----
+ * There, what an event reads (its port, the frame, the host, the QP's records, the switch's route)
+ * has left the caches since the last event there, and each is found through the one before: a
+ * chain of misses, one after the other. But a nanosecond holds several events (on the 128-host
+ * fat-tree 86 % of the events share their time with the one before), so the run loop takes up to
+ * SIM_LOOKAHEAD of them out of the queue ahead of their turn and loads each one's chain a link
+ * per event that runs before it: the object when it is taken out, then one link at each of the
+ * four events before its turn. The order does not change: the queue holds nothing earlier, and
+ * whatever they schedule for the same nanosecond comes after them. Each step starts again from
+ * the event's object and reads only what is live now (a QP released meanwhile has left
+ * host->qps, a frame taken has left its wire): it loads, it decides nothing. */
+#define PF(p) __builtin_prefetch(p)
+
+/* Step s (1..4: four events before its turn, down to one) of loading what event ev will read. */
+static inline void load_ahead(uint64_t ev, int s)
+{
+    const void *obj = (const void *)(uintptr_t)(ev & ~EV_KIND_MASK);
+    switch ((enum ev_kind)(ev & EV_KIND_MASK)) {
+    case EV_ARRIVE_HOST: {
+        const struct sim_port *to = obj;
+        const struct sim_pkt *pkt = to->wire_head;
+        const struct sim_host *h = to->host;
+        if (!pkt) return;
+        if (s == 1) {
+            PF(pkt);
+            PF((const char *)pkt + 64);
+            PF(h);
+            return;
+        }
+        if (pkt->kind != PKT_ROCE) return;
+        uint32_t slot = pkt->pkt.bth.dqpn & MAX_SLOTS;
+        if (slot >= h->n_qps) return;
+        if (s == 2) {
+            PF(&h->qps[slot]);
+        } else {
+            const struct sim_qp *sq = h->qps[slot];
+            if (!sq) return;
+            if (s == 3)
+                PF(sq);
+            else if (sq->qp)
+                fe_qp_prefetch_rx(sq->qp);
+        }
+        return;
+    }
+    case EV_ARRIVE: {
+        const struct sim_port *to = obj;
+        const struct sim_pkt *pkt = to->wire_head;
+        if (!pkt) return;
+        if (s == 1) {
+            PF(pkt);
+            PF((const char *)pkt + 64);
+        } else if (pkt->kind == PKT_PFC) { /* no route: it stops at this port */
+            return;
+        } else if (s == 2) {
+            PF(&to->sw->route[pkt->dst]);
+        } else if (s == 3) {
+            const struct sim_port *out = sim_route(to->sw, pkt->dst, pkt->hash);
+            if (!out) return; /* no route: dropped */
+            PF(out);
+            PF(&out->wire_head);
+        }
+        return;
+    }
+    case EV_TX_DONE: {
+        const struct sim_port *p = obj;
+        if (p->host) {
+            const struct sim_host *h = p->host;
+            if (s == 1)
+                PF(h);
+            else if (s == 2)
+                PF(h->ready_head);
+            else if (s == 3 && h->ready_head && h->ready_head->qp)
+                fe_qp_prefetch_tx(h->ready_head->qp);
+            return;
+        }
+        if (!p->nonempty) return;
+        const struct sim_queue *q = &p->tc[__builtin_ctz(p->nonempty)].q;
+        if (s == 1) {
+            PF(q);
+            PF(&p->peer->wire_tail);
+        } else if (s == 2 && q->head) {
+            PF(q->head);
+            PF((const char *)q->head + 64);
+        }
+        return;
+    }
+    case EV_HOST_WAKE: {
+        const struct sim_host *h = obj;
+        if (s == 1) {
+            PF(h->timers);
+            PF(h->ready_head);
+            return;
+        }
+        if (!h->n_timers) return;
+        uint32_t slot = h->timers[0].qpn & MAX_SLOTS;
+        if (s == 2) {
+            PF(&h->qps[slot]);
+        } else {
+            const struct sim_qp *sq = h->qps[slot];
+            if (!sq) return;
+            if (s == 3)
+                PF(sq);
+            else if (sq->qp)
+                fe_qp_prefetch_tx(sq->qp);
+        }
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+/* fe_sim_run's loop with the lookahead: the same events in the same order. 0 when no event is
+ * left before limit, 1 when every flow is done, FE_ENOMEM. */
+static int run_lookahead(struct fe_sim *sim, uint64_t limit)
+{
+    uint64_t t, data;
+    for (;;) {
+        /* refill: the events of the current nanosecond (any time up to limit when none is held) */
+        while (sim->la_n < SIM_LOOKAHEAD &&
+               fe_evq_pop_until(&sim->q, sim->la_n ? sim->now : limit, &t, &data)) {
+            sim->now = t;
+            const char *obj = (const char *)(uintptr_t)(data & ~EV_KIND_MASK);
+            PF(obj); /* its first two lines: every object an event names has them */
+            PF(obj + 64);
+            sim->la[(sim->la_head + sim->la_n++) % SIM_LOOKAHEAD] = data;
+        }
+        if (!sim->la_n) return 0;
+        data = sim->la[sim->la_head];
+        sim->la_head = (sim->la_head + 1) % SIM_LOOKAHEAD;
+        sim->la_n--;
+        for (uint32_t k = 0; k < 4 && k < sim->la_n; k++)
+            load_ahead(sim->la[(sim->la_head + k) % SIM_LOOKAHEAD], 4 - (int)k);
+        sim->ev_kind_count[data & EV_KIND_MASK]++;
+        dispatch(sim, data);
+        if (__builtin_expect(sim->halt, 0)) return sim_failed(sim) ? FE_ENOMEM : 1;
+    }
+}
+
 int fe_sim_run(struct fe_sim *sim, uint64_t until_ns)
 {
     if (sim->finished) return 1;
     uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
     uint64_t t, data;
     bool all_done = false;
-    while (fe_evq_pop_until(&sim->q, limit, &t, &data)) {
-        sim->now = t;
-        sim->ev_kind_count[data & EV_KIND_MASK]++; /* their sum is st.events (fe_sim_stats) */
-        dispatch(sim, data);
-        if (__builtin_expect(sim->halt, 0)) {
-            if (sim_failed(sim)) {
-                sim->finished = true;
-                return FE_ENOMEM;
+    if (sim->lookahead) {
+        int rc = run_lookahead(sim, limit);
+        if (rc == FE_ENOMEM) {
+            sim->finished = true;
+            return FE_ENOMEM;
+        }
+        all_done = rc == 1;
+    } else {
+        while (fe_evq_pop_until(&sim->q, limit, &t, &data)) {
+            sim->now = t;
+            sim->ev_kind_count[data & EV_KIND_MASK]++; /* their sum is st.events (fe_sim_stats) */
+            dispatch(sim, data);
+            if (__builtin_expect(sim->halt, 0)) {
+                if (sim_failed(sim)) {
+                    sim->finished = true;
+                    return FE_ENOMEM;
+                }
+                all_done = true; /* SIM_HALT_ALL_DONE */
+                break;
             }
-            all_done = true; /* SIM_HALT_ALL_DONE */
-            break;
         }
     }
     if (fe_evq_failed(&sim->q)) {

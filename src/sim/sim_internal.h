@@ -29,6 +29,9 @@ enum ev_kind {
 };
 #define EV_KIND_MASK 0xFull
 
+/* Events the run loop of a large fabric holds ahead of their turn (sim.c run_lookahead) */
+#define SIM_LOOKAHEAD 8
+
 /* Why the run loop stops early (struct fe_sim's halt) */
 #define SIM_HALT_ERROR    1u /* out of memory: the run fails */
 #define SIM_HALT_ALL_DONE 2u /* every flow completed */
@@ -213,6 +216,10 @@ struct sim_qp {
     uint64_t homa_rtt_bytes, homa_grant;
 };
 
+/* A QPN's low bits are its slot in host->qps (its generation above them). */
+#define SLOT_BITS 16
+#define MAX_SLOTS ((1u << SLOT_BITS) - 1)
+
 /* An entry of a host's deadline heap: the key kept in the array. */
 struct sim_timer {
     uint64_t deadline;
@@ -307,6 +314,11 @@ struct fe_sim {
     _Alignas(64) struct fe_sim_stats st;
     _Alignas(64) uint64_t ev_kind_count[16]; /* events by kind (benchmarks) */
     struct fe_evq q;
+    /* the run loop's lookahead (large fabrics, sim.c): events of the current nanosecond taken
+     * out of the queue ahead of their turn, la_n of them from la[la_head] on (a ring) */
+    bool lookahead;
+    uint32_t la_head, la_n;
+    uint64_t la[SIM_LOOKAHEAD];
     struct fe_sim_scenario sc; /* own copy */
     uint64_t stop_ns;
     uint32_t n_nodes;

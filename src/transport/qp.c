@@ -311,6 +311,15 @@ void fe_qp_prefetch_tx(const struct fe_qp *qp)
     __builtin_prefetch(qp + 1);
 }
 
+void fe_qp_prefetch_rx(const struct fe_qp *qp)
+{
+    /* the first line (dispatch), the responder's two, and its per-packet counters */
+    __builtin_prefetch(qp);
+    __builtin_prefetch(&qp->resp);
+    __builtin_prefetch((const char *)&qp->resp + 64);
+    __builtin_prefetch(&qp->ctr.rx_pkts);
+}
+
 uint32_t fe_qp_sq_room(const struct fe_qp *qp)
 {
     if (qp->state != FE_QPS_RTS) return 0;
