@@ -438,6 +438,31 @@ static void dispatch(struct fe_sim *sim, uint64_t data)
  * host->qps, a frame taken has left its wire): it loads, it decides nothing. */
 #define PF(p) __builtin_prefetch(p)
 
+/* A frame's two lines. */
+static inline void load_frame(const struct sim_pkt *pkt)
+{
+    PF(pkt);
+    PF((const char *)pkt + 64);
+}
+
+/* Steps 2-4 toward the QP in a host's slot: the slot, the QP's record, its fe_qp (what a packet
+ * received or sent reads). */
+static inline void load_qp(const struct sim_host *h, uint32_t slot, int s, bool rx)
+{
+    if (s == 2) {
+        PF(&h->qps[slot]);
+        return;
+    }
+    const struct sim_qp *sq = h->qps[slot];
+    if (!sq) return;
+    if (s == 3)
+        PF(sq);
+    else if (sq->qp && rx)
+        fe_qp_prefetch_rx(sq->qp);
+    else if (sq->qp)
+        fe_qp_prefetch_tx(sq->qp);
+}
+
 /* Step s (1..4: four events before its turn, down to one) of loading what event ev will read. */
 static inline void load_ahead(uint64_t ev, int s)
 {
@@ -449,24 +474,13 @@ static inline void load_ahead(uint64_t ev, int s)
         const struct sim_host *h = to->host;
         if (!pkt) return;
         if (s == 1) {
-            PF(pkt);
-            PF((const char *)pkt + 64);
+            load_frame(pkt);
             PF(h);
             return;
         }
         if (pkt->kind != PKT_ROCE) return;
         uint32_t slot = pkt->pkt.bth.dqpn & MAX_SLOTS;
-        if (slot >= h->n_qps) return;
-        if (s == 2) {
-            PF(&h->qps[slot]);
-        } else {
-            const struct sim_qp *sq = h->qps[slot];
-            if (!sq) return;
-            if (s == 3)
-                PF(sq);
-            else if (sq->qp)
-                fe_qp_prefetch_rx(sq->qp);
-        }
+        if (slot < h->n_qps) load_qp(h, slot, s, true);
         return;
     }
     case EV_ARRIVE: {
@@ -474,8 +488,7 @@ static inline void load_ahead(uint64_t ev, int s)
         const struct sim_pkt *pkt = to->wire_head;
         if (!pkt) return;
         if (s == 1) {
-            PF(pkt);
-            PF((const char *)pkt + 64);
+            load_frame(pkt);
         } else if (pkt->kind == PKT_PFC) { /* no route: it stops at this port */
             return;
         } else if (s == 2) {
@@ -506,8 +519,7 @@ static inline void load_ahead(uint64_t ev, int s)
             PF(q);
             PF(&p->peer->wire_tail);
         } else if (s == 2 && q->head) {
-            PF(q->head);
-            PF((const char *)q->head + 64);
+            load_frame(q->head);
         }
         return;
     }
@@ -518,18 +530,7 @@ static inline void load_ahead(uint64_t ev, int s)
             PF(h->ready_head);
             return;
         }
-        if (!h->n_timers) return;
-        uint32_t slot = h->timers[0].qpn & MAX_SLOTS;
-        if (s == 2) {
-            PF(&h->qps[slot]);
-        } else {
-            const struct sim_qp *sq = h->qps[slot];
-            if (!sq) return;
-            if (s == 3)
-                PF(sq);
-            else if (sq->qp)
-                fe_qp_prefetch_tx(sq->qp);
-        }
+        if (h->n_timers) load_qp(h, h->timers[0].qpn & MAX_SLOTS, s, false);
         return;
     }
     default:
