@@ -212,7 +212,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     if (sim->n_ports_total >= SIM_WHEEL_PORTS) {
         rc = fe_sim_set_queue(sim, FE_SIM_EVQ_WHEEL);
         if (rc) goto fail;
-        sim->lookahead = true; /* see run_lookahead */
+        sim->lookahead = true; /* see next_lookahead */
     }
     rc = FE_ENOMEM;
     for (uint32_t h = 0; h < sim->n_hosts; h++)

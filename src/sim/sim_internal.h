@@ -29,7 +29,7 @@ enum ev_kind {
 };
 #define EV_KIND_MASK 0xFull
 
-/* Events the run loop of a large fabric holds ahead of their turn (sim.c run_lookahead) */
+/* Events the run loop of a large fabric holds ahead of their turn (sim.c next_lookahead) */
 #define SIM_LOOKAHEAD 8
 
 /* Why the run loop stops early (struct fe_sim's halt) */
