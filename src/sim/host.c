@@ -338,7 +338,9 @@ void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
 
 void sim_flow_sync_counters(struct sim_flow *f)
 {
-    sim_flow_counters(f, &f->ctr);
+    struct sim_flow_counts n; /* not into f->ctr directly: it is also the source */
+    sim_flow_counters(f, &n);
+    f->ctr = n;
 }
 
 static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
