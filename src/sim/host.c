@@ -464,7 +464,7 @@ static ALWAYS_INLINE void finish_pkt(struct fe_sim *sim, struct sim_qp *sq, stru
  * leaves, and its QP may be served again. */
 static COLD void send_queued(struct fe_sim *sim, struct sim_host *h, struct sim_port *p, uint8_t ok)
 {
-    struct sim_pkt *pkt = sim_port_dequeue(p, (uint8_t)(31 - __builtin_clz((unsigned)ok)));
+    struct sim_pkt *pkt = sim_port_dequeue(p, sim_top_prio(ok));
     struct sim_qp *owner = pkt->owner;
     pkt->owner = NULL;
     sim_link_send(sim, p, pkt);

@@ -514,7 +514,7 @@ static inline void load_ahead(uint64_t ev, int s)
             return;
         }
         if (!p->nonempty) return;
-        const struct sim_queue *q = &p->tc[__builtin_ctz(p->nonempty)].q;
+        const struct sim_queue *q = &p->tc[sim_top_prio(p->nonempty)].q; /* served first */
         if (s == 1) {
             PF(q);
             PF(&p->peer->wire_tail);

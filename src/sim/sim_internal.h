@@ -564,6 +564,11 @@ static inline void sim_port_enqueue(struct fe_sim *sim, struct sim_port *p, stru
     if (p->queue_bytes > p->max_queue_bytes) p->max_queue_bytes = p->queue_bytes;
     (void)sim;
 }
+/* The priority a port serves first among those in mask (not 0): the highest PCP. */
+static inline uint8_t sim_top_prio(uint8_t mask)
+{
+    return (uint8_t)(31 - __builtin_clz((unsigned)mask));
+}
 static inline struct sim_pkt *sim_port_dequeue(struct sim_port *p, uint8_t prio)
 {
     struct sim_queue *q = &p->tc[prio].q;

@@ -5,11 +5,6 @@
 #include "sim/buffer.h"
 #include "sim/sim_internal.h"
 
-static inline int top_prio(uint8_t mask)
-{
-    return 31 - __builtin_clz((unsigned)mask);
-}
-
 /* A port's transmitter is busy until the end of its frame; in ns-3 (--ns3-compat) until its
  * transmit-complete event has run, which comes after the frames arriving at that same
  * nanosecond that were sent before this frame started: they are admitted (and may pause their
@@ -49,7 +44,7 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
         if (!p->nonempty) return;
         uint8_t ok = p->nonempty & sim_pfc_allowed(sim, p);
         if (!ok) return; /* paused: the pause end or a RESUME kicks us again */
-        pkt = sim_port_dequeue(p, (uint8_t)top_prio(ok));
+        pkt = sim_port_dequeue(p, sim_top_prio(ok));
         struct sim_switch *sw = p->sw;
         if (pkt->in_port != SIM_NO_INGRESS) {
             struct sim_port *in = &sw->ports[pkt->in_port];
