@@ -262,12 +262,14 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
                 (unsigned long long)fs.timeouts, fs.failed ? "  FAILED" : "");
     }
     if (shown < sim->n_flows)
-        fprintf(f, "  ... %u more flows (--all-flows)\n", sim->n_flows - shown);
+        fprintf(f, "  ... %u more flow%s (--all-flows)\n", sim->n_flows - shown,
+                sim->n_flows - shown == 1 ? "" : "s");
     fprintf(f,
-            "\ncontention window %.3f - %.3f ms: %u flows, aggregate %.3f Gb/s, Jain %.4f, "
+            "\ncontention window %.3f - %.3f ms: %u flow%s, aggregate %.3f Gb/s, Jain %.4f, "
             "per flow %.3f .. %.3f Gb/s\n",
             sum.window_start_ns / 1e6, sum.window_end_ns / 1e6, sum.n_window_flows,
-            sum.aggregate_bps / 1e9, sum.jain, sum.min_bps / 1e9, sum.max_bps / 1e9);
+            sum.n_window_flows == 1 ? "" : "s", sum.aggregate_bps / 1e9, sum.jain,
+            sum.min_bps / 1e9, sum.max_bps / 1e9);
     struct fe_sim_phase ph[2 * FE_SIM_MAX_PHASE_FLOWS + 2];
     int np = fe_sim_phases(sim, ph, (int)(sizeof(ph) / sizeof(ph[0])));
     if (np > 1) {
@@ -281,13 +283,15 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
                 continue;
             }
             fprintf(f,
-                    "  %9.3f - %9.3f ms  %3u flows  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
+                    "  %9.3f - %9.3f ms  %3u flow%s  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
                     "%.3f Gb/s  Jain %.4f\n",
-                    ph[k].start_ns / 1e6, ph[k].end_ns / 1e6, ph[k].n_active, ph[k].mean_bps / 1e9,
-                    ph[k].min_bps / 1e9, ph[k].max_bps / 1e9, ph[k].aggregate_bps / 1e9,
-                    ph[k].jain);
+                    ph[k].start_ns / 1e6, ph[k].end_ns / 1e6, ph[k].n_active,
+                    ph[k].n_active == 1 ? " " : "s", ph[k].mean_bps / 1e9, ph[k].min_bps / 1e9,
+                    ph[k].max_bps / 1e9, ph[k].aggregate_bps / 1e9, ph[k].jain);
         }
-        if (hidden) fprintf(f, "  (%d phases shorter than 1 %% of the run not shown)\n", hidden);
+        if (hidden)
+            fprintf(f, "  (%d phase%s shorter than 1 %% of the run not shown)\n", hidden,
+                    hidden == 1 ? "" : "s");
     }
     fprintf(f, "drops %llu (", (unsigned long long)st.drops_total);
     for (int i = 0; i < FE_SIM_DROP_MAX; i++)
