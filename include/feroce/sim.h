@@ -327,9 +327,12 @@ struct fe_sim_trace *fe_sim_trace_open(struct fe_sim *sim, const char *csv_path,
                                        uint64_t interval_ns, char *err, size_t err_cap);
 uint64_t fe_sim_trace_next(const struct fe_sim_trace *t);
 void fe_sim_trace_sample(struct fe_sim_trace *t);
-/* SVG: per-flow throughput and CC rate over time. */
-int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *svg_path, char *err,
-                      size_t err_cap);
+/* A plot of per-flow throughput and CC rate over time: path ending in .svg (written by feroce)
+ * or .png (drawn by gnuplot, which must be on PATH). */
+int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *path, char *err, size_t err_cap);
+/* Whether fe_sim_trace_plot can write path (its extension; gnuplot for .png): 0 or FE_EINVAL with
+ * the reason, before a run whose plot would fail at its end. */
+int fe_sim_plot_check(const char *path, char *err, size_t err_cap);
 void fe_sim_trace_close(struct fe_sim_trace *t);
 
 /* Jain's fairness index of n values ((sum x)^2 / (n sum x^2)); 1 for n == 0. */

@@ -1,10 +1,16 @@
-/* A small SVG writer for traces: two panels over simulated time, the payload throughput of
- * every traced flow and the sending rate its CC allows, with axes, ticks and a legend. No
- * dependency; opens in any browser. */
+/* Plots of traces: two panels over simulated time, the payload throughput of every traced flow
+ * and the sending rate its CC allows, with axes, ticks and a legend. FILE.svg comes from a small
+ * SVG writer (no dependency; opens in any browser), FILE.png from gnuplot (Debian's gnuplot-nox),
+ * run on a script that holds the same points. */
+#include <errno.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
@@ -54,6 +60,25 @@ static double nice_step(double range, int ticks)
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
 }
 
+/* Both formats draw at most MAX_POINTS points per line: each averages `stride` samples. */
+static size_t point_stride(const struct fe_sim_trace *t)
+{
+    return t->n_samples / MAX_POINTS + 1;
+}
+
+/* The point of samples s .. s + stride - 1 of flow i (col 0 throughput, 1 CC rate), in Gb/s;
+ * *tm_ms its time (the first sample's). */
+static double point(const struct fe_sim_trace *t, size_t s, size_t stride, uint32_t i, int col,
+                    double *tm_ms)
+{
+    size_t per = 1 + 2 * (size_t)t->n_flows, n = 0;
+    double sum = 0;
+    for (size_t k = s; k < s + stride && k < t->n_samples; k++, n++)
+        sum += t->samples[k * per + 1 + 2 * i + col];
+    *tm_ms = t->samples[s * per] / 1e3;
+    return n ? sum / n : 0;
+}
+
 static void panel(FILE *f, const struct fe_sim_trace *t, int col, int y0, const char *title,
                   double t_max, double v_max)
 {
@@ -84,17 +109,12 @@ static void panel(FILE *f, const struct fe_sim_trace *t, int col, int y0, const 
             "<text x='%d' y='%d' font-size='12' text-anchor='middle' "
             "transform='rotate(-90 %d %d)'>Gb/s</text>\n",
             ML - 45, y0 + ph / 2, ML - 45, y0 + ph / 2);
-    size_t per = 1 + 2 * (size_t)t->n_flows;
-    size_t stride = t->n_samples / MAX_POINTS + 1;
+    size_t stride = point_stride(t);
     for (uint32_t i = 0; i < t->n_flows; i++) {
         fprintf(f, "<polyline fill='none' stroke-width='1.3' stroke='%s' points='",
                 palette[i % 10]);
         for (size_t s = 0; s < t->n_samples; s += stride) {
-            double sum = 0;
-            size_t n = 0;
-            for (size_t k = s; k < s + stride && k < t->n_samples; k++, n++)
-                sum += t->samples[k * per + 1 + 2 * i + col];
-            double v = n ? sum / n : 0, tm = t->samples[s * per] / 1e3;
+            double tm, v = point(t, s, stride, i, col, &tm);
             fprintf(f, "%.1f,%.1f ", ML + tm / t_max * pw,
                     y0 + ph - (v > v_max ? v_max : v) / v_max * ph);
         }
@@ -102,24 +122,23 @@ static void panel(FILE *f, const struct fe_sim_trace *t, int col, int y0, const 
     }
 }
 
-int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *path, char *err, size_t err_cap)
+/* The axes' ends: the last sample's time in ms, the largest value in Gb/s plus 5 %. */
+static void plot_range(const struct fe_sim_trace *t, double *t_max, double *v_max)
 {
-    if (!t->n_samples) {
-        sim_errf(err, err_cap, "nothing to plot: no trace samples");
-        return FE_EINVAL;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        sim_errf(err, err_cap, "cannot write %s", path);
-        return FE_EIO;
-    }
     size_t per = 1 + 2 * (size_t)t->n_flows;
-    double t_max = t->samples[(t->n_samples - 1) * per] / 1e3, v_max = 0;
+    double v = 0;
     for (size_t s = 0; s < t->n_samples; s++)
         for (size_t c = 1; c < per; c++)
-            if (t->samples[s * per + c] > v_max) v_max = t->samples[s * per + c];
-    if (t_max <= 0) t_max = 1e-3;
-    v_max = v_max > 0 ? v_max * 1.05 : 1;
+            if (t->samples[s * per + c] > v) v = t->samples[s * per + c];
+    *t_max = t->samples[(t->n_samples - 1) * per] / 1e3;
+    if (*t_max <= 0) *t_max = 1e-3;
+    *v_max = v > 0 ? v * 1.05 : 1;
+}
+
+static void write_svg(const struct fe_sim_trace *t, FILE *f)
+{
+    double t_max, v_max;
+    plot_range(t, &t_max, &v_max);
     int h = MT + 2 * PANEL_H + GAP + 50;
     fprintf(f,
             "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' "
@@ -145,6 +164,184 @@ int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *path, char *err,
     xml_text(f, sc->name);
     fputs("</text>\n", f);
     fprintf(f, "</svg>\n");
+}
+
+/* ---- PNG through gnuplot ---- */
+
+/* s as a gnuplot single-quoted string, where nothing is substituted (no backquoted commands,
+ * no macros) and a quote is doubled; a control character, which would end the script's line,
+ * becomes '?' (names come from scenario files). */
+static void gp_quoted(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '\'') fputc('\'', f);
+        fputc(c < 0x20 || c == 0x7F ? '?' : c, f);
+    }
+    fputc('\'', f);
+}
+
+/* The gnuplot script: the points as a data block ($d: time in ms, then each flow's throughput and
+ * CC rate), the two panels, the legend (24 flows at most, as in the SVG). */
+static void write_gnuplot(const struct fe_sim_trace *t, FILE *f, const char *png_path)
+{
+    double t_max, v_max;
+    plot_range(t, &t_max, &v_max);
+    const struct fe_sim_scenario *sc = fe_sim_scenario_of(t->sim);
+    size_t stride = point_stride(t);
+    fprintf(f, "$d << EOD\n");
+    for (size_t s = 0; s < t->n_samples; s += stride) {
+        double tm = 0;
+        for (uint32_t i = 0; i < t->n_flows; i++) {
+            double v = point(t, s, stride, i, 0, &tm), r = point(t, s, stride, i, 1, &tm);
+            if (i == 0) fprintf(f, "%.6g", tm);
+            fprintf(f, " %.6g %.6g", v, r);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "EOD\n");
+    fprintf(f, "set encoding utf8\nset terminal pngcairo size %d,%d font 'sans,10' noenhanced\n", W,
+            MT + 2 * PANEL_H + GAP + 50);
+    fputs("set output ", f);
+    gp_quoted(f, png_path);
+    fputs("\nset multiplot layout 2,1 title ", f);
+    char title[160];
+    snprintf(title, sizeof title, "feroce sim %s", sc->name);
+    gp_quoted(f, title);
+    fprintf(f,
+            "\nset key outside right top\nset grid\nset xlabel 'time (ms)'\nset ylabel 'Gb/s'\n"
+            "set xrange [0:%.6g]\nset yrange [0:%.6g]\n",
+            t_max, v_max);
+    static const char *const panels[] = {"payload throughput per flow",
+                                         "sending rate allowed by the congestion control"};
+    for (int col = 0; col < 2; col++) {
+        fprintf(f, "set title '%s'\nplot", panels[col]);
+        for (uint32_t i = 0; i < t->n_flows; i++) {
+            fprintf(f, "%s $d using 1:%u with lines lw 1.3 lc rgb '%s' ", i ? ", \\\n " : "",
+                    2 + 2 * i + (unsigned)col, palette[i % 10]);
+            if (i < 24) {
+                const struct fe_sim_flow *fl = &sc->flows[i];
+                char label[160];
+                snprintf(label, sizeof label, "%u: %s\u2192%s", i, sc->nodes[fl->src].name,
+                         sc->nodes[fl->dst].name);
+                fputs("title ", f);
+                gp_quoted(f, label);
+            } else {
+                fputs("notitle", f);
+            }
+        }
+        fputc('\n', f);
+    }
+    fputs("unset multiplot\n", f);
+}
+
+/* Runs gnuplot on the script file, which draws png: 0, or an error naming what failed. */
+static int run_gnuplot(const char *script, const char *png, char *err, size_t err_cap)
+{
+    char *const argv[] = {"gnuplot", (char *)(uintptr_t)script, NULL};
+    extern char **environ;
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+    if (rc) {
+        sim_errf(err, err_cap,
+                 rc == ENOENT ? "a PNG plot needs gnuplot (Debian: gnuplot-nox); FILE.svg needs "
+                                "nothing"
+                              : "cannot run gnuplot: %s",
+                 strerror(rc));
+        return FE_EIO;
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) {
+            sim_errf(err, err_cap, "waiting for gnuplot: %s", strerror(errno));
+            return FE_EIO;
+        }
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        sim_errf(err, err_cap, "gnuplot could not draw %s (%s %d; its message above)", png,
+                 WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        return FE_EIO;
+    }
+    return 0;
+}
+
+static int write_png(const struct fe_sim_trace *t, const char *path, char *err, size_t err_cap)
+{
+    const char *dir = getenv("TMPDIR");
+    char script[512];
+    snprintf(script, sizeof script, "%s/feroce-plot-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(script);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        if (fd >= 0) close(fd);
+        sim_errf(err, err_cap, "cannot write a gnuplot script in %s", dir && *dir ? dir : "/tmp");
+        if (fd >= 0) unlink(script);
+        return FE_EIO;
+    }
+    write_gnuplot(t, f, path);
+    int bad = ferror(f);
+    int rc = fclose(f) || bad ? FE_EIO : 0;
+    if (rc)
+        sim_errf(err, err_cap, "error writing the gnuplot script %s", script);
+    else
+        rc = run_gnuplot(script, path, err, err_cap);
+    unlink(script);
+    return rc;
+}
+
+/* The plot's format from its name's end (case aside): "svg", "png", or NULL. */
+static const char *plot_format(const char *path)
+{
+    size_t n = strlen(path);
+    if (n > 4 && !strcasecmp(path + n - 4, ".svg")) return "svg";
+    if (n > 4 && !strcasecmp(path + n - 4, ".png")) return "png";
+    return NULL;
+}
+
+int fe_sim_plot_check(const char *path, char *err, size_t err_cap)
+{
+    const char *fmt = plot_format(path);
+    for (const char *c = path; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7F) {
+            sim_errf(err, err_cap, "plot: the file name has a control character");
+            return FE_EINVAL;
+        }
+    if (!fmt) {
+        sim_errf(err, err_cap, "plot %s: the name must end in .svg or .png", path);
+        return FE_EINVAL;
+    }
+    if (strcmp(fmt, "png")) return 0;
+    /* gnuplot on PATH, as posix_spawnp will look for it */
+    const char *p = getenv("PATH");
+    char cand[4096];
+    for (p = p ? p : "/usr/bin:/bin"; *p;) {
+        size_t len = strcspn(p, ":");
+        snprintf(cand, sizeof cand, "%.*s/gnuplot", (int)len, p);
+        if (len && !access(cand, X_OK)) return 0;
+        p += len + (p[len] == ':');
+    }
+    sim_errf(err, err_cap,
+             "plot %s: a PNG plot needs gnuplot (Debian: gnuplot-nox); FILE.svg "
+             "needs nothing",
+             path);
+    return FE_EINVAL;
+}
+
+int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *path, char *err, size_t err_cap)
+{
+    int rc = fe_sim_plot_check(path, err, err_cap);
+    if (rc) return rc;
+    if (!t->n_samples || !t->n_flows) {
+        sim_errf(err, err_cap, "nothing to plot: no trace samples or no flows");
+        return FE_EINVAL;
+    }
+    if (!strcmp(plot_format(path), "png")) return write_png(t, path, err, err_cap);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        sim_errf(err, err_cap, "cannot write %s", path);
+        return FE_EIO;
+    }
+    write_svg(t, f);
     int bad = ferror(f);
     if (fclose(f) || bad) {
         sim_errf(err, err_cap, "error writing %s", path);

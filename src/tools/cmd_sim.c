@@ -34,7 +34,8 @@ static const char usage_text[] =
     "  --trace FILE         CSV trace: per-flow throughput, CC variables (Rc, Rt, alpha...),\n"
     "                       queue depth of every switch port, at --trace-interval\n"
     "  --trace-interval T   sampling interval of the trace (default 100us)\n"
-    "  --plot FILE.svg      draw per-flow throughput and CC rate over time (SVG)\n"
+    "  --plot FILE.svg|png  draw per-flow throughput and CC rate over time (SVG written by\n"
+    "                       feroce; PNG drawn by gnuplot)\n"
     "  --progress           progress line on stderr (default when stderr is a terminal)\n"
     "  --no-progress        never print the progress line\n"
     "  --queue calendar|heap|wheel  event-queue implementation (default: calendar, wheel from\n"
@@ -281,6 +282,10 @@ static int run(int argc, char **argv)
     struct fe_sim_scenario sc;
     char err[512] = "";
     int rc;
+    if (o.plot && fe_sim_plot_check(o.plot, err, sizeof(err))) { /* now, not after the run */
+        fprintf(stderr, "feroce sim: %s\n", err);
+        return 2;
+    }
     struct fe_sim_hpcc_files hf;
     memset(&hf, 0, sizeof(hf));
     struct fe_sim_ns3roce_info ri;

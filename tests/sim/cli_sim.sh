@@ -24,6 +24,27 @@ $BIN sim advcam-pfc --set flow.size=1MB --trace "$T/t.csv" --trace-interval 200u
 head -1 "$T/t.csv" | grep -q "^time_us,f0_gbps,f0_rate_gbps" || fail "trace header"
 [ "$(wc -l < "$T/t.csv")" -gt 10 ] || fail "trace rows"
 grep -q "<svg" "$T/t.svg" && grep -q "polyline" "$T/t.svg" || fail "plot"
+# PNG through gnuplot (scripts/deps.sh installs gnuplot-nox); a name that is neither, or a PNG
+# without gnuplot, is refused before the run
+if command -v gnuplot > /dev/null; then
+    $BIN sim advcam-pfc --set flow.size=1MB --trace-interval 200us --plot "$T/t.png" > /dev/null ||
+        fail "PNG plot"
+    $PY - "$T/t.png" <<'PY' || fail "PNG plot: not a 960 x 760 PNG"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x89PNG\r\n\x1a\n" and b[12:16] == b"IHDR", b[:16]
+assert struct.unpack(">II", b[16:24]) == (960, 760), struct.unpack(">II", b[16:24])
+PY
+else
+    echo "note: no gnuplot here, PNG plot not drawn" >&2
+fi
+set +e
+out=$($BIN sim advcam-pfc --plot "$T/t.jpg" 2>&1); rc=$?
+echo "$out" | grep -q "must end in .svg or .png" && [ $rc = 2 ] || fail "--plot FILE.jpg: $out"
+out=$(PATH=/nonexistent $BIN sim advcam-pfc --plot "$T/t2.png" 2>&1); rc=$?
+echo "$out" | grep -q "needs gnuplot" && [ $rc = 2 ] && [ ! -e "$T/t2.png" ] ||
+    fail "--plot FILE.png without gnuplot: $out"
+set -e
 
 # --ns3-compat: no CNPs (congestion rides on ACKs), pauses XOFF/XON
 $BIN sim advcam-dcqcn --set flow.size=2MB --ns3-compat --json > "$T/n.json"
