@@ -242,7 +242,9 @@ static int apply_opts(const struct opts *o, struct fe_sim_scenario *sc)
     return 0;
 }
 
-static void progress_line(struct fe_sim *sim, uint64_t t0, uint64_t total_bytes)
+/* The ETA: from the share of all flows' bytes received, or of the simulated time to end_ns
+ * (--until, or the scenario's stop time) when that is further along. */
+static void progress_line(struct fe_sim *sim, uint64_t t0, uint64_t total_bytes, uint64_t end_ns)
 {
     struct fe_sim_stats st;
     fe_sim_stats(sim, &st);
@@ -253,12 +255,14 @@ static void progress_line(struct fe_sim *sim, uint64_t t0, uint64_t total_bytes)
         fe_sim_flow_stats(sim, i, &fs);
         done += fs.rx_bytes;
     }
-    double frac = total_bytes ? (double)done / (double)total_bytes : 0;
+    double bytes_frac = total_bytes ? (double)done / (double)total_bytes : 0, frac = bytes_frac;
+    if (end_ns != FE_SIM_NO_TIME && end_ns && (double)st.now_ns / (double)end_ns > frac)
+        frac = (double)st.now_ns / (double)end_ns;
     char eta[32] = "?";
     if (frac > 0.001) snprintf(eta, sizeof(eta), "%.1f s", wall * (1 - frac) / frac);
     fprintf(stderr, "\rsim %.3f ms  %.1f M events  %.1f M events/s  %.0f %% of bytes  ETA %s   ",
-            st.now_ns / 1e6, st.events / 1e6, wall > 0 ? st.events / 1e6 / wall : 0, frac * 100,
-            eta);
+            st.now_ns / 1e6, st.events / 1e6, wall > 0 ? st.events / 1e6 / wall : 0,
+            bytes_frac * 100, eta);
 }
 
 /* Every flow that is not in the background has completed (ns3-roce's end of the run). */
@@ -313,7 +317,7 @@ static int run(int argc, char **argv)
      * flows are done (checked every 10 us of simulated time) */
     bool fg_stop = ri.n_background && sc.stop_ns == FE_SIM_NO_TIME;
     struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
-    uint64_t total = 0;
+    uint64_t total = 0, end_ns = o.until_ns < sc.stop_ns ? o.until_ns : sc.stop_ns;
     for (uint32_t i = 0; i < sc.n_flows; i++) total += sc.flows[i].bytes;
     fe_sim_scenario_free(&sc);
     if (!sim) {
@@ -361,7 +365,7 @@ static int run(int argc, char **argv)
         if (tr && fe_sim_now(sim) >= fe_sim_trace_next(tr)) fe_sim_trace_sample(tr);
         if (progress && fe_wall_ns() - last_print > 250000000) {
             last_print = fe_wall_ns();
-            progress_line(sim, t0, total);
+            progress_line(sim, t0, total, end_ns);
         }
         if (r == 1 || fe_sim_now(sim) >= o.until_ns) break;
         if (fg_stop && foreground_done(sim, &ri)) break;
