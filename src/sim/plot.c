@@ -168,6 +168,8 @@ static void write_svg(const struct fe_sim_trace *t, FILE *f)
 
 /* ---- PNG through gnuplot ---- */
 
+#define NO_GNUPLOT "a PNG plot needs gnuplot (Debian: gnuplot-nox); FILE.svg needs nothing"
+
 /* s as a gnuplot single-quoted string, where nothing is substituted (no backquoted commands,
  * no macros) and a quote is doubled; a control character, which would end the script's line,
  * becomes '?' (names come from scenario files). */
@@ -244,11 +246,10 @@ static int run_gnuplot(const char *script, const char *png, char *err, size_t er
     pid_t pid;
     int rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
     if (rc) {
-        sim_errf(err, err_cap,
-                 rc == ENOENT ? "a PNG plot needs gnuplot (Debian: gnuplot-nox); FILE.svg needs "
-                                "nothing"
-                              : "cannot run gnuplot: %s",
-                 strerror(rc));
+        if (rc == ENOENT)
+            sim_errf(err, err_cap, "%s", NO_GNUPLOT);
+        else
+            sim_errf(err, err_cap, "cannot run gnuplot: %s", strerror(rc));
         return FE_EIO;
     }
     int st;
@@ -273,9 +274,11 @@ static int write_png(const struct fe_sim_trace *t, const char *path, char *err, 
     int fd = mkstemp(script);
     FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
     if (!f) {
-        if (fd >= 0) close(fd);
         sim_errf(err, err_cap, "cannot write a gnuplot script in %s", dir && *dir ? dir : "/tmp");
-        if (fd >= 0) unlink(script);
+        if (fd >= 0) {
+            close(fd);
+            unlink(script);
+        }
         return FE_EIO;
     }
     write_gnuplot(t, f, path);
@@ -289,28 +292,30 @@ static int write_png(const struct fe_sim_trace *t, const char *path, char *err, 
     return rc;
 }
 
-/* The plot's format from its name's end (case aside): "svg", "png", or NULL. */
-static const char *plot_format(const char *path)
+enum plot_format { PLOT_NONE, PLOT_SVG, PLOT_PNG };
+
+/* The plot's format from its name's end (case aside). */
+static enum plot_format plot_format(const char *path)
 {
     size_t n = strlen(path);
-    if (n > 4 && !strcasecmp(path + n - 4, ".svg")) return "svg";
-    if (n > 4 && !strcasecmp(path + n - 4, ".png")) return "png";
-    return NULL;
+    if (n > 4 && !strcasecmp(path + n - 4, ".svg")) return PLOT_SVG;
+    if (n > 4 && !strcasecmp(path + n - 4, ".png")) return PLOT_PNG;
+    return PLOT_NONE;
 }
 
 int fe_sim_plot_check(const char *path, char *err, size_t err_cap)
 {
-    const char *fmt = plot_format(path);
+    enum plot_format fmt = plot_format(path);
     for (const char *c = path; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7F) {
             sim_errf(err, err_cap, "plot: the file name has a control character");
             return FE_EINVAL;
         }
-    if (!fmt) {
+    if (fmt == PLOT_NONE) {
         sim_errf(err, err_cap, "plot %s: the name must end in .svg or .png", path);
         return FE_EINVAL;
     }
-    if (strcmp(fmt, "png")) return 0;
+    if (fmt == PLOT_SVG) return 0;
     /* gnuplot on PATH, as posix_spawnp will look for it */
     const char *p = getenv("PATH");
     char cand[4096];
@@ -320,10 +325,7 @@ int fe_sim_plot_check(const char *path, char *err, size_t err_cap)
         if (len && !access(cand, X_OK)) return 0;
         p += len + (p[len] == ':');
     }
-    sim_errf(err, err_cap,
-             "plot %s: a PNG plot needs gnuplot (Debian: gnuplot-nox); FILE.svg "
-             "needs nothing",
-             path);
+    sim_errf(err, err_cap, "plot %s: %s", path, NO_GNUPLOT);
     return FE_EINVAL;
 }
 
@@ -335,7 +337,7 @@ int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *path, char *err,
         sim_errf(err, err_cap, "nothing to plot: no trace samples or no flows");
         return FE_EINVAL;
     }
-    if (!strcmp(plot_format(path), "png")) return write_png(t, path, err, err_cap);
+    if (plot_format(path) == PLOT_PNG) return write_png(t, path, err, err_cap);
     FILE *f = fopen(path, "w");
     if (!f) {
         sim_errf(err, err_cap, "cannot write %s", path);
