@@ -6,9 +6,10 @@
  *      instructions per data packet (hardware counter, when the machine has one), with the
  *      default queue (calendar) and, as the baseline in the same run, the heap (the ns-3 figures,
  *      ~4 s for HPCC ns-3 and ~10 s for ns3-roce on this machine, are quoted, not measured);
- *      the fastest of three runs of each;
+ *      the fastest of five runs of each;
  *   3. a 128-host two-tier fat-tree (8 leaves x 16 hosts, 16 spines, 100 Gb/s, 1 us) with an
- *      all-to-all incast (16256 flows, DCQCN), 10 ms simulated: events/s and memory.
+ *      all-to-all incast (16256 flows, DCQCN), 10 ms simulated: events/s and memory; and its
+ *      run loop's lookahead on against off, in alternating slices of one simulation.
  * Options: --quick (smaller runs), --queue calendar|heap|wheel (for 2 and 3). */
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -195,7 +196,7 @@ static void print_run(const char *what, const struct run_result *r)
                "");
 }
 
-#define ADVCAM_RUNS 3
+#define ADVCAM_RUNS 5
 
 static const char *queue_name(enum fe_sim_queue_kind k)
 {
@@ -269,9 +270,8 @@ static int bench_advcam(bool quick, int only_queue)
     return 0;
 }
 
-/* kind < 0: the simulator's own choice (the wheel, for its 512 ports) */
 /* The run loop's lookahead (on in a large fabric) against the same loop without it, in one
- * simulation: its second millisecond (the first starts 32 k QPs) cut into slices run alternately
+ * simulation: from its second millisecond (the first starts 32 k QPs), slices run alternately
  * with and without (on, off, off, on, ...), so that this VM's drifts in speed, which last
  * seconds to minutes, fall on both alike; the ratio of their CPU time per event. The lookahead
  * changes no result (test_sim_same_on_all_queues runs advcam both ways). */
@@ -318,6 +318,7 @@ static int bench_lookahead(struct fe_sim_scenario *sc, int kind, bool quick)
     return 0;
 }
 
+/* kind < 0: the simulator's own choice (the wheel, for its 512 ports) */
 static int bench_fattree(bool quick, int kind)
 {
     /* 8 leaves x 16 hosts, 16 spines: every leaf has 16 ports down and 16 up, 1:1 */
