@@ -104,32 +104,30 @@ struct run_result {
     double agg_gbps, jain;
 };
 
-/* kind < 0: the simulator's own choice; lookahead < 0 likewise (fe_sim_set_lookahead). The
- * figures are those of the run from `from` (run first, not measured) to `until`. */
-static int run_sim(struct fe_sim_scenario *sc, int kind, int lookahead, uint64_t from,
-                   uint64_t until, struct run_result *r)
+/* A simulation of sc on queue `kind` (< 0: the simulator's own choice); NULL after a message. */
+static struct fe_sim *create_sim(struct fe_sim_scenario *sc, int kind)
 {
     char err[256] = "";
     int rc;
     struct fe_sim *sim = fe_sim_create(sc, &rc, err, sizeof(err));
     if (!sim) {
         fprintf(stderr, "bench sim: %s\n", err);
-        return 1;
+        return NULL;
     }
     if (kind >= 0) fe_sim_set_queue(sim, (enum fe_sim_queue_kind)kind);
-    if (lookahead >= 0) fe_sim_set_lookahead(sim, lookahead);
-    if (from) fe_sim_run(sim, from);
-    uint64_t events0 = 0;
-    if (from) {
-        struct fe_sim_stats st0;
-        fe_sim_stats(sim, &st0);
-        events0 = st0.events;
-    }
+    return sim;
+}
+
+/* kind as for create_sim. The figures are those of the run from its start to `until`. */
+static int run_sim(struct fe_sim_scenario *sc, int kind, uint64_t until, struct run_result *r)
+{
+    struct fe_sim *sim = create_sim(sc, kind);
+    if (!sim) return 1;
     enum fe_sim_queue_kind queue = sim->q.kind;
     int fd = instr_open();
     if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     uint64_t t0 = fe_wall_ns(), c0 = cpu_ns();
-    rc = fe_sim_run(sim, until);
+    int rc = fe_sim_run(sim, until);
     uint64_t dt = fe_wall_ns() - t0, dc = cpu_ns() - c0;
     if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
     int64_t instr = instr_read(fd);
@@ -148,7 +146,7 @@ static int run_sim(struct fe_sim_scenario *sc, int kind, int lookahead, uint64_t
     r->wall_s = dt / 1e9;
     r->cpu_s = dc / 1e9;
     r->instr = instr;
-    r->events = st.events - events0; /* of the measured part */
+    r->events = st.events;
     r->data_pkts = st.data_pkts_delivered;
     r->pool = st.pool_pkts;
     r->sim_ns = st.now_ns;
@@ -235,7 +233,7 @@ static int bench_advcam(bool quick, int only_queue)
         for (int k = 0; k < 2; k++) {
             if (only_queue >= 0 && (int)kinds[k] != only_queue) continue;
             struct run_result one;
-            if (run_sim(&sc, kinds[k], -1, 0, FE_SIM_NO_TIME, &one)) {
+            if (run_sim(&sc, kinds[k], FE_SIM_NO_TIME, &one)) {
                 fe_sim_scenario_free(&sc);
                 return 1;
             }
@@ -280,14 +278,9 @@ static int bench_lookahead(struct fe_sim_scenario *sc, int kind, bool quick)
     enum { SLICES = 40 };
     const uint64_t from = 1000000, slice_ns = 50000;
     int slices = quick ? 4 : SLICES;
-    char err[256] = "";
+    struct fe_sim *sim = create_sim(sc, kind);
+    if (!sim) return 1;
     int rc;
-    struct fe_sim *sim = fe_sim_create(sc, &rc, err, sizeof(err));
-    if (!sim) {
-        fprintf(stderr, "bench sim: %s\n", err);
-        return 1;
-    }
-    if (kind >= 0) fe_sim_set_queue(sim, (enum fe_sim_queue_kind)kind);
     fe_sim_run(sim, from);
     double cpu_s[2] = {0, 0}, events[2] = {0, 0};
     for (int i = 0; i < slices; i++) {
@@ -343,7 +336,7 @@ static int bench_fattree(bool quick, int kind)
            sc.n_flows, until / 1e6);
     long rss0 = peak_rss_kb();
     struct run_result r;
-    if (run_sim(&sc, kind, -1, 0, until, &r)) return 1;
+    if (run_sim(&sc, kind, until, &r)) return 1;
     print_run(queue_name(r.queue), &r);
     printf("  peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
     if (bench_lookahead(&sc, kind, quick)) return 1;
