@@ -273,12 +273,20 @@ double fe_sim_flow_window_bps(const struct fe_sim *sim, uint32_t flow);
 double fe_sim_flow_life_bps(const struct fe_sim *sim, uint32_t flow);
 
 /* Phases: the intervals between changes of the set of active flows (a start or an end), with
- * the payload throughput of each active flow (kept for scenarios of at most 64 flows). */
+ * the payload throughput of each active flow (kept for scenarios of at most 64 flows), over the
+ * whole phase and over its second half: after a change, congestion control takes time to settle
+ * (DCQCN with a 2 ms increase timer climbs for tens of ms), and the second half gives the rates
+ * it settles to. The middle is found to within 1/32 of the phase. */
 #define FE_SIM_MAX_PHASE_FLOWS 64
+struct fe_sim_phase_rates {
+    double aggregate_bps, min_bps, max_bps, mean_bps, jain;
+};
 struct fe_sim_phase {
     uint64_t start_ns, end_ns;
     uint32_t n_active;
     double aggregate_bps, min_bps, max_bps, mean_bps, jain;
+    uint64_t half_start_ns; /* the second half: from here to end_ns */
+    struct fe_sim_phase_rates half;
 };
 /* Fills up to max phases (the last one ends now); returns how many there are. */
 int fe_sim_phases(const struct fe_sim *sim, struct fe_sim_phase *out, int max);

@@ -95,6 +95,22 @@ double fe_sim_phase_flow_bps(const struct fe_sim *sim, int k, uint32_t flow)
     return (double)b * 8e9 / (double)(t1 - t0);
 }
 
+/* Aggregate, spread and Jain's index of the rates x[0..n). */
+static struct fe_sim_phase_rates phase_rates(const double *x, uint32_t n)
+{
+    struct fe_sim_phase_rates r = {0, n ? INFINITY : 0, 0, 0, 1.0};
+    double sum2 = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        r.aggregate_bps += x[i];
+        sum2 += x[i] * x[i];
+        if (x[i] < r.min_bps) r.min_bps = x[i];
+        if (x[i] > r.max_bps) r.max_bps = x[i];
+    }
+    r.mean_bps = n ? r.aggregate_bps / n : 0;
+    if (sum2 > 0) r.jain = r.aggregate_bps * r.aggregate_bps / ((double)n * sum2);
+    return r;
+}
+
 int fe_sim_phases(const struct fe_sim *sim, struct fe_sim_phase *out, int max)
 {
     int n = n_phases(sim);
@@ -103,21 +119,24 @@ int fe_sim_phases(const struct fe_sim *sim, struct fe_sim_phase *out, int max)
         memset(p, 0, sizeof(*p));
         p->start_ns = sim->phase_t[k];
         p->end_ns = (uint32_t)k + 1 < sim->n_phase_pts ? sim->phase_t[k + 1] : sim->now;
-        double sum = 0, sum2 = 0;
-        p->min_bps = INFINITY;
+        const uint64_t *mid_rx;
+        p->half_start_ns = sim_phase_middle(sim, (uint32_t)k, &mid_rx);
+        double whole[FE_SIM_MAX_PHASE_FLOWS], half[FE_SIM_MAX_PHASE_FLOWS];
         for (uint32_t i = 0; i < sim->n_flows; i++) {
             if (!sim->phase_active[(size_t)k * sim->n_flows + i]) continue;
-            double x = fe_sim_phase_flow_bps(sim, k, i);
-            p->n_active++;
-            sum += x;
-            sum2 += x * x;
-            if (x < p->min_bps) p->min_bps = x;
-            if (x > p->max_bps) p->max_bps = x;
+            whole[p->n_active] = fe_sim_phase_flow_bps(sim, k, i);
+            uint64_t b = phase_rx(sim, (uint32_t)k + 1, i) - mid_rx[i];
+            half[p->n_active++] = p->end_ns > p->half_start_ns
+                                      ? (double)b * 8e9 / (double)(p->end_ns - p->half_start_ns)
+                                      : 0;
         }
-        if (!p->n_active) p->min_bps = 0;
-        p->aggregate_bps = sum;
-        p->mean_bps = p->n_active ? sum / p->n_active : 0;
-        p->jain = sum2 > 0 ? sum * sum / ((double)p->n_active * sum2) : 1.0;
+        struct fe_sim_phase_rates w = phase_rates(whole, p->n_active);
+        p->aggregate_bps = w.aggregate_bps;
+        p->min_bps = w.min_bps;
+        p->max_bps = w.max_bps;
+        p->mean_bps = w.mean_bps;
+        p->jain = w.jain;
+        p->half = phase_rates(half, p->n_active);
     }
     return n;
 }
@@ -215,12 +234,16 @@ static void report_json(FILE *f, const struct fe_sim *sim, const struct fe_sim_r
     struct fe_sim_phase ph[2 * FE_SIM_MAX_PHASE_FLOWS + 2];
     int np = fe_sim_phases(sim, ph, (int)(sizeof(ph) / sizeof(ph[0])));
     for (int k = 0; k < np; k++)
-        fprintf(f,
-                "%s\n    {\"start_ns\": %llu, \"end_ns\": %llu, \"flows\": %u, \"aggregate_bps\": "
-                "%.0f, \"mean_bps\": %.0f, \"min_bps\": %.0f, \"max_bps\": %.0f, \"jain\": %.6f}",
-                k ? "," : "", (unsigned long long)ph[k].start_ns, (unsigned long long)ph[k].end_ns,
-                ph[k].n_active, ph[k].aggregate_bps, ph[k].mean_bps, ph[k].min_bps, ph[k].max_bps,
-                ph[k].jain);
+        fprintf(
+            f,
+            "%s\n    {\"start_ns\": %llu, \"end_ns\": %llu, \"flows\": %u, \"aggregate_bps\": "
+            "%.0f, \"mean_bps\": %.0f, \"min_bps\": %.0f, \"max_bps\": %.0f, \"jain\": %.6f, "
+            "\"second_half\": {\"start_ns\": %llu, \"aggregate_bps\": %.0f, \"mean_bps\": %.0f, "
+            "\"min_bps\": %.0f, \"max_bps\": %.0f, \"jain\": %.6f}}",
+            k ? "," : "", (unsigned long long)ph[k].start_ns, (unsigned long long)ph[k].end_ns,
+            ph[k].n_active, ph[k].aggregate_bps, ph[k].mean_bps, ph[k].min_bps, ph[k].max_bps,
+            ph[k].jain, (unsigned long long)ph[k].half_start_ns, ph[k].half.aggregate_bps,
+            ph[k].half.mean_bps, ph[k].half.min_bps, ph[k].half.max_bps, ph[k].half.jain);
     fprintf(f, "\n  ]\n}\n");
 }
 
@@ -276,7 +299,8 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
         /* phases shorter than 1 % of the run are packet-granularity noise: not listed */
         uint64_t min_len = st.now_ns / 100;
         int hidden = 0;
-        fprintf(f, "phases (between flow starts and ends):\n");
+        fprintf(f, "phases (between flow starts and ends; each one's second half, where the rates "
+                   "have settled, below it):\n");
         for (int k = 0; k < np && k < (int)(sizeof(ph) / sizeof(ph[0])); k++) {
             if (ph[k].end_ns - ph[k].start_ns < min_len) {
                 hidden++;
@@ -288,6 +312,13 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
                     ph[k].start_ns / 1e6, ph[k].end_ns / 1e6, ph[k].n_active,
                     ph[k].n_active == 1 ? " " : "s", ph[k].mean_bps / 1e9, ph[k].min_bps / 1e9,
                     ph[k].max_bps / 1e9, ph[k].aggregate_bps / 1e9, ph[k].jain);
+            const struct fe_sim_phase_rates *h = &ph[k].half;
+            if (ph[k].half_start_ns > ph[k].start_ns)
+                fprintf(f,
+                        "  %9.3f - %9.3f ms  2nd half  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
+                        "%.3f Gb/s  Jain %.4f\n",
+                        ph[k].half_start_ns / 1e6, ph[k].end_ns / 1e6, h->mean_bps / 1e9,
+                        h->min_bps / 1e9, h->max_bps / 1e9, h->aggregate_bps / 1e9, h->jain);
         }
         if (hidden)
             fprintf(f, "  (%d phase%s shorter than 1 %% of the run not shown)\n", hidden,

@@ -32,9 +32,15 @@ enum ev_kind {
 /* Events the run loop of a large fabric holds ahead of their turn (sim.c next_lookahead) */
 #define SIM_LOOKAHEAD 8
 
+/* A phase's checkpoints (struct fe_sim ckpt_*): at most this many, the first SIM_CKPT_DT0_NS
+ * apart; the middle is then found to within 1/32 of the phase. */
+#define SIM_CKPTS       64
+#define SIM_CKPT_DT0_NS 10000
+
 /* Why the run loop stops early (struct fe_sim's halt) */
 #define SIM_HALT_ERROR    1u /* out of memory: the run fails */
 #define SIM_HALT_ALL_DONE 2u /* every flow completed */
+#define SIM_HALT_CKPT     4u /* a phase began: fe_sim_run plans its checkpoints */
 
 enum pkt_kind { PKT_ROCE = 0, PKT_PFC = 1, PKT_TEST = 2 };
 
@@ -338,6 +344,15 @@ struct fe_sim {
     uint64_t *phase_t;
     uint64_t *phase_rx;    /* n_phase_pts x n_flows */
     uint8_t *phase_active; /* n_phase_pts x n_flows: active from that point on */
+    /* and near each phase's middle, for its second half (rates settled after a change): the
+     * open phase's checkpoints, rx_bytes of every flow every ckpt_dt_ns from its start
+     * (fe_sim_run stops at each: where a run is cut changes nothing), at most SIM_CKPTS, then
+     * every other is dropped and the spacing doubles; when the phase ends, the one nearest its
+     * middle is kept */
+    uint64_t ckpt_next, ckpt_dt_ns; /* ckpt_next FE_SIM_NO_TIME: none due */
+    uint32_t n_ckpt;
+    uint64_t *ckpt_t, *ckpt_rx;           /* SIM_CKPTS, SIM_CKPTS x n_flows */
+    uint64_t *phase_mid_t, *phase_mid_rx; /* per boundary: the middle of the phase it starts */
     /* packet pool */
     struct sim_pkt **chunks;
     uint32_t n_chunks, cap_chunks;
@@ -642,6 +657,10 @@ int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f);
 void sim_window_close(struct fe_sim *sim);
 /* Records a phase boundary now (after flows started or ended). */
 void sim_phase_mark(struct fe_sim *sim);
+/* The point near the middle of phase k (k < n_phase_pts; the open one: from its checkpoints so
+ * far): its time, and every flow's rx_bytes there (n_flows of them); the phase's start when it
+ * has no checkpoint. */
+uint64_t sim_phase_middle(const struct fe_sim *sim, uint32_t k, const uint64_t **rx);
 /* The flow's counters as its live QPs have them now (the synced copies of released ones). */
 void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out);
 /* Copies them into f->ctr: at a window edge, a phase mark, and before its QPs are released. */

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +160,10 @@ static void test_incast3(void **s)
     }
     assert_true(ends[0] < ends[1] && ends[1] < ends[2]);
     const double expect[3] = {3.3, 4.9, 9.7};
+    /* the report's phases give the same second halves (their middle is a checkpoint within
+     * 1/32 of the phase from this one) */
+    struct fe_sim_phase ph[8];
+    assert_int_equal(fe_sim_phases(sim, ph, 8), 3);
     uint64_t start = 0;
     for (uint32_t p = 0; p < 3; p++) {
         uint64_t a = start + (ends[p] - start) / 2, b = ends[p];
@@ -170,6 +175,15 @@ static void test_incast3(void **s)
             agg += r;
         }
         assert_true(agg >= 0.95 * 10);
+        uint64_t d = ph[p].half_start_ns > a ? ph[p].half_start_ns - a : a - ph[p].half_start_ns;
+        fprintf(stderr,
+                "incast3 phase %u: second half from %.3f ms (sampled from %.3f), "
+                "aggregate %.3f Gb/s (sampled %.3f)\n",
+                p + 1, ph[p].half_start_ns / 1e6, a / 1e6, ph[p].half.aggregate_bps / G, agg);
+        assert_true(d <= (b - start) / 32);
+        assert_true(fabs(ph[p].half.aggregate_bps / G - agg) < 0.02 * agg);
+        assert_true(ph[p].half.min_bps / G > expect[p] * 0.9 &&
+                    ph[p].half.max_bps / G < expect[p] * 1.1);
         start = ends[p];
     }
     fe_sim_destroy(sim);
