@@ -84,15 +84,24 @@ static int n_phases(const struct fe_sim *sim)
     return (int)sim->n_phase_pts - 1 + (tail ? 1 : 0);
 }
 
+/* bytes received between t0 and t1, in bit/s (0 for an empty interval) */
+static double rate_bps(uint64_t bytes, uint64_t t0, uint64_t t1)
+{
+    return t1 > t0 ? (double)bytes * 8e9 / (double)(t1 - t0) : 0;
+}
+
+/* The end of phase k: the next boundary, or now for the last one. */
+static uint64_t phase_end(const struct fe_sim *sim, uint32_t k)
+{
+    return k + 1 < sim->n_phase_pts ? sim->phase_t[k + 1] : sim->now;
+}
+
 double fe_sim_phase_flow_bps(const struct fe_sim *sim, int k, uint32_t flow)
 {
     if (k < 0 || k >= n_phases(sim) || flow >= sim->n_flows) return 0;
     if (!sim->phase_active[(size_t)k * sim->n_flows + flow]) return 0;
-    uint64_t t0 = sim->phase_t[k];
-    uint64_t t1 = (uint32_t)k + 1 < sim->n_phase_pts ? sim->phase_t[k + 1] : sim->now;
-    if (t1 <= t0) return 0;
     uint64_t b = phase_rx(sim, (uint32_t)k + 1, flow) - phase_rx(sim, (uint32_t)k, flow);
-    return (double)b * 8e9 / (double)(t1 - t0);
+    return rate_bps(b, sim->phase_t[k], phase_end(sim, (uint32_t)k));
 }
 
 /* Aggregate, spread and Jain's index of the rates x[0..n). */
@@ -118,17 +127,16 @@ int fe_sim_phases(const struct fe_sim *sim, struct fe_sim_phase *out, int max)
         struct fe_sim_phase *p = &out[k];
         memset(p, 0, sizeof(*p));
         p->start_ns = sim->phase_t[k];
-        p->end_ns = (uint32_t)k + 1 < sim->n_phase_pts ? sim->phase_t[k + 1] : sim->now;
+        p->end_ns = phase_end(sim, (uint32_t)k);
         const uint64_t *mid_rx;
         p->half_start_ns = sim_phase_middle(sim, (uint32_t)k, &mid_rx);
         double whole[FE_SIM_MAX_PHASE_FLOWS], half[FE_SIM_MAX_PHASE_FLOWS];
         for (uint32_t i = 0; i < sim->n_flows; i++) {
             if (!sim->phase_active[(size_t)k * sim->n_flows + i]) continue;
-            whole[p->n_active] = fe_sim_phase_flow_bps(sim, k, i);
-            uint64_t b = phase_rx(sim, (uint32_t)k + 1, i) - mid_rx[i];
-            half[p->n_active++] = p->end_ns > p->half_start_ns
-                                      ? (double)b * 8e9 / (double)(p->end_ns - p->half_start_ns)
-                                      : 0;
+            uint64_t end_rx = phase_rx(sim, (uint32_t)k + 1, i);
+            whole[p->n_active] =
+                rate_bps(end_rx - phase_rx(sim, (uint32_t)k, i), p->start_ns, p->end_ns);
+            half[p->n_active++] = rate_bps(end_rx - mid_rx[i], p->half_start_ns, p->end_ns);
         }
         struct fe_sim_phase_rates w = phase_rates(whole, p->n_active);
         p->aggregate_bps = w.aggregate_bps;

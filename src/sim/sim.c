@@ -378,17 +378,23 @@ uint64_t sim_phase_middle(const struct fe_sim *sim, uint32_t k, const uint64_t *
     return sim->ckpt_t[(size_t)c];
 }
 
+/* Every flow's rx_bytes now into row[0 .. n_flows). */
+static void flows_rx_now(struct fe_sim *sim, uint64_t *row)
+{
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        struct sim_flow *f = &sim->flows[i];
+        sim_flow_sync_counters(f);
+        row[i] = f->ctr.rx_bytes;
+    }
+}
+
 /* A checkpoint of the open phase now (fe_sim_run stopped here for it). */
 static void phase_checkpoint(struct fe_sim *sim)
 {
     size_t n = sim->n_flows;
     uint32_t c = sim->n_ckpt++;
     sim->ckpt_t[c] = sim->now;
-    for (uint32_t i = 0; i < sim->n_flows; i++) {
-        struct sim_flow *f = &sim->flows[i];
-        sim_flow_sync_counters(f);
-        sim->ckpt_rx[c * n + i] = f->ctr.rx_bytes;
-    }
+    flows_rx_now(sim, &sim->ckpt_rx[c * n]);
     if (sim->n_ckpt == SIM_CKPTS) { /* keep the 2nd, 4th, ...: twice the spacing from the start */
         for (uint32_t a = 1, b = 0; a < SIM_CKPTS; a += 2, b++) {
             sim->ckpt_t[b] = sim->ckpt_t[a];
@@ -434,11 +440,10 @@ void sim_phase_mark(struct fe_sim *sim)
         sim->n_phase_pts++;
     }
     sim->phase_t[k] = sim->now;
+    flows_rx_now(sim, &sim->phase_rx[(size_t)k * n]);
     bool any = false;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
-        struct sim_flow *f = &sim->flows[i];
-        sim_flow_sync_counters(f);
-        sim->phase_rx[(size_t)k * n + i] = f->ctr.rx_bytes;
+        const struct sim_flow *f = &sim->flows[i];
         sim->phase_active[(size_t)k * n + i] = f->started && !f->done;
         any |= f->started && !f->done;
     }
