@@ -4,20 +4,30 @@
  *   2. advcam-dcqcn as HPCC ns-3 runs it: 1000-byte payloads, 2 us links, 55 MB per sender,
  *      until every flow completes: CPU and wall time, events/s, events per data packet,
  *      instructions per data packet (hardware counter, when the machine has one), with the
- *      default queue (calendar) and, as the baseline in the same run, the heap (the ns-3 figures,
- *      ~4 s for HPCC ns-3 and ~10 s for ns3-roce on this machine, are quoted, not measured);
+ *      default queue (calendar) and, as the baseline in the same run, the heap (the brief's
+ *      ns-3 figures, ~4 s for HPCC ns-3 and ~10 s for ns3-roce on this machine, are quoted);
  *      the fastest of five runs of each;
- *   3. a 128-host two-tier fat-tree (8 leaves x 16 hosts, 16 spines, 100 Gb/s, 1 us) with an
+ *   3. the same from HPCC ns-3's files (tests/sim/ns3/advcam-dcqcn) with --ns3-compat and,
+ *      given HPCC ns-3's program (--ns3 PROGRAM), ns-3 on those files in the same run;
+ *   4. a 128-host two-tier fat-tree (8 leaves x 16 hosts, 16 spines, 100 Gb/s, 1 us) with an
  *      all-to-all incast (16256 flows, DCQCN), 10 ms simulated: events/s and memory; and its
  *      run loop's lookahead on against off, in alternating slices of one simulation.
- * Options: --quick (smaller runs), --queue calendar|heap|wheel (for 2 and 3). */
+ * Options: --quick (smaller runs), --queue calendar|heap|wheel (for 2 and 4), --ns3 PROGRAM,
+ * --ns3-files DIR (for 3: another directory of HPCC files). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <linux/perf_event.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -203,7 +213,7 @@ static const char *queue_name(enum fe_sim_queue_kind k)
 
 /* The default queue (the calendar) and, as the baseline measured in the same run, the heap;
  * only one of them with --queue. */
-static int bench_advcam(bool quick, int only_queue)
+static int bench_advcam(bool quick, int only_queue, double *calendar_cpu_s)
 {
     struct fe_sim_scenario sc;
     char err[256];
@@ -262,10 +272,233 @@ static int bench_advcam(bool quick, int only_queue)
     }
     if (!quick)
         printf("  reference (quoted in the brief, not measured here): HPCC ns-3 ~4 s -> %.0fx, "
-               "ns3-roce ~10 s -> %.0fx (CPU time); target < 0.2 s\n",
+               "ns3-roce ~10 s -> %.0fx (CPU time); target < 0.2 s; --ns3 PROGRAM measures "
+               "HPCC ns-3\n",
                4.0 / d->cpu_s, 10.0 / d->cpu_s);
+    *calendar_cpu_s = ran & 1 ? r[0].cpu_s : 0;
     fe_sim_scenario_free(&sc);
     return 0;
+}
+
+/* ---- advcam from HPCC ns-3's own files, and (--ns3 PROGRAM) HPCC ns-3 itself on them ---- */
+
+#define NS3_FILES_DEFAULT "tests/sim/ns3/advcam-dcqcn"
+#define NS3_RUNS          3
+#define NS3_FILE_MAX      (1 << 20) /* the HPCC inputs are text files of a few KB */
+
+/* A new temporary directory holding a copy of dir's regular files: ns-3 reads its inputs and
+ * writes its outputs (fct.txt, pfc.txt, mix.tr, ...) relative to its working directory, which
+ * must not be the source tree. */
+static int copy_dir(const char *dir, char *tmp, size_t cap)
+{
+    const char *base = getenv("TMPDIR");
+    if (!base || !*base) base = "/tmp";
+    if (snprintf(tmp, cap, "%s/feroce-bench-ns3-XXXXXX", base) >= (int)cap || !mkdtemp(tmp)) {
+        fprintf(stderr, "bench sim: mkdtemp in %s: %s\n", base, strerror(errno));
+        tmp[0] = '\0';
+        return 1;
+    }
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "bench sim: %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    int rc = 0;
+    for (struct dirent *e; !rc && (e = readdir(d));) {
+        char from[1024], to[1024];
+        struct stat sb;
+        if (snprintf(from, sizeof(from), "%s/%s", dir, e->d_name) >= (int)sizeof(from) ||
+            snprintf(to, sizeof(to), "%s/%s", tmp, e->d_name) >= (int)sizeof(to) ||
+            stat(from, &sb) || !S_ISREG(sb.st_mode))
+            continue;
+        if (sb.st_size > NS3_FILE_MAX) {
+            fprintf(stderr, "bench sim: %s: over %d bytes, not an HPCC input\n", from,
+                    NS3_FILE_MAX);
+            rc = 1;
+            break;
+        }
+        char *text = malloc((size_t)sb.st_size + 1);
+        FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+        size_t n = text && in ? fread(text, 1, (size_t)sb.st_size, in) : 0;
+        if (!text || !in || !out || n != (size_t)sb.st_size || fwrite(text, 1, n, out) != n) {
+            fprintf(stderr, "bench sim: copying %s to %s failed\n", from, tmp);
+            rc = 1;
+        }
+        free(text);
+        if (in) fclose(in);
+        if (out && fclose(out)) rc = 1;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Removes what copy_dir made and ns-3 wrote: the directory's files, then it. */
+static void remove_dir(const char *tmp)
+{
+    DIR *d = opendir(tmp);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        char p[1024];
+        if (e->d_name[0] == '.' ||
+            snprintf(p, sizeof(p), "%s/%s", tmp, e->d_name) >= (int)sizeof(p))
+            continue;
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(tmp);
+}
+
+/* `prog config` in tmp, its output in tmp/ns3.log; its CPU time (user + system, from wait4). */
+static int run_ns3(const char *prog, const char *tmp, const char *config, double *cpu_s)
+{
+    posix_spawn_file_actions_t fa;
+    if (posix_spawn_file_actions_init(&fa)) return 1;
+    /* in order: the directory first, so that ns3.log is created in it */
+    posix_spawn_file_actions_addchdir_np(&fa, tmp);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "ns3.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    char *argv[] = {(char *)prog, (char *)config, NULL};
+    pid_t pid;
+    extern char **environ;
+    int rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc) {
+        fprintf(stderr, "bench sim: cannot run %s: %s\n", prog, strerror(rc));
+        return 1;
+    }
+    int st;
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0)
+        if (errno != EINTR) {
+            fprintf(stderr, "bench sim: wait4: %s\n", strerror(errno));
+            return 1;
+        }
+    if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+        fprintf(stderr, "bench sim: %s %s failed (%s %d); its output is in %s/ns3.log\n", prog,
+                config, WIFEXITED(st) ? "exit status" : "signal",
+                WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), tmp);
+        return 1;
+    }
+    *cpu_s = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    return 0;
+}
+
+/* HPCC's fct.txt: "sip dip sport dport size start_ns fct_ns standalone_fct_ns" per completed
+ * flow; how many, their bytes, and the last completion. */
+static int read_fct(const char *path, uint64_t *flows, uint64_t *bytes, uint64_t *end_ns)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "bench sim: ns-3 wrote no %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    char line[512];
+    *flows = *bytes = *end_ns = 0;
+    int rc = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long long size, start, fct;
+        if (sscanf(line, "%*s %*s %*s %*s %llu %llu %llu", &size, &start, &fct) != 3) {
+            fprintf(stderr, "bench sim: %s: not an fct.txt line: %.80s", path, line);
+            rc = 1;
+            break;
+        }
+        (*flows)++;
+        *bytes += size;
+        if (start + fct > *end_ns) *end_ns = start + fct;
+    }
+    fclose(f);
+    return rc;
+}
+
+/* The speed scenario as HPCC's files describe it (tests/sim/ns3/advcam-dcqcn: the same fabric,
+ * payloads and flows as bench_advcam's, with ns-3's DCQCN settings), run with --ns3-compat;
+ * with a PROGRAM, HPCC ns-3's scratch/third built by the user (it is not in Debian), run on
+ * the same files in the same run, alternating with feroce: the speed ratio the issue quotes,
+ * measured. advcam_cpu_s: bench_advcam's fastest run, for the second ratio. */
+static int bench_ns3_files(const char *dir, const char *prog, bool quick, double advcam_cpu_s)
+{
+    char config[1024], err[256];
+    if (snprintf(config, sizeof(config), "%s/config.txt", dir) >= (int)sizeof(config)) return 1;
+    if (access(config, R_OK)) { /* run() refused --ns3 without them */
+        printf("advcam-dcqcn from HPCC ns-3's files: skipped (no %s; run from the source tree "
+               "or give --ns3-files DIR)\n",
+               config);
+        return 0;
+    }
+    struct fe_sim_scenario sc;
+    struct fe_sim_hpcc_files hf;
+    if (fe_sim_hpcc_load(config, NULL, NULL, &sc, &hf, err, sizeof(err))) {
+        fprintf(stderr, "bench sim: %s\n", err);
+        return 1;
+    }
+    fe_sim_scenario_ns3_compat(&sc);
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < sc.n_flows; i++) total += sc.flows[i].bytes;
+    printf("advcam-dcqcn from HPCC ns-3's files (%s), feroce --ns3-compat%s:\n", dir,
+           prog ? ", and HPCC ns-3 on the same files, alternating" : "");
+    char tmp[512] = "";
+    char rprog[PATH_MAX];
+    if (prog && (!realpath(prog, rprog) || copy_dir(dir, tmp, sizeof(tmp)))) {
+        if (!tmp[0]) fprintf(stderr, "bench sim: %s: %s\n", prog, strerror(errno));
+        goto fail;
+    }
+    int runs = quick ? 1 : ADVCAM_RUNS, ns3_runs = quick ? 1 : NS3_RUNS;
+    struct run_result r;
+    memset(&r, 0, sizeof(r));
+    double cpu[ADVCAM_RUNS], ns3_cpu[NS3_RUNS], ns3_best = 0;
+    for (int i = 0; i < runs; i++) {
+        struct run_result one;
+        if (run_sim(&sc, -1, FE_SIM_NO_TIME, &one)) goto fail;
+        cpu[i] = one.cpu_s;
+        if (!i || one.cpu_s < r.cpu_s) r = one;
+        if (prog && i < ns3_runs) {
+            if (run_ns3(rprog, tmp, "config.txt", &ns3_cpu[i])) goto fail;
+            if (!i || ns3_cpu[i] < ns3_best) ns3_best = ns3_cpu[i];
+        }
+    }
+    print_run(queue_name(r.queue), &r);
+    printf("  %-8s fastest of %d runs; CPU s of each:", "", runs);
+    for (int i = 0; i < runs; i++) printf(" %.3f", cpu[i]);
+    printf("\n");
+    if (prog) {
+        /* ns-3 writes FCT_OUTPUT_FILE relative to its directory: the same name in tmp */
+        const char *name = hf.fct_out;
+        size_t dl = strlen(dir);
+        if (!strncmp(name, dir, dl) && name[dl] == '/') name += dl + 1;
+        char fct[1024];
+        uint64_t flows, bytes, end_ns;
+        if (snprintf(fct, sizeof(fct), "%s/%s", tmp, name) >= (int)sizeof(fct) ||
+            read_fct(fct, &flows, &bytes, &end_ns))
+            goto fail;
+        if (flows != sc.n_flows || bytes != total) {
+            fprintf(stderr,
+                    "bench sim: ns-3 completed %llu flows of %llu bytes, the files describe %u of "
+                    "%llu: not the same run (see %s)\n",
+                    (unsigned long long)flows, (unsigned long long)bytes, sc.n_flows,
+                    (unsigned long long)total, tmp);
+            goto fail;
+        }
+        printf("  (ns-3)   %7.3f s CPU  last flow done at %.3f s simulated (feroce: %.3f s)  "
+               "%llu/%u flows done\n",
+               ns3_best, end_ns / 1e9, r.sim_ns / 1e9, (unsigned long long)flows, sc.n_flows);
+        printf("  %-8s fastest of %d runs; CPU s of each:", "", ns3_runs);
+        for (int i = 0; i < ns3_runs; i++) printf(" %.3f", ns3_cpu[i]);
+        printf("\n  HPCC ns-3 / feroce, measured in this run: x%.1f on these files (--ns3-compat)",
+               ns3_best / r.cpu_s);
+        if (advcam_cpu_s > 0)
+            printf(", x%.1f against advcam-dcqcn above (feroce's own modelling)",
+                   ns3_best / advcam_cpu_s);
+        printf("\n");
+        remove_dir(tmp);
+    }
+    fe_sim_scenario_free(&sc);
+    return 0;
+fail:
+    if (tmp[0]) fprintf(stderr, "bench sim: ns-3's directory kept: %s\n", tmp);
+    fe_sim_scenario_free(&sc);
+    return 1;
 }
 
 /* The run loop's lookahead (on in a large fabric) against the same loop without it, in one
@@ -353,16 +586,37 @@ static int run(int argc, char **argv)
 {
     bool quick = false;
     int only_queue = -1;
+    const char *ns3 = NULL, *ns3_files = NS3_FILES_DEFAULT;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--ns3") && i + 1 < argc)
+            ns3 = argv[++i];
+        else if (!strcmp(argv[i], "--ns3-files") && i + 1 < argc)
+            ns3_files = argv[++i];
         else if (!strcmp(argv[i], "--queue") && i + 1 < argc) {
             i++;
             only_queue = !strcmp(argv[i], "wheel")      ? FE_SIM_EVQ_WHEEL
                          : !strcmp(argv[i], "calendar") ? FE_SIM_EVQ_CALENDAR
                                                         : FE_SIM_EVQ_HEAP;
         } else {
-            fprintf(stderr, "usage: feroce bench sim [--quick] [--queue calendar|heap|wheel]\n");
+            fprintf(stderr, "usage: feroce bench sim [--quick] [--queue calendar|heap|wheel] "
+                            "[--ns3 PROGRAM] [--ns3-files DIR]\n");
+            return 2;
+        }
+    }
+    if (ns3) { /* before minutes of runs */
+        char config[1024];
+        snprintf(config, sizeof(config), "%s/config.txt", ns3_files);
+        if (access(config, R_OK)) {
+            fprintf(stderr,
+                    "bench sim: --ns3 runs on HPCC files: %s: %s (run from the source "
+                    "tree or give --ns3-files DIR)\n",
+                    config, strerror(errno));
+            return 2;
+        }
+        if (access(ns3, X_OK)) {
+            fprintf(stderr, "bench sim: --ns3 %s: %s\n", ns3, strerror(errno));
             return 2;
         }
     }
@@ -377,7 +631,10 @@ static int run(int argc, char **argv)
                "%.2f, wheel/heap %.2f)\n",
                sizes[i], c, h, w, c / h, w / h);
     }
-    if (bench_advcam(quick, only_queue)) return 1;
+    double advcam_cpu_s = 0;
+    if (bench_advcam(quick, only_queue, &advcam_cpu_s)) return 1;
+    /* --quick runs advcam with a tenth of the files' bytes: no ratio between the two */
+    if (bench_ns3_files(ns3_files, ns3, quick, quick ? 0 : advcam_cpu_s)) return 1;
     /* the fat-tree once, with the default queue (the wheel, for its 512 ports) unless one is asked
      * for */
     if (bench_fattree(quick, only_queue)) return 1;
