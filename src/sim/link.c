@@ -26,12 +26,22 @@ uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes)
     return whole * 1000000000u + (((frac >> 32) * 1000000000u + lo) >> 32);
 }
 
+/* sim_link_ns3_ser_ns on port p: its floating point and 128-bit steps were 5 % of an ns-3
+ * run's instructions, and a port sends few frame sizes (data one way, or ACKs), so the last
+ * size's time is kept (a zeroed port holds 0 bytes -> 0 ns, which is right). */
+static uint64_t ns3_ser_ns(struct sim_port *p, uint32_t wire_bytes)
+{
+    if (wire_bytes != p->ns3_ser_bytes) {
+        p->ns3_ser_bytes = wire_bytes;
+        p->ns3_ser_ns = sim_link_ns3_ser_ns(p->rate_bps, wire_bytes);
+    }
+    return p->ns3_ser_ns;
+}
+
 void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     uint32_t wire = sim_wire_bytes(sim, pkt);
-    sim_link_start(sim, p, pkt,
-                   sim->ns3_frames ? sim_link_ns3_ser_ns(p->rate_bps, wire)
-                                   : sim_link_ser_ns(p, wire));
+    sim_link_start(sim, p, pkt, sim->ns3_frames ? ns3_ser_ns(p, wire) : sim_link_ser_ns(p, wire));
     /* PFC frames are exempt: losing one would model a different failure (and deadlock the
      * XOFF/XON mode, which has no timer). */
     if (p->loss32 && pkt->kind != PKT_PFC && (sim_rng_next(sim) >> 32) < p->loss32) {

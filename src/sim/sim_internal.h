@@ -153,6 +153,9 @@ struct sim_port {
     uint64_t paused_since;               /* start of the current pause (any priority) */
     struct sim_node *node;
     uint64_t rate_bps;
+    /* ns-3 timing (link.c): the last frame size and its time, as a port sends few sizes */
+    uint32_t ns3_ser_bytes;
+    uint64_t ns3_ser_ns;
     /* stats */
     uint64_t pause_tx, resume_tx, pause_rx, paused_ns, ecn_marks, drops;
 };
