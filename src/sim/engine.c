@@ -258,6 +258,7 @@ static bool cal_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_
     struct fe_evq_bucket *bk = &q->bucket[slot];
     uint64_t when = bk->key >> FE_EVQ_SEQ_BITS;
     if (when > limit) return false;
+    q->last_key = bk->key;
     *data = bk->data;
     if (bk->head == NIL)
         q->cbm[slot >> 6] &= ~(UINT64_C(1) << (slot & 63));
@@ -432,6 +433,7 @@ static int renumber(struct fe_evq *q)
     q->ren_fail = false;
     for (size_t i = 0; i < h->n; i++) fe_evq_renumber_key(q, &h->key[i]);
     if (q->kind == FE_SIM_EVQ_CALENDAR) cal_each(q, list_key);
+    fe_evq_renumber_key(q, &q->last_key);
     if (q->keys_fn) q->keys_fn(q->keys_user, q);
     if (q->ren_fail) return FE_ENOMEM;
     qsort(q->ren, q->ren_n, sizeof(*q->ren), cmp_keyp);
@@ -489,7 +491,7 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
 /* Pops the earliest event if its time is <= limit (one scan of the wheel's bitmap). */
 bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
 {
-    if (q->kind == FE_SIM_EVQ_HEAP) return fe_evq_pop_until(q, limit, t, data);
+    if (q->kind == FE_SIM_EVQ_HEAP) return fe_evq_pop_until_track(q, limit, t, data, true);
     if (q->kind == FE_SIM_EVQ_CALENDAR) return cal_pop_until(q, limit, t, data);
     if (!q->n) return false;
     if (!q->wheel_n) {
@@ -515,7 +517,7 @@ bool fe_evq_pop_until_slow(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64
 
 bool fe_evq_pop(struct fe_evq *q, uint64_t *t, uint64_t *data)
 {
-    return fe_evq_pop_until(q, FE_SIM_NO_TIME, t, data);
+    return fe_evq_pop_until_track(q, FE_SIM_NO_TIME, t, data, true);
 }
 
 uint64_t fe_evq_peek(struct fe_evq *q)

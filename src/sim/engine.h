@@ -78,6 +78,10 @@ typedef void (*fe_evq_keys_fn)(void *user, struct fe_evq *q);
 struct fe_evq {
     enum fe_sim_queue_kind kind;
     uint64_t now; /* time of the last popped event */
+    /* heap, calendar: the key of the last popped event, its place among those of its time (a
+     * caller compares the keys it took with it; renumbered with them): see
+     * fe_evq_pop_until_track */
+    uint64_t last_key;
     uint64_t seq; /* next scheduling number (heap keys), <= FE_EVQ_SEQ_MASK + 1 */
     size_t n;     /* pending events */
     uint64_t pushed, popped;
@@ -338,8 +342,10 @@ FE_EVQ_HOT bool fe_evq_pop_until_call(struct fe_evq *q, uint64_t limit, uint64_t
 }
 
 /* Pops the earliest event if its time is <= limit; false otherwise (or when empty). Advances
- * q->now to its time. */
-FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
+ * q->now to its time, and sets q->last_key (heap, calendar) when `track` (a constant at each
+ * call: the calendar's usual pop does not pay for it) or the pop takes a slow path. */
+FE_EVQ_HOT bool fe_evq_pop_until_track(struct fe_evq *q, uint64_t limit, uint64_t *t,
+                                       uint64_t *data, bool track)
 {
     if (q->kind == FE_SIM_EVQ_CALENDAR) {
         /* the usual case inline: the next event in the bitmap word of the current bucket */
@@ -348,8 +354,9 @@ FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, 
         if (!bits) return fe_evq_pop_until_call(q, limit, t, data);
         unsigned bit = (unsigned)__builtin_ctzll(bits);
         struct fe_evq_bucket *bk = &q->bucket[(pos & ~63u) + bit];
-        uint64_t when = bk->key >> FE_EVQ_SEQ_BITS;
+        uint64_t key = bk->key, when = key >> FE_EVQ_SEQ_BITS;
         if (when > limit) return false;
+        if (track) q->last_key = key;
         *data = bk->data;
         if (__builtin_expect(bk->head == FE_EVQ_NIL, 1)) /* most buckets hold one event */
             *word &= ~(UINT64_C(1) << bit);
@@ -381,12 +388,17 @@ FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, 
     if (!h->n) return false;
     uint64_t when = h->key[0] >> FE_EVQ_SEQ_BITS;
     if (when > limit) return false;
+    q->last_key = h->key[0];
     *t = q->now = when;
     *data = h->data[0];
     q->n--;
     q->popped++;
     q->root_popped = true; /* removed by the next push or pop */
     return true;
+}
+FE_EVQ_HOT bool fe_evq_pop_until(struct fe_evq *q, uint64_t limit, uint64_t *t, uint64_t *data)
+{
+    return fe_evq_pop_until_track(q, limit, t, data, false);
 }
 /* Pops the earliest event; false when empty. */
 bool fe_evq_pop(struct fe_evq *q, uint64_t *t, uint64_t *data);

@@ -70,9 +70,13 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
 void sim_link_wire_keys(void *user, struct fe_evq *q)
 {
     struct fe_sim *sim = user;
-    for (uint32_t i = 0; i < sim->n_ports_total; i++)
-        for (struct sim_pkt *k = sim->ports[i].wire_head; k; k = k->next)
-            if (k != sim->ports[i].wire_head) fe_evq_renumber_key(q, &k->wire_key);
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        struct sim_port *p = &sim->ports[i];
+        for (struct sim_pkt *k = p->wire_head; k; k = k->next)
+            if (k != p->wire_head) fe_evq_renumber_key(q, &k->wire_key);
+        /* compared with the queue's last_key, renumbered with it (switch.c) */
+        if (p->txdone_reserved) fe_evq_renumber_key(q, &p->txdone_key);
+    }
 }
 
 void sim_link_set_general(struct fe_sim *sim)

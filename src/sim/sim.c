@@ -215,6 +215,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         if (rc) goto fail;
         sim->lookahead = true; /* see next_lookahead */
     }
+    sim_set_lazy_txdone(sim);
     rc = FE_ENOMEM;
     for (uint32_t h = 0; h < sim->n_hosts; h++)
         if (sim_host_init(sim, &sim->hosts[h])) goto fail;
@@ -296,6 +297,7 @@ int fe_sim_set_lookahead(struct fe_sim *sim, bool on)
 {
     if (sim->la_n) return FE_ESTATE;
     sim->lookahead = on;
+    sim_set_lazy_txdone(sim);
     return 0;
 }
 
@@ -322,6 +324,7 @@ int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
     sim->q = nq;
     sim->wire_heads_only = kind != FE_SIM_EVQ_WHEEL;
     sim_link_set_general(sim);
+    sim_set_lazy_txdone(sim);
     return 0;
 }
 
@@ -656,6 +659,17 @@ static __attribute__((noinline)) uint64_t next_lookahead(struct fe_sim *sim, uin
     return data;
 }
 
+/* The next event and its key in the queue's last_key (0 when none is left up to limit), for
+ * ns-3 timing's transmit-completes (switch.c: ns3_lazy_txdone). Out of line for the same reason
+ * as next_lookahead, so that the usual pop does not store the key. */
+static __attribute__((noinline)) uint64_t next_tracked(struct fe_sim *sim, uint64_t limit)
+{
+    uint64_t t, data;
+    if (!fe_evq_pop_until_track(&sim->q, limit, &t, &data, true)) return 0;
+    sim->now = t;
+    return data;
+}
+
 #define RUN_REPLAN 2 /* run_to stopped after an event that began a phase */
 
 /* fe_sim_run up to limit, which no checkpoint precedes: 0, 1 (finished), RUN_REPLAN, or < 0.
@@ -663,10 +677,10 @@ static __attribute__((noinline)) uint64_t next_lookahead(struct fe_sim *sim, uin
 static __attribute__((noinline)) int run_to(struct fe_sim *sim, uint64_t limit)
 {
     uint64_t t, data;
-    bool all_done = false, lookahead = sim->lookahead;
+    bool all_done = false, lookahead = sim->lookahead, outline = lookahead || sim->ns3_lazy_txdone;
     for (;;) {
-        if (lookahead) {
-            if (!(data = next_lookahead(sim, limit))) break;
+        if (outline) {
+            if (!(data = lookahead ? next_lookahead(sim, limit) : next_tracked(sim, limit))) break;
         } else {
             if (!fe_evq_pop_until(&sim->q, limit, &t, &data)) break;
             sim->now = t;

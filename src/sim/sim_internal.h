@@ -156,6 +156,10 @@ struct sim_port {
     /* ns-3 timing (link.c): the last frame size and its time, as a port sends few sizes */
     uint32_t ns3_ser_bytes;
     uint64_t ns3_ser_ns;
+    /* ns-3 timing, sim->ns3_lazy_txdone (switch.c): the key of the transmit-complete event of
+     * the frame on the wire, taken when it started and not pushed (yet) */
+    bool txdone_reserved;
+    uint64_t txdone_key;
     /* stats */
     uint64_t pause_tx, resume_tx, pause_rx, paused_ns, ecn_marks, drops;
 };
@@ -305,6 +309,7 @@ struct fe_sim {
     uint64_t min_frame_bytes; /* sc.host.min_frame_bytes */
     uint32_t ifg;             /* preamble + IFG counted on links */
     bool ns3_frames;          /* host.frames == FE_SIM_FRAMES_HPCC_NS3 */
+    bool ns3_lazy_txdone;     /* and the queue has keys and no lookahead (switch.c) */
     bool wire_heads_only;     /* only the first frame on a wire has an event (heap queue) */
     bool int_enable;
     uint8_t lossless_prios; /* bit p: priority p is lossless (sc.sw.pfc and its lossless_mask) */
@@ -545,6 +550,8 @@ sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 void sim_link_wire_keys(void *sim, struct fe_evq *q);
 /* Sets every port's link_general (after the topology is built, and when the queue changes). */
 void sim_link_set_general(struct fe_sim *sim);
+/* Sets ns3_lazy_txdone (switch.c) after the queue or the lookahead changed. */
+void sim_set_lazy_txdone(struct fe_sim *sim);
 /* Bytes of the frame that carries fp, as the scenario's frame model sizes it (host.frames). */
 static inline uint32_t sim_frame_bytes(const struct fe_sim *sim, const struct fe_pkt *fp)
 {
