@@ -326,6 +326,49 @@ static void test_fifo_long_run(void **s)
     }
 }
 
+/* A run of sc (freed here) on queue `kind` to its end, in steps of step_ns (a run that stops at
+ * a time leaves nothing taken ahead), the lookahead on or off, or switched at every step when
+ * `toggle`: its stats and its (at most 8) flows' completion times, every flow done. */
+enum { FLOWS_MAX = 8 };
+static void run_whole(struct fe_sim_scenario *sc, enum fe_sim_queue_kind kind, bool lookahead,
+                      bool toggle, uint64_t step_ns, struct fe_sim_stats *st,
+                      uint64_t fin[FLOWS_MAX])
+{
+    char err[256];
+    int rc, r;
+    assert_true(sc->n_flows <= FLOWS_MAX);
+    struct fe_sim *sim = fe_sim_create(sc, &rc, err, sizeof(err));
+    assert_non_null(sim);
+    assert_int_equal(fe_sim_set_queue(sim, kind), 0);
+    assert_int_equal(fe_sim_set_lookahead(sim, lookahead), 0);
+    for (uint64_t t = step_ns; (r = fe_sim_run(sim, t)) == 0; t += step_ns)
+        if (toggle) assert_int_equal(fe_sim_set_lookahead(sim, lookahead = !lookahead), 0);
+    assert_int_equal(r, 1);
+    fe_sim_stats(sim, st);
+    for (uint32_t i = 0; i < sc->n_flows; i++) {
+        struct fe_sim_flow_stats fs;
+        assert_int_equal(fe_sim_flow_stats(sim, i, &fs), 0);
+        assert_true(fs.done);
+        fin[i] = fs.finish_ns;
+    }
+    fe_sim_destroy(sim);
+    fe_sim_scenario_free(sc);
+}
+
+/* Runs a and b have the same results (the events they took aside). */
+static void assert_same_results(const struct fe_sim_stats *a, const uint64_t fa[FLOWS_MAX],
+                                const struct fe_sim_stats *b, const uint64_t fb[FLOWS_MAX])
+{
+    assert_int_equal(a->now_ns, b->now_ns);
+    assert_int_equal(a->pkts_sent, b->pkts_sent);
+    assert_int_equal(a->ecn_marks, b->ecn_marks);
+    assert_int_equal(a->cnps, b->cnps);
+    assert_int_equal(a->pause_frames, b->pause_frames);
+    assert_int_equal(a->resume_frames, b->resume_frames);
+    assert_int_equal(a->max_buffer_bytes, b->max_buffer_bytes);
+    for (uint32_t i = 0; i < FLOWS_MAX; i++) assert_int_equal(fa[i], fb[i]);
+}
+
 /* The simulator on the heap and the calendar (one event per busy wire, keys held by the frames
  * behind, renumbered past 2^20 schedulings) and on the wheel (one event per frame), with the run
  * loop's lookahead off and on, runs the same events in the same order: every counter and every
@@ -338,7 +381,7 @@ static void test_sim_same_on_all_queues(void **s)
                                                        FE_SIM_EVQ_CALENDAR, FE_SIM_EVQ_WHEEL,
                                                        FE_SIM_EVQ_CALENDAR};
     struct fe_sim_stats st[RUNS];
-    uint64_t fin[RUNS][8];
+    uint64_t fin[RUNS][FLOWS_MAX] = {{0}};
     for (int k = 0; k < RUNS; k++) {
         struct fe_sim_scenario sc;
         char err[256];
@@ -350,46 +393,21 @@ static void test_sim_same_on_all_queues(void **s)
             sc.flows[i].bytes = 16000000; /* > 2^20 events: the keys are renumbered */
             sc.flows[i].msg_bytes = 1000;
         }
-        int rc;
-        struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
-        assert_non_null(sim);
-        assert_int_equal(fe_sim_set_queue(sim, kinds[k]), 0);
-        assert_int_equal(fe_sim_set_lookahead(sim, k >= 3), 0); /* off by default here */
-        /* in steps: a run that stops at a time leaves nothing taken ahead */
-        int r;
-        for (uint64_t t = 1000000; (r = fe_sim_run(sim, t)) == 0; t += 1000000) continue;
-        assert_int_equal(r, 1);
-        fe_sim_stats(sim, &st[k]);
-        for (uint32_t i = 0; i < 8; i++) {
-            struct fe_sim_flow_stats fs;
-            assert_int_equal(fe_sim_flow_stats(sim, i, &fs), 0);
-            assert_true(fs.done);
-            fin[k][i] = fs.finish_ns;
-        }
-        fe_sim_destroy(sim);
-        fe_sim_scenario_free(&sc);
+        run_whole(&sc, kinds[k], k >= 3, false, 1000000, &st[k], fin[k]);
     }
     assert_true(st[0].events > (1u << 20));
     for (int k = 1; k < RUNS; k++) {
         assert_int_equal(st[0].events, st[k].events);
-        assert_int_equal(st[0].now_ns, st[k].now_ns);
-        assert_int_equal(st[0].pkts_sent, st[k].pkts_sent);
-        assert_int_equal(st[0].ecn_marks, st[k].ecn_marks);
-        assert_int_equal(st[0].cnps, st[k].cnps);
-        assert_int_equal(st[0].pause_frames, st[k].pause_frames);
-        assert_int_equal(st[0].max_buffer_bytes, st[k].max_buffer_bytes);
-        for (uint32_t i = 0; i < 8; i++) assert_int_equal(fin[0][i], fin[k][i]);
+        assert_same_results(&st[0], fin[0], &st[k], fin[k]);
     }
 }
 
 /* --ns3-compat ends every frame's transmission at a switch with an event, in ns-3's order. On
  * a keyed queue without the lookahead only the key of that event is taken, and the event
  * pushed when a frame waits: the same results with fewer events. HPCC's PFC parking lot
- * (tests/sim/ns3/advcam-pfc, whose results change if the port is taken as free at the end of
- * its frame regardless of that order), past 2^20 keys (renumbered, the taken ones with them), on
- * the calendar and the heap (lazy), the wheel (every event pushed), and the calendar with the
- * lookahead switched on and off every 500 us (lazy and not, in turns): the same stats and finish
- * times on all, with fewer events where lazy. */
+ * (tests/sim/ns3/advcam-pfc), past 2^20 keys (renumbered, the taken ones with them), on the
+ * calendar and the heap (lazy), the wheel (every event pushed), and the calendar with the
+ * lookahead switched on and off every 500 us (lazy and not, in turns). */
 static void test_sim_ns3_tx_done_lazy(void **s)
 {
     (void)s;
@@ -397,7 +415,7 @@ static void test_sim_ns3_tx_done_lazy(void **s)
     static const enum fe_sim_queue_kind kinds[RUNS] = {FE_SIM_EVQ_CALENDAR, FE_SIM_EVQ_HEAP,
                                                        FE_SIM_EVQ_WHEEL, FE_SIM_EVQ_CALENDAR};
     struct fe_sim_stats st[RUNS];
-    uint64_t fin[RUNS][8];
+    uint64_t fin[RUNS][FLOWS_MAX] = {{0}};
     for (int k = 0; k < RUNS; k++) {
         struct fe_sim_scenario sc;
         struct fe_sim_hpcc_files hf;
@@ -408,37 +426,11 @@ static void test_sim_ns3_tx_done_lazy(void **s)
         assert_int_equal(sc.n_flows, 8);
         for (uint32_t i = 0; i < sc.n_flows; i++) sc.flows[i].bytes *= 2; /* 10 -> 20 MB */
         fe_sim_scenario_ns3_compat(&sc);
-        int rc;
-        struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
-        assert_non_null(sim);
-        assert_int_equal(fe_sim_set_queue(sim, kinds[k]), 0);
-        assert_int_equal(fe_sim_set_lookahead(sim, false), 0);
-        int r;
-        bool on = false;
-        for (uint64_t t = 500000; (r = fe_sim_run(sim, t)) == 0; t += 500000)
-            if (k == 3) assert_int_equal(fe_sim_set_lookahead(sim, on = !on), 0);
-        assert_int_equal(r, 1);
-        fe_sim_stats(sim, &st[k]);
-        for (uint32_t i = 0; i < 8; i++) {
-            struct fe_sim_flow_stats fs;
-            assert_int_equal(fe_sim_flow_stats(sim, i, &fs), 0);
-            assert_true(fs.done);
-            fin[k][i] = fs.finish_ns;
-        }
-        fe_sim_destroy(sim);
-        fe_sim_scenario_free(&sc);
+        run_whole(&sc, kinds[k], false, k == 3, 500000, &st[k], fin[k]);
     }
     assert_true(st[0].events > (1u << 20)); /* every event took a key: renumbered */
     assert_true(st[0].pause_frames > 0);
-    for (int k = 1; k < RUNS; k++) {
-        assert_int_equal(st[0].now_ns, st[k].now_ns);
-        assert_int_equal(st[0].pkts_sent, st[k].pkts_sent);
-        assert_int_equal(st[0].ecn_marks, st[k].ecn_marks);
-        assert_int_equal(st[0].pause_frames, st[k].pause_frames);
-        assert_int_equal(st[0].resume_frames, st[k].resume_frames);
-        assert_int_equal(st[0].max_buffer_bytes, st[k].max_buffer_bytes);
-        for (uint32_t i = 0; i < 8; i++) assert_int_equal(fin[0][i], fin[k][i]);
-    }
+    for (int k = 1; k < RUNS; k++) assert_same_results(&st[0], fin[0], &st[k], fin[k]);
     assert_int_equal(st[0].events, st[1].events);
     /* the wheel pushes every frame's end; lazy and not in turns lie between */
     assert_true(st[0].events < st[3].events && st[3].events < st[2].events);
@@ -464,32 +456,18 @@ static void test_sim_ns3_tx_done_order(void **s)
         "  - {src: h1, dst: h2, size: 1000, msg: 1000, prio: 3, start: 3352ns}\n";
     static const enum fe_sim_queue_kind kinds[3] = {FE_SIM_EVQ_CALENDAR, FE_SIM_EVQ_HEAP,
                                                     FE_SIM_EVQ_WHEEL};
-    uint64_t fin[3][2];
+    struct fe_sim_stats st[3];
+    uint64_t fin[3][FLOWS_MAX] = {{0}};
     for (int k = 0; k < 3; k++) {
         struct fe_sim_scenario sc;
         char err[256];
         assert_int_equal(
             fe_sim_scenario_parse_yaml(yaml, sizeof(yaml) - 1, "order", &sc, err, sizeof(err)), 0);
         fe_sim_scenario_ns3_compat(&sc);
-        int rc;
-        struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
-        assert_non_null(sim);
-        assert_int_equal(fe_sim_set_queue(sim, kinds[k]), 0);
-        assert_int_equal(fe_sim_run(sim, FE_SIM_NO_TIME), 1);
-        for (uint32_t i = 0; i < 2; i++) {
-            struct fe_sim_flow_stats fs;
-            assert_int_equal(fe_sim_flow_stats(sim, i, &fs), 0);
-            assert_true(fs.done);
-            fin[k][i] = fs.finish_ns;
-        }
-        fe_sim_destroy(sim);
-        fe_sim_scenario_free(&sc);
+        run_whole(&sc, kinds[k], false, false, FE_SIM_NO_TIME, &st[k], fin[k]);
     }
     assert_true(fin[0][1] > fin[0][0]); /* h1's frame went last */
-    for (int k = 1; k < 3; k++) {
-        assert_int_equal(fin[0][0], fin[k][0]);
-        assert_int_equal(fin[0][1], fin[k][1]);
-    }
+    for (int k = 1; k < 3; k++) assert_same_results(&st[0], fin[0], &st[k], fin[k]);
 }
 
 int main(void)
