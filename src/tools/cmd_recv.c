@@ -12,6 +12,7 @@
 #include "feroce/daq.h"
 #include "feroce/io.h"
 #include "tools/cli.h"
+#include "tools/io_opts.h"
 
 static const char usage[] =
     "usage: feroce recv [OPTIONS] --fe ADDR[:PORT][,qps=N] ...\n"
@@ -49,9 +50,8 @@ static const char usage[] =
 
 struct opts {
     struct fe_daq_config dc;
-    uint64_t duration_ns, timeout_ns, interval_ns, warmup_ns, drain_ns;
-    int cpu;
-    bool busy_poll, quiet, json;
+    uint64_t duration_ns, timeout_ns, warmup_ns, drain_ns;
+    struct fe_io_opts io;
     const char *record;
 };
 
@@ -63,22 +63,17 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     /* RNR NAKs ask senders to wait 0.64 ms (IB code 12): a consumer that is behind frees a slot
      * in about that time at DAQ rates, and senders do not spin on 10 us retries */
     c->qp.min_rnr_timer = 12;
-    o->cpu = -1;
-    o->interval_ns = 1000000000ull;
+    fe_io_opts_default(&o->io);
     o->timeout_ns = 60000000000ull;
     o->drain_ns = 1000000000ull;
     uint64_t v;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                     \
-    do {                                                                                           \
-        if (!val) {                                                                                \
-            fprintf(stderr, "feroce recv: %s needs a value\n", a);                                 \
-            return -1;                                                                             \
-        }                                                                                          \
-        i++;                                                                                       \
-    } while (0)
+#define NEED() FE_OPT_NEED("recv", a, val, i)
+        int shared = fe_io_opts_parse("recv", argc, argv, &i, &o->io, &c->ep, &c->qp.mtu_bytes);
+        if (shared < 0) return -1;
+        if (shared) continue;
         if (!strcmp(a, "--fe")) {
             NEED();
             if (c->n_fe >= 16) {
@@ -109,23 +104,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--peer-qpn")) {
             NEED();
             if (fe_parse_u32_max(val, &c->manual_peer_qpn, a, 0xFFFFFF)) return -1;
-        } else if (!strcmp(a, "--backend")) {
-            NEED();
-            if (fe_backend_parse(val, &c->ep.backend)) goto bad;
-        } else if (!strcmp(a, "--bind")) {
-            NEED();
-            uint32_t ip;
-            uint16_t port = 4791;
-            if (fe_io_parse_addr(val, &ip, &port)) goto bad;
-            c->ep.udp.bind_ip = ip;
-            c->ep.udp.bind_port = port;
-            c->ep.raw.ip = ip;
-        } else if (!strcmp(a, "--if")) {
-            NEED();
-            snprintf(c->ep.raw.ifname, sizeof c->ep.raw.ifname, "%s", val);
-        } else if (!strcmp(a, "--mac")) {
-            NEED();
-            if (fe_parse_mac(val, c->ep.raw.mac, a)) goto bad;
         } else if (!strcmp(a, "--sc-port")) {
             NEED();
             uint32_t p;
@@ -180,9 +158,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--record")) {
             NEED();
             o->record = val;
-        } else if (!strcmp(a, "--mtu")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->qp.mtu_bytes, a, 4096)) return -1;
         } else if (!strcmp(a, "--no-cnp")) {
             c->qp.np_enable = false;
         } else if (!strcmp(a, "--cnp-interval")) {
@@ -210,20 +185,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--timeout")) {
             NEED();
             if (fe_parse_duration_ns(val, &o->timeout_ns, a)) return -1;
-        } else if (!strcmp(a, "--cpu")) {
-            NEED();
-            uint32_t cpu;
-            if (fe_parse_u32_max(val, &cpu, a, 4095)) return -1;
-            o->cpu = (int)cpu;
-        } else if (!strcmp(a, "--busy-poll")) {
-            o->busy_poll = true;
-        } else if (!strcmp(a, "--interval")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &o->interval_ns, a)) return -1;
-        } else if (!strcmp(a, "--quiet")) {
-            o->quiet = true;
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
         } else {
             fprintf(stderr, "feroce recv: unknown option '%s' (feroce recv --help)\n", a);
             return -1;
@@ -242,10 +203,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         fprintf(stderr, "feroce recv: --manual needs --peer ADDR and no --fe\n");
         return -1;
     }
-    if (c->ep.backend == FE_BACKEND_RAW && (!c->ep.raw.ifname[0] || !c->ep.raw.ip)) {
-        fprintf(stderr, "feroce recv: the raw backend needs --if IFNAME and --bind ADDR\n");
-        return -1;
-    }
+    if (fe_io_opts_check("recv", &c->ep)) return -1;
     if (!c->count && !o->duration_ns && !c->n_manual) {
         /* an endless stream is fine (stop with Ctrl-C) */
     }
@@ -283,8 +241,8 @@ static int run(int argc, char **argv)
     }
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    lc.busy_poll = o.busy_poll;
-    lc.cpu = o.cpu;
+    lc.busy_poll = o.io.busy_poll;
+    lc.cpu = o.io.cpu;
     int err;
     struct fe_loop *loop = fe_loop_create(&lc, &err);
     if (!loop) {
@@ -306,7 +264,8 @@ static int run(int argc, char **argv)
     enum { RUN, DRAIN, LINGER, CLOSING, END } phase = RUN;
     uint64_t phase_ns = t0, last_progress = t0, last_msgs = 0;
     uint64_t prev_bytes[FE_DAQ_MAX_FLOWS] = {0};
-    uint64_t next_tick = t0 + (o.interval_ns ? o.interval_ns : UINT64_MAX / 2), last_tick = t0;
+    uint64_t next_tick = t0 + (o.io.interval_ns ? o.io.interval_ns : UINT64_MAX / 2),
+             last_tick = t0;
     bool timed_out = false, blocked = false;
     uint64_t warm_bytes[FE_DAQ_MAX_FLOWS] = {0}, warm_ns = 0, stop_ns = 0;
     uint64_t stop_bytes[FE_DAQ_MAX_FLOWS] = {0};
@@ -324,13 +283,13 @@ static int run(int argc, char **argv)
             last_msgs = msgs;
             last_progress = now;
         }
-        if (o.interval_ns && now >= next_tick && !o.quiet && !o.json && phase == RUN) {
+        if (o.io.interval_ns && now >= next_tick && !o.io.quiet && !o.io.json && phase == RUN) {
             live(d, prev_bytes, (double)(now - last_tick) / 1e9, (double)(now - t0) / 1e9);
             for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
                 prev_bytes[i] = fe_daq_flow(d, i)->bytes;
             fflush(stdout);
             last_tick = now;
-            while (next_tick <= now) next_tick += o.interval_ns;
+            while (next_tick <= now) next_tick += o.io.interval_ns;
         }
         if (o.warmup_ns && !warm_ns && now >= t0 + o.warmup_ns) {
             warm_ns = now;
@@ -381,7 +340,7 @@ static int run(int argc, char **argv)
         }
         if (phase == END) break;
         uint64_t dl = fe_daq_next_deadline(d);
-        if (o.interval_ns && next_tick < dl) dl = next_tick;
+        if (o.io.interval_ns && next_tick < dl) dl = next_tick;
         uint64_t cap = now + 50000000ull; /* re-check the phase at least every 50 ms */
         if (cap < dl) dl = cap;
         bool b = fe_ep_tx_blocked(fe_daq_ep(d));
@@ -398,7 +357,7 @@ static int run(int argc, char **argv)
 
     int rc = timed_out ? 1 : 0;
     uint64_t tot_msgs = 0, tot_bytes = 0, tot_err = 0;
-    if (o.json) printf("{\"tool\":\"recv\",\"flows\":[");
+    if (o.io.json) printf("{\"tool\":\"recv\",\"flows\":[");
     for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
         const struct fe_daq_flow *fl = fe_daq_flow(d, i);
         const struct fe_sc_host *h = fe_daq_sc(d, i);
@@ -418,7 +377,7 @@ static int run(int argc, char **argv)
         tot_msgs += fl->msgs;
         tot_bytes += fl->bytes;
         tot_err += fl->verify_errors + fl->seq_errors;
-        if (o.json) {
+        if (o.io.json) {
             printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
                    ",\"seconds\":%.6f,\"gbps\":%.6f,\"verify_errors\":%" PRIu64
                    ",\"seq_errors\":%" PRIu64 ",\"rx_pkts\":%" PRIu64 ",\"dup_pkts\":%" PRIu64
@@ -442,7 +401,7 @@ static int run(int argc, char **argv)
                        : "");
         }
     }
-    if (o.json) {
+    if (o.io.json) {
         printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
                ",\"seconds\":%.6f},\"ok\":%s}\n",
                tot_msgs, tot_bytes, tot_err, (double)(t1 - t0) / 1e9, rc ? "false" : "true");

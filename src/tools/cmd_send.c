@@ -12,6 +12,7 @@
 #include "feroce/io.h"
 #include "feroce/report.h"
 #include "tools/cli.h"
+#include "tools/io_opts.h"
 #include "tools/send_perftest.h"
 
 static const char usage[] =
@@ -54,10 +55,9 @@ struct opts {
     struct fe_frontend_config fc;
     struct fe_cc_params ccp;
     bool have_ccp;
-    int cpu;
-    bool busy_poll, quiet, json, once;
+    struct fe_io_opts io;
+    bool once;
     const char *perftest; /* ib_write_bw server */
-    uint64_t interval_ns;
 };
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -65,8 +65,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     struct fe_frontend_config *c = &o->fc;
     fe_frontend_config_default(c);
     c->ep.udp.bind_ip = 0;
-    o->cpu = -1;
-    o->interval_ns = 1000000000ull;
+    fe_io_opts_default(&o->io);
     /* Software on shared cores: timer wake-ups are coarse, so the pacer releases bursts, and
      * scheduling hiccups of milliseconds must not look like losses. */
     c->qp.pacer_burst_bytes = 65536;
@@ -79,33 +78,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                     \
-    do {                                                                                           \
-        if (!val) {                                                                                \
-            fprintf(stderr, "feroce send: %s needs a value\n", a);                                 \
-            return -1;                                                                             \
-        }                                                                                          \
-        i++;                                                                                       \
-    } while (0)
-        if (!strcmp(a, "--backend")) {
-            NEED();
-            if (fe_backend_parse(val, &c->ep.backend)) goto bad;
-        } else if (!strcmp(a, "--bind")) {
-            NEED();
-            uint32_t ip;
-            uint16_t port = FE_ROCEV2_UDP_PORT;
-            if (fe_io_parse_addr(val, &ip, &port)) goto bad;
-            c->ep.udp.bind_ip = ip;
-            c->ep.udp.bind_port = port;
-            c->ep.raw.ip = ip;
-            if (!c->sc_bind_ip) c->sc_bind_ip = ip;
-        } else if (!strcmp(a, "--if")) {
-            NEED();
-            snprintf(c->ep.raw.ifname, sizeof c->ep.raw.ifname, "%s", val);
-        } else if (!strcmp(a, "--mac")) {
-            NEED();
-            if (fe_parse_mac(val, c->ep.raw.mac, a)) goto bad;
-        } else if (!strcmp(a, "--to")) {
+#define NEED() FE_OPT_NEED("send", a, val, i)
+        int shared = fe_io_opts_parse("send", argc, argv, &i, &o->io, &c->ep, &c->qp.mtu_bytes);
+        if (shared < 0) return -1;
+        if (shared) {
+            /* the side channel listens where the data does unless --sc said otherwise */
+            if (!strcmp(a, "--bind") && !c->sc_bind_ip) c->sc_bind_ip = c->ep.raw.ip;
+            continue;
+        }
+        if (!strcmp(a, "--to")) {
             NEED();
             c->to_port = FE_ROCEV2_UDP_PORT;
             if (fe_io_parse_addr(val, &c->to_ip, &c->to_port)) goto bad;
@@ -176,9 +157,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         } else if (!strcmp(a, "--pattern")) {
             NEED();
             if (fe_data_pattern_parse(val, &c->stream.pattern)) goto bad;
-        } else if (!strcmp(a, "--mtu")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->qp.mtu_bytes, a, 4096)) return -1;
         } else if (!strcmp(a, "--cc")) {
             NEED();
             algo = fe_cc_find(val);
@@ -232,20 +210,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                 }
                 if (fe_parse_u32_max(t, &c->drop_psn[c->n_drop_psn++], a, 0xFFFFFF)) return -1;
             }
-        } else if (!strcmp(a, "--cpu")) {
-            NEED();
-            uint32_t cpu;
-            if (fe_parse_u32_max(val, &cpu, a, 4095)) return -1;
-            o->cpu = (int)cpu;
-        } else if (!strcmp(a, "--busy-poll")) {
-            o->busy_poll = true;
-        } else if (!strcmp(a, "--interval")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &o->interval_ns, a)) return -1;
-        } else if (!strcmp(a, "--quiet")) {
-            o->quiet = true;
-        } else if (!strcmp(a, "--json")) {
-            o->json = true;
         } else if (!strcmp(a, "--perftest")) {
             NEED();
             o->perftest = val;
@@ -264,10 +228,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         fprintf(stderr, "feroce send: --peer-qpn needs --peer ADDR\n");
         return -1;
     }
-    if (c->ep.backend == FE_BACKEND_RAW && (!c->ep.raw.ifname[0] || !c->ep.raw.ip)) {
-        fprintf(stderr, "feroce send: the raw backend needs --if IFNAME and --bind ADDR\n");
-        return -1;
-    }
+    if (fe_io_opts_check("send", &c->ep)) return -1;
     if (algo) {
         fe_cc_params_default(&o->ccp, algo);
         for (int k = 0; k < n_params; k++) {
@@ -328,8 +289,8 @@ static int run(int argc, char **argv)
     if (o.have_ccp) o.fc.qp.cc_params = &o.ccp;
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    lc.busy_poll = o.busy_poll;
-    lc.cpu = o.cpu;
+    lc.busy_poll = o.io.busy_poll;
+    lc.cpu = o.io.cpu;
     int err;
     struct fe_loop *loop = fe_loop_create(&lc, &err);
     if (!loop) {
@@ -353,7 +314,7 @@ static int run(int argc, char **argv)
     int fds[4], nfd = fe_frontend_fds(f, fds, 4);
     for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
     fe_cli_catch_stop_signals();
-    if (!o.quiet && !o.json) {
+    if (!o.io.quiet && !o.io.json) {
         char a[32];
         uint32_t ip;
         uint16_t port;
@@ -366,7 +327,8 @@ static int run(int argc, char **argv)
     }
     struct snap prev[FE_FRONTEND_MAX_QPS];
     memset(prev, 0, sizeof prev);
-    uint64_t next_tick = t0 + (o.interval_ns ? o.interval_ns : UINT64_MAX / 2), last_tick = t0;
+    uint64_t next_tick = t0 + (o.io.interval_ns ? o.io.interval_ns : UINT64_MAX / 2),
+             last_tick = t0;
     bool blocked = false, stopping = false;
     unsigned ready = FE_READY_ALL;
     uint64_t done_ns = 0;
@@ -381,7 +343,7 @@ static int run(int argc, char **argv)
             stop_deadline = now + 2000000000ull;
         }
         if (fe_cli_signals > 1 || (stopping && now > stop_deadline)) break;
-        if (o.interval_ns && now >= next_tick && !o.quiet && !o.json) {
+        if (o.io.interval_ns && now >= next_tick && !o.io.quiet && !o.io.json) {
             double dt = (double)(now - last_tick) / 1e9;
             for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
                 const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
@@ -391,7 +353,7 @@ static int run(int argc, char **argv)
             }
             fflush(stdout);
             last_tick = now;
-            while (next_tick <= now) next_tick += o.interval_ns;
+            while (next_tick <= now) next_tick += o.io.interval_ns;
         }
         bool done = fe_frontend_done(f);
         if (done && !done_ns) done_ns = now;
@@ -402,7 +364,7 @@ static int run(int argc, char **argv)
                                  now > done_ns + 2000000000ull))))
             break;
         uint64_t dl = fe_frontend_next_deadline(f);
-        if (o.interval_ns && next_tick < dl) dl = next_tick;
+        if (o.io.interval_ns && next_tick < dl) dl = next_tick;
         if (stopping && stop_deadline < dl) dl = stop_deadline;
         bool b = fe_ep_tx_blocked(fe_frontend_ep(f));
         if (b != blocked) {
@@ -429,7 +391,7 @@ static int run(int argc, char **argv)
             break;
         }
     }
-    if (o.json) printf("{\"tool\":\"send\",\"flows\":[");
+    if (o.io.json) printf("{\"tool\":\"send\",\"flows\":[");
     int k = 0;
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
         const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
@@ -445,7 +407,7 @@ static int run(int argc, char **argv)
         tot_msgs += fl->completed;
         tot_bytes += fl->bytes_completed;
         tot_retx += c->retx_pkts;
-        if (o.json) {
+        if (o.io.json) {
             printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"posted\":%" PRIu64
                    ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbps\":%.6f,\"tx_pkts\":%" PRIu64
                    ",\"retx_pkts\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
@@ -456,7 +418,7 @@ static int run(int argc, char **argv)
                    c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ], c->rx_cnps, fl->dropped_on_purpose,
                    mean_us, p99_us, fl->error ? "true" : "false",
                    fl->error ? fe_wc_status_name(fl->fail_status) : "ok");
-        } else if (!o.quiet || fl->error) {
+        } else if (!o.io.quiet || fl->error) {
             printf("qp %u -> %u: %" PRIu64 " messages, %.3f GB in %.3f s = %.3f Gb/s, %" PRIu64
                    " retransmitted packets (%" PRIu64 " timeouts, %" PRIu64 " RNR NAKs, %" PRIu64
                    " sequence NAKs), %" PRIu64 " CNPs, latency %.1f/%.1f us%s%s\n",
@@ -467,15 +429,16 @@ static int run(int argc, char **argv)
         }
     }
     double secs = (double)(t1 - t0) / 1e9;
-    if (o.json) {
+    if (o.io.json) {
         printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
                ",\"seconds\":%.6f},\"ok\":%s}\n",
                tot_msgs, tot_bytes, tot_retx, secs, rc ? "false" : "true");
-    } else if (!o.quiet) {
+    } else if (!o.io.quiet) {
         printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n",
                tot_msgs, (double)tot_bytes / 1e9, tot_retx);
     }
-    if (o.perftest && fe_send_perftest_finish(&pt, fe_frontend_flow(f, 0), t1, o.quiet || o.json))
+    if (o.perftest &&
+        fe_send_perftest_finish(&pt, fe_frontend_flow(f, 0), t1, o.io.quiet || o.io.json))
         rc = 1;
     fe_frontend_destroy(f);
     fe_loop_destroy(loop);
