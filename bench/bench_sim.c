@@ -360,14 +360,16 @@ static int run_ns3(const char *prog, const char *tmp, const char *config, double
     posix_spawn_file_actions_t fa;
     if (posix_spawn_file_actions_init(&fa)) return 1;
     /* in order: the directory first, so that ns3.log is created in it */
-    posix_spawn_file_actions_addchdir_np(&fa, tmp);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "ns3.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    int rc = posix_spawn_file_actions_addchdir_np(&fa, tmp);
+    if (!rc) rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    if (!rc)
+        rc =
+            posix_spawn_file_actions_addopen(&fa, 1, "ns3.log", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!rc) rc = posix_spawn_file_actions_adddup2(&fa, 1, 2);
     char *argv[] = {(char *)prog, (char *)config, NULL};
     pid_t pid;
     extern char **environ;
-    int rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
+    if (!rc) rc = posix_spawn(&pid, prog, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc) {
         fprintf(stderr, "bench sim: cannot run %s: %s\n", prog, strerror(rc));

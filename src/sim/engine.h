@@ -343,7 +343,7 @@ FE_EVQ_HOT bool fe_evq_pop_until_call(struct fe_evq *q, uint64_t limit, uint64_t
 
 /* Pops the earliest event if its time is <= limit; false otherwise (or when empty). Advances
  * q->now to its time, and sets q->last_key (heap, calendar) when `track` (a constant at each
- * call: the calendar's usual pop does not pay for it) or the pop takes a slow path. */
+ * call: the usual pop does not pay for it) or the pop takes a slow path. */
 FE_EVQ_HOT bool fe_evq_pop_until_track(struct fe_evq *q, uint64_t limit, uint64_t *t,
                                        uint64_t *data, bool track)
 {
@@ -388,7 +388,7 @@ FE_EVQ_HOT bool fe_evq_pop_until_track(struct fe_evq *q, uint64_t limit, uint64_
     if (!h->n) return false;
     uint64_t when = h->key[0] >> FE_EVQ_SEQ_BITS;
     if (when > limit) return false;
-    q->last_key = h->key[0];
+    if (track) q->last_key = h->key[0];
     *t = q->now = when;
     *data = h->data[0];
     q->n--;

@@ -25,18 +25,24 @@ static inline bool tx_busy(const struct fe_sim *sim, const struct sim_port *p)
     return p->busy_until > sim->now || (sim->ns3_frames && txdone_due(sim, p));
 }
 
+/* The transmit-complete whose key p took becomes an event, in its place in the order. */
+static void push_taken_txdone(struct fe_sim *sim, struct sim_port *p)
+{
+    p->txdone_reserved = false;
+    p->txdone_pending = true;
+    if (fe_evq_push_key(&sim->q, p->txdone_key, (uint64_t)(uintptr_t)p | EV_TX_DONE)) sim_fail(sim);
+}
+
 /* Frames wait behind the one on the wire: the transmitter's end is an event (one at a time);
  * with ns-3 timing its key was taken when the frame started (after_send). */
 static inline void arm_tx_done(struct fe_sim *sim, struct sim_port *p)
 {
     if (p->txdone_pending || !(p->ctrl_pending || p->nonempty)) return;
-    p->txdone_pending = true;
     if (sim->ns3_frames && p->txdone_reserved) { /* (a cold line: ns-3 timing only) */
-        p->txdone_reserved = false;
-        if (fe_evq_push_key(&sim->q, p->txdone_key, (uint64_t)(uintptr_t)p | EV_TX_DONE))
-            sim_fail(sim);
+        push_taken_txdone(sim, p);
         return;
     }
+    p->txdone_pending = true;
     sim_schedule(sim, p->busy_until, p, EV_TX_DONE);
 }
 
@@ -46,11 +52,7 @@ void sim_set_lazy_txdone(struct fe_sim *sim)
     if (!lazy && sim->ns3_lazy_txdone) /* every frame's end an event again: push those taken */
         for (uint32_t i = 0; i < sim->n_ports_total; i++) {
             struct sim_port *p = &sim->ports[i];
-            if (p->txdone_reserved && p->txdone_key > sim->q.last_key) {
-                p->txdone_pending = true;
-                if (fe_evq_push_key(&sim->q, p->txdone_key, (uint64_t)(uintptr_t)p | EV_TX_DONE))
-                    sim_fail(sim);
-            }
+            if (p->txdone_reserved && p->txdone_key > sim->q.last_key) push_taken_txdone(sim, p);
             p->txdone_reserved = false;
         }
     sim->ns3_lazy_txdone = lazy;
