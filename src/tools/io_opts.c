@@ -18,34 +18,19 @@ void fe_io_opts_default(struct fe_io_opts *o)
 int fe_io_opts_parse(const char *cmd, int argc, char **argv, int *i, struct fe_io_opts *o,
                      struct fe_ep_config *ep, uint32_t *mtu_bytes)
 {
-    const char *a = argv[*i];
-    /* the flags */
+    const char *a = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
+    bool bad = false;
     if (!strcmp(a, "--busy-poll")) {
         o->busy_poll = true;
-        return 1;
-    }
-    if (!strcmp(a, "--quiet")) {
+    } else if (!strcmp(a, "--quiet")) {
         o->quiet = true;
-        return 1;
-    }
-    if (!strcmp(a, "--json")) {
+    } else if (!strcmp(a, "--json")) {
         o->json = true;
-        return 1;
-    }
-    static const char *const with_value[] = {"--backend", "--bind",     "--if", "--mac",
-                                             "--mtu",     "--interval", "--cpu"};
-    size_t k = 0, n = sizeof(with_value) / sizeof(with_value[0]);
-    while (k < n && strcmp(a, with_value[k])) k++;
-    if (k == n) return 0;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "feroce %s: %s needs a value\n", cmd, a);
-        return -1;
-    }
-    const char *val = argv[++*i];
-    bool bad = false;
-    if (!strcmp(a, "--backend")) {
+    } else if (!strcmp(a, "--backend")) {
+        FE_OPT_NEED(cmd, a, val, *i);
         bad = fe_backend_parse(val, &ep->backend) != 0;
     } else if (!strcmp(a, "--bind")) {
+        FE_OPT_NEED(cmd, a, val, *i);
         uint32_t ip;
         uint16_t port = FE_ROCEV2_UDP_PORT;
         bad = fe_io_parse_addr(val, &ip, &port) != 0;
@@ -55,17 +40,24 @@ int fe_io_opts_parse(const char *cmd, int argc, char **argv, int *i, struct fe_i
             ep->raw.ip = ip;
         }
     } else if (!strcmp(a, "--if")) {
+        FE_OPT_NEED(cmd, a, val, *i);
         snprintf(ep->raw.ifname, sizeof ep->raw.ifname, "%s", val);
     } else if (!strcmp(a, "--mac")) {
+        FE_OPT_NEED(cmd, a, val, *i);
         if (fe_parse_mac(val, ep->raw.mac, a)) return -1; /* it says why */
     } else if (!strcmp(a, "--mtu")) {
+        FE_OPT_NEED(cmd, a, val, *i);
         if (fe_parse_u32_max(val, mtu_bytes, a, 4096)) return -1;
     } else if (!strcmp(a, "--interval")) {
+        FE_OPT_NEED(cmd, a, val, *i);
         if (fe_parse_duration_ns(val, &o->interval_ns, a)) return -1;
-    } else { /* --cpu */
+    } else if (!strcmp(a, "--cpu")) {
+        FE_OPT_NEED(cmd, a, val, *i);
         uint32_t cpu;
         if (fe_parse_u32_max(val, &cpu, a, 4095)) return -1;
         o->cpu = (int)cpu;
+    } else {
+        return 0;
     }
     if (bad) {
         fprintf(stderr, "feroce %s: invalid value for %s: '%s'\n", cmd, a, val);
