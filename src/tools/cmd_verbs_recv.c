@@ -30,6 +30,7 @@
 #include "feroce/pattern.h"
 #include "feroce/sidechannel.h"
 #include "io/verbs.h"
+#include "tools/verbs_opts.h"
 
 #define MAX_FES       16
 #define MAX_FLOWS     (MAX_FES * FE_SC_MAX_QPS)
@@ -67,16 +68,12 @@ struct opts {
     const char *fe[MAX_FES];
     unsigned n_fe;
     unsigned qps;
-    const char *dev;
-    unsigned port;
-    int gid_index;
-    uint32_t ip4;
+    struct fe_verbs_opts dev;
     uint16_t reply_port;
     uint64_t sizes[MAX_LIST], counts[MAX_LIST], imm_every[MAX_LIST];
     unsigned n_sizes, n_counts, n_imm;
     uint64_t slots;
     int64_t psn; /* < 0: random */
-    uint32_t mtu;
     uint64_t gap_ns;
     bool no_start, event, quiet;
     int check; /* enum check */
@@ -97,11 +94,7 @@ static const char usage[] =
     "byte against the counter pattern and reports per-flow throughput. Exit code 0 when every\n"
     "flow received its count with no error and its QP is still RTS.\n"
     "  --fe IP[:PORT]       a front-end (side channel port, default 17185); repeatable (16)\n"
-    "  --qps N              flows (QPs) per front-end, default 1, at most 16\n"
-    "  --dev NAME           RDMA device (default: the first one)\n"
-    "  --port N             device port (default 1)\n"
-    "  --gid-index N        GID index (default: the RoCEv2 GID of an IPv4 address)\n"
-    "  --ip ADDR            use the RoCEv2 GID of this local IPv4 address\n"
+    "  --qps N              flows (QPs) per front-end, default 1, at most 16\n" FE_VERBS_USAGE
     "  --reply-port N       local UDP port for side channel replies (default 17186)\n"
     "  --size LIST          message bytes, e.g. 1,4097,1M (default 64K); flow i takes entry\n"
     "                       i mod the list length (so do --count and --imm-every)\n"
@@ -113,7 +106,6 @@ static const char usage[] =
     "                       must use the same N; default 64, as feroce send); 0 = one slot per\n"
     "                       message (no wrap, needs a finite --count)\n"
     "  --psn N              first PSN of every flow (default random; 0xfffff0 wraps at once)\n"
-    "  --mtu BYTES          path MTU, 256..4096 (default: the port's active MTU)\n"
     "  --gap DURATION       gap between messages asked of the front-end (default 0)\n"
     "  --no-start           no tx-meta start datagram (the front-end streams by itself)\n"
     "  --min-rnr-timer N    IB RNR timer code sent when no receive is posted (default 1)\n"
@@ -180,8 +172,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
     o->qps = 1;
-    o->port = 1;
-    o->gid_index = -1;
+    fe_verbs_opts_default(&o->dev);
     o->reply_port = FE_SC_REPLY_PORT;
     o->sizes[0] = 65536;
     o->n_sizes = 1;
@@ -199,17 +190,12 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     enum {
         O_FE = 256,
         O_QPS,
-        O_DEV,
-        O_PORT,
-        O_GID,
-        O_IP,
         O_REPLY,
         O_SIZE,
         O_COUNT,
         O_IMM,
         O_SLOTS,
         O_PSN,
-        O_MTU,
         O_GAP,
         O_NOSTART,
         O_RNR,
@@ -223,19 +209,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_QUIET,
         O_PATTERN
     };
-    static const struct option lo[] = {{"fe", 1, 0, O_FE},
+    static const struct option lo[] = {FE_VERBS_LONGOPTS,
+                                       {"fe", 1, 0, O_FE},
                                        {"qps", 1, 0, O_QPS},
-                                       {"dev", 1, 0, O_DEV},
-                                       {"port", 1, 0, O_PORT},
-                                       {"gid-index", 1, 0, O_GID},
-                                       {"ip", 1, 0, O_IP},
                                        {"reply-port", 1, 0, O_REPLY},
                                        {"size", 1, 0, O_SIZE},
                                        {"count", 1, 0, O_COUNT},
                                        {"imm-every", 1, 0, O_IMM},
                                        {"slots", 1, 0, O_SLOTS},
                                        {"psn", 1, 0, O_PSN},
-                                       {"mtu", 1, 0, O_MTU},
                                        {"gap", 1, 0, O_GAP},
                                        {"no-start", 0, 0, O_NOSTART},
                                        {"min-rnr-timer", 1, 0, O_RNR},
@@ -265,23 +247,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (fe_parse_u64(optarg, &v, "--qps") || !v || v > FE_SC_MAX_QPS) return -1;
             o->qps = (unsigned)v;
             break;
-        case O_DEV:
-            o->dev = optarg;
-            break;
-        case O_PORT:
-            if (fe_parse_u64(optarg, &v, "--port") || !v || v > 255) return -1;
-            o->port = (unsigned)v;
-            break;
-        case O_GID:
-            if (fe_parse_u64(optarg, &v, "--gid-index") || v > 255) return -1;
-            o->gid_index = (int)v;
-            break;
-        case O_IP:
-            if (parse_ipv4(optarg, &o->ip4)) {
-                fprintf(stderr, "feroce verbs-recv: invalid --ip '%s'\n", optarg);
-                return -1;
-            }
-            break;
         case O_REPLY:
             if (fe_parse_u64(optarg, &v, "--reply-port") || !v || v > 65535) return -1;
             o->reply_port = (uint16_t)v;
@@ -301,13 +266,6 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case O_PSN:
             if (fe_parse_u64(optarg, &v, "--psn") || v > 0xFFFFFF) return -1;
             o->psn = (int64_t)v;
-            break;
-        case O_MTU:
-            if (fe_parse_u64(optarg, &v, "--mtu") || !fe_verbs_mtu_enum((uint32_t)v)) {
-                fprintf(stderr, "feroce verbs-recv: --mtu must be 256, 512, 1024, 2048 or 4096\n");
-                return -1;
-            }
-            o->mtu = (uint32_t)v;
             break;
         case O_GAP:
             if (fe_parse_duration_ns(optarg, &o->gap_ns, "--gap") || o->gap_ns > UINT32_MAX)
@@ -361,9 +319,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case O_QUIET:
             o->quiet = true;
             break;
-        default:
-            fputs(usage, stderr);
-            return -1;
+        default: /* the device's options, or getopt_long's '?' */
+            if (fe_verbs_opts_parse("verbs-recv", c, optarg, &o->dev, usage)) return -1;
         }
     }
     if (optind < argc || !o->n_fe) {
@@ -530,18 +487,12 @@ static int run(int argc, char **argv)
     char err[256], desc[160], ipb[16];
 
     struct fe_verbs_dev dev;
-    if (fe_verbs_open(&dev, o.dev, (uint8_t)o.port, o.gid_index, o.ip4, err, sizeof err)) {
-        fprintf(stderr, "feroce verbs-recv: %s\n", err);
-        return 1;
-    }
+    uint32_t mtu;
+    if (fe_verbs_opts_open("verbs-recv", &o.dev, &dev, &mtu)) return 1;
     /* Pin before touching the ring so that its pages come from the device's node. */
     int prc =
         fe_verbs_pin(o.cpu >= 0 ? o.cpu : -1, o.cpu == -2 ? dev.numa_node : -1, desc, sizeof desc);
     if (prc) fprintf(stderr, "feroce verbs-recv: pinning failed (%s)\n", fe_strerror(prc));
-    uint32_t mtu = o.mtu ? o.mtu : dev.active_mtu_bytes;
-    if (mtu > dev.active_mtu_bytes)
-        fprintf(stderr, "warning: --mtu %u above the port's active MTU %u\n", mtu,
-                dev.active_mtu_bytes);
     if (!o.quiet)
         printf("verbs-recv: %s port %u GID %d (%s), MTU %u, NUMA node %d, %s, %s\n", dev.name,
                dev.port, dev.gid_index, ipstr(dev.ip4, ipb), mtu, dev.numa_node, desc,

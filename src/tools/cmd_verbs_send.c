@@ -30,6 +30,7 @@
 #include "feroce/pattern.h"
 #include "feroce/sidechannel.h"
 #include "io/verbs.h"
+#include "tools/verbs_opts.h"
 
 #define MAX_WINDOW 256
 
@@ -50,12 +51,8 @@ struct vqp {
 };
 
 struct opts {
-    const char *dev;
-    unsigned port;
-    int gid_index;
-    uint32_t ip4;
+    struct fe_verbs_opts dev;
     uint16_t sc_port;
-    uint32_t mtu;
     uint32_t slots, imm_every, window;
     enum fe_data_pattern pattern;
     bool once, quiet;
@@ -67,13 +64,8 @@ static const char usage[] =
     "A software front-end on an RDMA NIC (ConnectX, Soft-RoCE): answers the side channel (UDP\n"
     "17185) like the Lite-RoCEv2 firmware, makes each QP a host opens an RC QP of the NIC, and\n"
     "on a tx-meta start streams RDMA WRITE / WRITE with immediate through the NIC's transport,\n"
-    "following feroce's stream convention (so feroce recv and verbs-recv verify every byte).\n"
-    "  --dev NAME           RDMA device (default: the first one)\n"
-    "  --port N             device port (default 1)\n"
-    "  --gid-index N        GID index (default: the RoCEv2 GID of an IPv4 address)\n"
-    "  --ip ADDR            use the RoCEv2 GID of this local IPv4 address\n"
-    "  --sc-port N          side channel port (default 17185)\n"
-    "  --mtu BYTES          path MTU, 256..4096 (default: the port's active MTU)\n"
+    "following feroce's stream convention (so feroce recv and verbs-recv verify every "
+    "byte).\n" FE_VERBS_USAGE "  --sc-port N          side channel port (default 17185)\n"
     "  --slots N            receiver ring slots: message k goes to slot k mod N (default 64)\n"
     "  --imm-every M        with a WRITE-with-immediate stream, the immediate on every Mth\n"
     "                       message and the last (default 1)\n"
@@ -87,32 +79,15 @@ static const char usage[] =
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->port = 1;
-    o->gid_index = -1;
+    fe_verbs_opts_default(&o->dev);
     o->sc_port = FE_SC_PORT;
     o->slots = 64;
     o->imm_every = 1;
     o->window = 16;
     o->pattern = FE_PAT_COUNTER;
     o->timeout_ns = 60000000000ull;
-    enum {
-        O_DEV = 256,
-        O_PORT,
-        O_GID,
-        O_IP,
-        O_SC,
-        O_MTU,
-        O_SLOTS,
-        O_IMM,
-        O_WINDOW,
-        O_PATTERN,
-        O_ONCE,
-        O_TIMEOUT,
-        O_QUIET
-    };
-    static const struct option lo[] = {{"dev", 1, 0, O_DEV},       {"port", 1, 0, O_PORT},
-                                       {"gid-index", 1, 0, O_GID}, {"ip", 1, 0, O_IP},
-                                       {"sc-port", 1, 0, O_SC},    {"mtu", 1, 0, O_MTU},
+    enum { O_SC = 256, O_SLOTS, O_IMM, O_WINDOW, O_PATTERN, O_ONCE, O_TIMEOUT, O_QUIET };
+    static const struct option lo[] = {FE_VERBS_LONGOPTS,          {"sc-port", 1, 0, O_SC},
                                        {"slots", 1, 0, O_SLOTS},   {"imm-every", 1, 0, O_IMM},
                                        {"window", 1, 0, O_WINDOW}, {"pattern", 1, 0, O_PATTERN},
                                        {"once", 0, 0, O_ONCE},     {"timeout", 1, 0, O_TIMEOUT},
@@ -122,36 +97,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     uint64_t v;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-        case O_DEV:
-            o->dev = optarg;
-            break;
-        case O_PORT:
-            if (fe_parse_u64(optarg, &v, "--port") || !v || v > 255) return -1;
-            o->port = (unsigned)v;
-            break;
-        case O_GID:
-            if (fe_parse_u64(optarg, &v, "--gid-index") || v > 255) return -1;
-            o->gid_index = (int)v;
-            break;
-        case O_IP: {
-            struct in_addr a;
-            if (inet_pton(AF_INET, optarg, &a) != 1) {
-                fprintf(stderr, "feroce verbs-send: invalid --ip '%s'\n", optarg);
-                return -1;
-            }
-            o->ip4 = ntohl(a.s_addr);
-            break;
-        }
         case O_SC:
             if (fe_parse_u64(optarg, &v, "--sc-port") || !v || v > 65535) return -1;
             o->sc_port = (uint16_t)v;
-            break;
-        case O_MTU:
-            if (fe_parse_u64(optarg, &v, "--mtu") || !fe_verbs_mtu_enum((uint32_t)v)) {
-                fprintf(stderr, "feroce verbs-send: --mtu must be 256, 512, 1024, 2048 or 4096\n");
-                return -1;
-            }
-            o->mtu = (uint32_t)v;
             break;
         case O_SLOTS:
             if (fe_parse_u64(optarg, &v, "--slots") || !v || v > (1u << 24)) return -1;
@@ -180,9 +128,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case O_QUIET:
             o->quiet = true;
             break;
-        default:
-            fputs(usage, stderr);
-            return -1;
+        default: /* the device's options, or getopt_long's '?' */
+            if (fe_verbs_opts_parse("verbs-send", c, optarg, &o->dev, usage)) return -1;
         }
     }
     if (optind < argc) {
@@ -436,18 +383,15 @@ static int run(int argc, char **argv)
     struct ctx *c = calloc(1, sizeof *c);
     if (!c) return 1;
     int rc = 1, sock = -1;
-    char err[256], ipb[INET_ADDRSTRLEN];
+    char ipb[INET_ADDRSTRLEN];
     if (parse_opts(argc, argv, &c->o)) {
         free(c);
         return 2;
     }
-    if (fe_verbs_open(&c->dev, c->o.dev, (uint8_t)c->o.port, c->o.gid_index, c->o.ip4, err,
-                      sizeof err)) {
-        fprintf(stderr, "feroce verbs-send: %s\n", err);
+    if (fe_verbs_opts_open("verbs-send", &c->o.dev, &c->dev, &c->mtu)) {
         free(c);
         return 1;
     }
-    c->mtu = c->o.mtu ? c->o.mtu : c->dev.active_mtu_bytes;
     c->cq = ibv_create_cq(c->dev.ctx, FE_SC_MAX_QPS * (int)c->o.window + 16, NULL, NULL, 0);
     struct fe_sc_fe_config sc;
     fe_sc_fe_config_default(&sc);
