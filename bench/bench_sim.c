@@ -426,6 +426,12 @@ static int read_fct(const char *path, uint64_t *flows, uint64_t *bytes, uint64_t
  * the same files in the same run, alternating with feroce on them and (unless quick, which
  * runs a tenth of the bytes) on bench_advcam's scenario: the speed ratio the issue quotes,
  * measured, each run between the others' so that this VM's slow and fast phases fall on all. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 static int bench_ns3_files(const char *dir, const char *prog, bool quick)
 {
     char config[1024], err[256];
@@ -517,6 +523,13 @@ static int bench_ns3_files(const char *dir, const char *prog, bool quick)
         if (with_adv)
             printf(", x%.1f against advcam-dcqcn (feroce's own modelling)", ns3_best / adv_best);
         printf("\n");
+        /* The machine's speed drifts over seconds: a ratio of runs made back to back compares
+         * like with like, whatever the phase each pair fell in. */
+        double pair[NS3_RUNS];
+        printf("  %-8s pairs, each ns-3 run / the feroce run on these files just before it:", "");
+        for (int i = 0; i < ns3_runs; i++) printf(" x%.1f", pair[i] = ns3_cpu[i] / cpu[i]);
+        qsort(pair, (size_t)ns3_runs, sizeof pair[0], cmp_double);
+        printf("; median x%.1f\n", pair[ns3_runs / 2]);
         remove_dir(tmp);
     }
     fe_sim_scenario_free(&sc);

@@ -27,6 +27,8 @@ TMPDIR=$T/tmp $BIN bench sim --quick --ns3 "$T/third" --ns3-files "$NS3" > "$T/o
 grep -q "^advcam-dcqcn from HPCC ns-3's files" "$T/out" || fail "no HPCC files section"
 grep -q "(ns-3) .* 8/8 flows done" "$T/out" || fail "ns-3 line: $(grep ns-3 "$T/out")"
 grep -q "HPCC ns-3 / feroce, measured in this run: x[0-9]" "$T/out" || fail "no measured ratio"
+grep -q "pairs, each ns-3 run / the feroce run on these files just before it: x[0-9.]*; median x[0-9]" "$T/out" ||
+    fail "no paired ratio: $(grep pairs "$T/out")"
 grep -q "^fat-tree" "$T/out" || fail "fat-tree section"
 [ -z "$(ls "$T/tmp")" ] || fail "ns-3's directory left behind: $(ls "$T/tmp")"
 # the copy is ns-3's working directory, never the source tree
