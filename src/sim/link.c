@@ -8,8 +8,8 @@
  * those of one event per frame, with a heap of one entry per busy wire instead of one per frame
  * in flight. (The wheel cannot take events out of order: there every frame has its event.)
  *
- * Sending is inline (sim_internal.h: sim_link_send) for links without loss, not timed as ns-3,
- * with the heap or calendar queue; here is the general case. */
+ * Sending is inline (sim_internal.h: sim_link_send) for links without loss, with the heap or
+ * calendar queue; here is the general case. */
 #include "sim/sim_internal.h"
 
 /* HPCC's ns-3 (--ns3-compat) times every frame on its own: Seconds(bytes * 8.0 / rate), a
@@ -26,22 +26,17 @@ uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes)
     return whole * 1000000000u + (((frac >> 32) * 1000000000u + lo) >> 32);
 }
 
-/* sim_link_ns3_ser_ns on port p: its floating point and 128-bit steps were 5 % of an ns-3
- * run's instructions, and a port sends few frame sizes (data one way, or ACKs), so the last
- * size's time is kept (a zeroed port holds 0 bytes -> 0 ns, which is right). */
-static uint64_t ns3_ser_ns(struct sim_port *p, uint32_t wire_bytes)
+uint64_t sim_link_ns3_ser_new(struct sim_port *p, uint32_t wire_bytes)
 {
-    if (wire_bytes != p->ns3_ser_bytes) {
-        p->ns3_ser_bytes = wire_bytes;
-        p->ns3_ser_ns = sim_link_ns3_ser_ns(p->rate_bps, wire_bytes);
-    }
-    return p->ns3_ser_ns;
+    p->ns3_ser_bytes = wire_bytes;
+    return p->ns3_ser_ns = sim_link_ns3_ser_ns(p->rate_bps, wire_bytes);
 }
 
 void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     uint32_t wire = sim_wire_bytes(sim, pkt);
-    sim_link_start(sim, p, pkt, sim->ns3_frames ? ns3_ser_ns(p, wire) : sim_link_ser_ns(p, wire));
+    sim_link_start(sim, p, pkt,
+                   sim->ns3_frames ? sim_link_ns3_ser_port(p, wire) : sim_link_ser_ns(p, wire));
     /* PFC frames are exempt: losing one would model a different failure (and deadlock the
      * XOFF/XON mode, which has no timer). */
     if (p->loss32 && pkt->kind != PKT_PFC && (sim_rng_next(sim) >> 32) < p->loss32) {
@@ -79,10 +74,16 @@ void sim_link_wire_keys(void *user, struct fe_evq *q)
     }
 }
 
-void sim_link_set_general(struct fe_sim *sim)
+void sim_link_set_mode(struct fe_sim *sim)
 {
     for (uint32_t i = 0; i < sim->n_ports_total; i++) {
         struct sim_port *p = &sim->ports[i];
-        p->link_general = p->loss32 || sim->ns3_frames || !sim->wire_heads_only;
+        if (p->loss32 || !sim->wire_heads_only)
+            p->link_mode = SIM_LINK_GENERAL;
+        else
+            p->link_mode = sim->ns3_frames ? SIM_LINK_NS3 : SIM_LINK_FAST;
+        /* ns-3 timing keeps its last frame's size and time where the fixed point would be: 0
+         * bytes -> 0 ns to start with */
+        if (sim->ns3_frames) p->ns3_ser_bytes = p->ns3_ser_ns = 0;
     }
 }

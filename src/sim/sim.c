@@ -205,7 +205,7 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     sim->wire_heads_only = true;
     rc = sim_topology_build(sim, err, err_cap);
     if (rc) goto fail;
-    sim_link_set_general(sim);
+    sim_link_set_mode(sim);
     /* A large fabric has many events at the same nanosecond: from SIM_WHEEL_PORTS ports the
      * wheel, with one event per frame (each file at its slot's tail, no key), costs fewer
      * instructions (the 512-port fat-tree: calendar +7 %, heap +8 %). The order of events,
@@ -323,7 +323,7 @@ int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
     fe_evq_free(&sim->q);
     sim->q = nq;
     sim->wire_heads_only = kind != FE_SIM_EVQ_WHEEL;
-    sim_link_set_general(sim);
+    sim_link_set_mode(sim);
     sim_set_lazy_txdone(sim);
     return 0;
 }

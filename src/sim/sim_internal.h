@@ -119,11 +119,21 @@ struct sim_node;
 struct sim_port {
     /* line 1: the transmitter and the owner */
     _Alignas(64) struct sim_port *peer;
-    struct sim_switch *sw;    /* the switch of this port, NULL at a host */
-    struct sim_host *host;    /* the host of this port, NULL at a switch */
-    uint64_t busy_until;      /* end of the frame being serialized */
-    uint64_t ser_fp_per_byte; /* serialization time of a byte in 2^-24 ns */
-    uint64_t ser_frac;        /* fraction of a ns carried to the next frame (2^-24 ns) */
+    struct sim_switch *sw; /* the switch of this port, NULL at a host */
+    struct sim_host *host; /* the host of this port, NULL at a switch */
+    uint64_t busy_until;   /* end of the frame being serialized */
+    union {
+        struct {
+            uint64_t ser_fp_per_byte; /* serialization time of a byte in 2^-24 ns */
+            uint64_t ser_frac;        /* fraction of a ns carried to the next frame (2^-24 ns) */
+        };
+        /* ns-3 timing (SIM_LINK_NS3, link.c): the last frame size and its time, as a port
+         * sends few sizes */
+        struct {
+            uint64_t ns3_ser_bytes;
+            uint64_t ns3_ser_ns;
+        };
+    };
     uint64_t delay_ns;
     uint16_t index;
     bool txdone_pending;
@@ -131,8 +141,7 @@ struct sim_port {
     bool ctrl_pending; /* ctrl has frames */
     uint8_t nonempty;  /* bit p: queue p has frames */
     uint8_t paused;    /* bit p: our transmitter must not send priority p */
-    bool link_general; /* its frames take sim_link_send_general: a lossy link, ns-3 timing, the
-                        * wheel queue (sim_link_set_general) */
+    uint8_t link_mode; /* enum sim_link_mode (sim_link_set_mode) */
     /* line 2: sending, and the frames on the wire toward this port, in arrival order (link.c) */
     uint64_t mark_above_bytes; /* egress marking (RED) above this queue length: red.kmin_bytes,
                                 * or UINT64_MAX when the port does not mark (ecn.c) */
@@ -153,9 +162,6 @@ struct sim_port {
     uint64_t paused_since;               /* start of the current pause (any priority) */
     struct sim_node *node;
     uint64_t rate_bps;
-    /* ns-3 timing (link.c): the last frame size and its time, as a port sends few sizes */
-    uint32_t ns3_ser_bytes;
-    uint64_t ns3_ser_ns;
     /* ns-3 timing, sim->ns3_lazy_txdone (switch.c): the key of the transmit-complete event of
      * the frame on the wire, taken when it started and not pushed (yet) */
     bool txdone_reserved;
@@ -503,6 +509,15 @@ static inline uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes)
 }
 /* a frame as HPCC's ns-3 times it (--ns3-compat): its Time, cut to whole nanoseconds */
 uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes);
+/* sim_link_ns3_ser_ns on a port of ns-3 timing, for a size other than its last (link.c) */
+uint64_t sim_link_ns3_ser_new(struct sim_port *p, uint32_t wire_bytes);
+/* sim_link_ns3_ser_ns on a port of ns-3 timing: its floating point and 128-bit steps were 5 % of
+ * an ns-3 run's instructions, and a port sends few frame sizes (data one way, or ACKs), so the
+ * last size's time is kept */
+static inline uint64_t sim_link_ns3_ser_port(struct sim_port *p, uint32_t wire_bytes)
+{
+    return wire_bytes == p->ns3_ser_bytes ? p->ns3_ser_ns : sim_link_ns3_ser_new(p, wire_bytes);
+}
 /* The transmitter of p starts sending pkt, for ser nanoseconds (the frames sent are the ports'
  * tx_pkts, summed by fe_sim_stats). */
 static inline void sim_link_start(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pkt,
@@ -528,7 +543,13 @@ sim_link_wire_put(struct fe_sim *sim, struct sim_port *to, struct sim_pkt *pkt, 
         if (fe_evq_push_key(&sim->q, key, sim_arrive_event(to))) sim_fail(sim);
     }
 }
-/* sim_link_send in every case: HPCC ns-3 timing, lossy links, the wheel (an event per frame). */
+/* How a port's frames are sent (sim_link_set_mode). */
+enum sim_link_mode {
+    SIM_LINK_FAST,    /* inline, serialization in fixed point */
+    SIM_LINK_NS3,     /* inline, serialization as HPCC's ns-3 times it (--ns3-compat) */
+    SIM_LINK_GENERAL, /* sim_link_send_general: a lossy link, the wheel (an event per frame) */
+};
+/* sim_link_send in every case. */
 void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
 /* Starts sending pkt on port p now: the port is busy for its serialization, and the frame
  * arrives at the peer one propagation delay after its last bit (unless the link loses it).
@@ -537,19 +558,25 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
 static inline __attribute__((always_inline)) void
 sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
-    if (p->link_general) {
-        sim_link_send_general(sim, p, pkt);
-        return;
+    uint64_t ser;
+    if (p->link_mode != SIM_LINK_FAST) {
+        if (p->link_mode == SIM_LINK_GENERAL) {
+            sim_link_send_general(sim, p, pkt);
+            return;
+        }
+        ser = sim_link_ns3_ser_port(p, sim_wire_bytes(sim, pkt));
+    } else {
+        ser = sim_link_ser_ns(p, sim_wire_bytes(sim, pkt));
     }
-    sim_link_start(sim, p, pkt, sim_link_ser_ns(p, sim_wire_bytes(sim, pkt)));
+    sim_link_start(sim, p, pkt, ser);
     uint64_t key;
     if (fe_evq_key(&sim->q, p->busy_until + p->delay_ns, &key)) sim_fail(sim);
     sim_link_wire_put(sim, p->peer, pkt, key);
 }
 /* fe_evq_keys_fn: the keys of the frames on the wires. */
 void sim_link_wire_keys(void *sim, struct fe_evq *q);
-/* Sets every port's link_general (after the topology is built, and when the queue changes). */
-void sim_link_set_general(struct fe_sim *sim);
+/* Sets every port's link_mode (after the topology is built, and when the queue changes). */
+void sim_link_set_mode(struct fe_sim *sim);
 /* Sets ns3_lazy_txdone (switch.c) after the queue or the lookahead changed. */
 void sim_set_lazy_txdone(struct fe_sim *sim);
 /* Bytes of the frame that carries fp, as the scenario's frame model sizes it (host.frames). */
