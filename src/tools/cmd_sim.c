@@ -386,15 +386,22 @@ static int run(int argc, char **argv)
     fe_sim_report(stdout, sim, &ro);
     if (fct_path) {
         FILE *f = fopen(fct_path, "w");
-        if (!f) {
+        if (f) fe_sim_hpcc_write_fct(sim, f);
+        if (!f || ferror(f) | fclose(f)) {
             fprintf(stderr, "feroce sim: cannot write %s\n", fct_path);
             r = -1;
-        } else {
-            fe_sim_hpcc_write_fct(sim, f);
-            fclose(f);
         }
     }
-    if (pfc) fclose(pfc);
+    if (pfc && (ferror(pfc) | fclose(pfc))) {
+        fprintf(stderr, "feroce sim: cannot write %s\n", pfc_path);
+        r = -1;
+    }
+    /* ns-3 users look for these beside their files: say where they went */
+    if (!o.json && r >= 0 && (fct_path || pfc_path))
+        printf("HPCC outputs:%s%s%s%s\n", fct_path ? " flow completions in " : "",
+               fct_path ? fct_path : "",
+               pfc_path ? (fct_path ? ", PFC events in " : " PFC events in ") : "",
+               pfc_path ? pfc_path : "");
     fe_sim_destroy(sim);
     fe_sim_ns3roce_info_free(&ri);
     return r < 0 ? 1 : 0;

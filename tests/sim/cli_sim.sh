@@ -71,6 +71,13 @@ cp -r "$DATA/hpcc" "$T/hpcc"
 $BIN sim --hpcc "$T/hpcc/config.txt" > "$T/h.txt"
 [ "$(wc -l < "$T/hpcc/fct.txt")" -eq 3 ] || fail "fct.txt"
 [ -f "$T/hpcc/pfc.txt" ] || fail "pfc.txt"
+grep -q "^HPCC outputs: flow completions in $T/hpcc/fct.txt, PFC events in $T/hpcc/pfc.txt$" "$T/h.txt" ||
+    fail "where the HPCC outputs went: $(tail -1 "$T/h.txt")"
+if [ -w /dev/full ]; then
+    $BIN sim --hpcc "$T/hpcc/config.txt" --fct /dev/full > "$T/full.txt" 2> "$T/full.err" &&
+        fail "a failed write of fct.txt exits 0"
+    grep -q "cannot write /dev/full" "$T/full.err" || fail "failed write: $(cat "$T/full.err")"
+fi
 $BIN sim --hpcc "$T/hpcc/config.txt" --fct "$T/f2.txt" --until 2.0005s > /dev/null
 [ -f "$T/f2.txt" ] || fail "--fct"
 echo "cli_sim: ok"
