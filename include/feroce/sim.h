@@ -341,7 +341,8 @@ int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *path, char *err,
 /* Whether fe_sim_trace_plot can write path (its extension; gnuplot for .png): 0 or FE_EINVAL with
  * the reason, before a run whose plot would fail at its end. */
 int fe_sim_plot_check(const char *path, char *err, size_t err_cap);
-void fe_sim_trace_close(struct fe_sim_trace *t);
+/* Closes the trace: 0, or FE_EIO when its CSV could not be written in full (a full disk). */
+int fe_sim_trace_close(struct fe_sim_trace *t);
 
 /* Jain's fairness index of n values ((sum x)^2 / (n sum x^2)); 1 for n == 0. */
 double fe_sim_jain(const double *x, size_t n);

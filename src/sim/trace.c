@@ -142,12 +142,13 @@ void fe_sim_trace_sample(struct fe_sim_trace *t)
     t->next_ns = now + t->interval_ns;
 }
 
-void fe_sim_trace_close(struct fe_sim_trace *t)
+int fe_sim_trace_close(struct fe_sim_trace *t)
 {
-    if (!t) return;
-    if (t->csv) fclose(t->csv);
+    if (!t) return 0;
+    int rc = t->csv && (ferror(t->csv) | fclose(t->csv)) ? FE_EIO : 0;
     free(t->last_rx);
     free(t->n_vars);
     free(t->samples);
     free(t);
+    return rc;
 }

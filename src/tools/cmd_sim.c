@@ -380,7 +380,10 @@ static int run(int argc, char **argv)
             fprintf(stderr, "feroce sim: %s\n", err);
             r = -1;
         }
-        fe_sim_trace_close(tr);
+        if (fe_sim_trace_close(tr)) {
+            fprintf(stderr, "feroce sim: cannot write %s\n", o.trace);
+            r = -1;
+        }
     }
     struct fe_sim_report_opts ro = {.json = o.json, .all_flows = o.all_flows, .wall_ns = wall};
     fe_sim_report(stdout, sim, &ro);

@@ -77,6 +77,9 @@ if [ -w /dev/full ]; then
     $BIN sim --hpcc "$T/hpcc/config.txt" --fct /dev/full > "$T/full.txt" 2> "$T/full.err" &&
         fail "a failed write of fct.txt exits 0"
     grep -q "cannot write /dev/full" "$T/full.err" || fail "failed write: $(cat "$T/full.err")"
+    $BIN sim incast3 --until 20ms --trace /dev/full --no-progress > /dev/null 2> "$T/full.err" &&
+        fail "a failed write of the trace exits 0"
+    grep -q "cannot write /dev/full" "$T/full.err" || fail "failed trace: $(cat "$T/full.err")"
 fi
 $BIN sim --hpcc "$T/hpcc/config.txt" --fct "$T/f2.txt" --until 2.0005s > /dev/null
 [ -f "$T/f2.txt" ] || fail "--fct"
