@@ -78,7 +78,9 @@ struct fe_daq_flow {
     uint64_t verify_errors; /* messages whose bytes were wrong */
     uint64_t seq_errors;    /* immediates out of order (lost or repeated work requests) */
     uint64_t next_seq;
-    uint64_t queued; /* completed, waiting for the consumer */
+    uint64_t record_lost; /* consumed but not in the record: a write to it failed (see
+                           * fe_daq_record_error), and recording stopped there */
+    uint64_t queued;      /* completed, waiting for the consumer */
     uint64_t first_ns, last_ns;
     bool qp_error;
     struct fe_qp *qp;
@@ -106,6 +108,9 @@ uint64_t fe_daq_verify_rings(struct fe_daq *d);
 unsigned fe_daq_n_flows(const struct fe_daq *d);
 const struct fe_daq_flow *fe_daq_flow(const struct fe_daq *d, unsigned i);
 struct fe_ep *fe_daq_ep(struct fe_daq *d);
+/* The errno of the write to record_fd that failed (a full disk), 0 when none did. The record
+ * holds every consumed message up to that one, whole or cut short; none after it. */
+int fe_daq_record_error(const struct fe_daq *d);
 /* Side-channel host state of flow i (NULL in manual mode). */
 const struct fe_sc_host *fe_daq_sc(const struct fe_daq *d, unsigned i);
 

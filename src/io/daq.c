@@ -29,8 +29,9 @@ struct fe_daq {
     struct fe_daq_flow flow[FE_DAQ_MAX_FLOWS];
     struct daq_rt rt[FE_DAQ_MAX_FLOWS];
     unsigned consume_rr;
-    bool started;   /* the tx-meta start went to every ready QP */
-    int64_t tokens; /* consumer credit, bytes */
+    bool started;     /* the tx-meta start went to every ready QP */
+    int record_errno; /* the failed write to cfg.record_fd, 0 while none */
+    int64_t tokens;   /* consumer credit, bytes */
     uint64_t tokens_ns;
 };
 
@@ -313,15 +314,18 @@ int fe_daq_fds(const struct fe_daq *d, int *fds, int max)
     return n;
 }
 
-static void write_all(int fd, const uint8_t *p, size_t n)
+/* 0, or the errno of the write that failed */
+static int write_all(int fd, const uint8_t *p, size_t n)
 {
     while (n) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return;
+        if (w < 0) return errno;
+        if (w == 0) return EIO;
         p += w;
         n -= (size_t)w;
     }
+    return 0;
 }
 
 /* Completions: queue each message for the consumer, in order. */
@@ -376,7 +380,11 @@ static bool consume_one(struct fe_daq *d, unsigned i, uint64_t now_ns)
     if (d->cfg.verify &&
         fe_data_check(buf, d->cfg.msg_bytes, fl->peer_qpn, seq) != d->cfg.msg_bytes)
         fl->verify_errors++;
-    if (d->cfg.record_fd >= 0) write_all(d->cfg.record_fd, buf, d->cfg.msg_bytes);
+    /* After a failed write the record stops: what follows would not start at a message's
+     * boundary. Each message it misses is counted. */
+    if (d->cfg.record_fd >= 0 && !d->record_errno)
+        d->record_errno = write_all(d->cfg.record_fd, buf, d->cfg.msg_bytes);
+    if (d->record_errno) fl->record_lost++;
     rt->q_head = (rt->q_head + 1) % d->cfg.slots;
     fl->queued--;
     fl->next_seq = seq + 1;
@@ -507,6 +515,11 @@ void fe_daq_close(struct fe_daq *d, uint64_t now_ns)
         if (rt->has_host && rt->host.state != FE_SC_H_CLOSED && rt->host.state != FE_SC_H_CLOSING)
             (void)fe_sc_host_close(&rt->host, now_ns);
     }
+}
+
+int fe_daq_record_error(const struct fe_daq *d)
+{
+    return d->record_errno;
 }
 
 bool fe_daq_sc_idle(const struct fe_daq *d)

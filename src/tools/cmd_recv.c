@@ -356,6 +356,17 @@ static int run(int argc, char **argv)
     if (!o.dc.imm) fe_daq_verify_rings(d);
 
     int rc = timed_out ? 1 : 0;
+    int rec_err = fe_daq_record_error(d);
+    if (o.dc.record_fd >= 0 && close(o.dc.record_fd) && !rec_err) rec_err = errno;
+    if (rec_err) {
+        uint64_t missed = 0;
+        for (unsigned i = 0; i < fe_daq_n_flows(d); i++) missed += fe_daq_flow(d, i)->record_lost;
+        fprintf(stderr,
+                "feroce recv: recording to %s failed (%s): %" PRIu64
+                " received messages are not in it\n",
+                o.record, strerror(rec_err), missed);
+        rc = 1;
+    }
     uint64_t tot_msgs = 0, tot_bytes = 0, tot_err = 0;
     if (o.io.json) printf("{\"tool\":\"recv\",\"flows\":[");
     for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
@@ -371,7 +382,7 @@ static int run(int argc, char **argv)
             gbps = (double)(stop_bytes[i] - warm_bytes[i]) * 8 / secs / 1e9;
         }
         bool lost = o.dc.count && fl->msgs != o.dc.count;
-        bool bad = fl->qp_error || fl->verify_errors || fl->seq_errors || lost ||
+        bool bad = fl->qp_error || fl->verify_errors || fl->seq_errors || lost || fl->record_lost ||
                    fl->sc_state == FE_SC_H_FAILED;
         if (bad) rc = 1;
         tot_msgs += fl->msgs;
@@ -383,19 +394,20 @@ static int run(int argc, char **argv)
                    ",\"seq_errors\":%" PRIu64 ",\"rx_pkts\":%" PRIu64 ",\"dup_pkts\":%" PRIu64
                    ",\"ooo_pkts\":%" PRIu64 ",\"ce_pkts\":%" PRIu64 ",\"cnps\":%" PRIu64
                    ",\"rnr_naks\":%" PRIu64 ",\"seq_naks\":%" PRIu64 ",\"bad_icrc\":%" PRIu64
-                   ",\"qp_error\":%s,\"side_channel\":\"%s\"}",
+                   ",\"record_lost\":%" PRIu64 ",\"qp_error\":%s,\"side_channel\":\"%s\"}",
                    i ? "," : "", fl->qpn, fl->peer_qpn, fl->msgs, fl->bytes, secs, gbps,
                    fl->verify_errors, fl->seq_errors, c->rx_pkts, c->rx_dup_pkts, c->rx_ooo_pkts,
                    c->rx_ce_pkts, c->tx_cnps, c->tx_rnr_naks, c->tx_naks[FE_NAK_PSN_SEQ],
-                   c->rx_bad_icrc, fl->qp_error ? "true" : "false",
+                   c->rx_bad_icrc, fl->record_lost, fl->qp_error ? "true" : "false",
                    h ? fe_sc_host_state_name(h->state) : "manual");
         } else {
             printf("qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64
                    " verify errors, %" PRIu64 " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64
-                   " RNR NAKs, %" PRIu64 " duplicates%s%s%s\n",
+                   " RNR NAKs, %" PRIu64 " duplicates%s%s%s%s\n",
                    fl->qpn, fl->peer_qpn, fl->msgs, (double)fl->bytes / 1e9, gbps,
                    fl->verify_errors, fl->seq_errors, c->tx_cnps, c->tx_rnr_naks, c->rx_dup_pkts,
                    fl->qp_error ? ", QP ERROR" : "", lost ? ", MESSAGES MISSING" : "",
+                   fl->record_lost ? ", NOT ALL RECORDED" : "",
                    h && h->state == FE_SC_H_FAILED
                        ? (h->timed_out ? ", side channel: no answer" : ", side channel refused")
                        : "");
@@ -412,7 +424,6 @@ static int run(int argc, char **argv)
     }
     fe_daq_destroy(d);
     fe_loop_destroy(loop);
-    if (o.dc.record_fd >= 0) close(o.dc.record_fd);
     return rc;
 }
 

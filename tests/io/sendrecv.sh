@@ -111,3 +111,32 @@ check bells 401 | $PY -c "
 import json, sys; sf = json.load(sys.stdin)
 print('doorbells every 4th message, consumer at 200 Mb/s: 401 messages verified, %d RNR NAKs'
       % sf['rnr_naks'])"
+
+# --record appends every consumed message, whole, in order
+pair rec "" "--count 20 --record $D/rec.bin"
+check rec 20 >/dev/null
+[ "$(wc -c < "$D/rec.bin")" -eq $((20 * 16384)) ] || { echo "record: $(wc -c < "$D/rec.bin") bytes"; exit 1; }
+echo "record: 20 messages of 16 KiB in the file"
+
+# A record that cannot be written (a full disk): every message is still received and verified,
+# the receiver says how many the record misses, and exits 1 (it used to exit 0 without a word).
+if [ -w /dev/full ]; then
+    "$BIN" send --bind $FE --once --line-rate 2Gbps --json >"$D/full.send" 2>"$D/full.serr" &
+    SPID=$!
+    sleep 0.3
+    if "$BIN" recv --bind $HOST --fe $FE --msg-size 16K --timeout 60s --count 50 \
+        --record /dev/full --json >"$D/full.recv" 2>"$D/full.rerr"; then
+        echo "recv --record /dev/full exited 0"
+        exit 1
+    fi
+    wait "$SPID" || { echo "feroce send failed"; cat "$D/full.serr"; exit 1; }
+    SPID=
+    grep -q "recording to /dev/full failed (No space left on device): 50 received messages are not in it" \
+        "$D/full.rerr" || { echo "record failure: $(cat "$D/full.rerr")"; exit 1; }
+    $PY - "$D/full.recv" <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1])); f = r['flows'][0]
+assert not r['ok'] and f['msgs'] == 50 and f['verify_errors'] == 0 and f['record_lost'] == 50, r
+print('record on a full disk: 50 messages verified, 50 missing from the record, exit status 1')
+PYEOF
+fi
