@@ -348,6 +348,8 @@ static uint8_t *slot_of(const struct flow *f, uint64_t k)
 }
 
 static FILE *g_rec;
+static bool g_rec_failed;   /* a write to the record failed: it stopped there */
+static uint64_t g_rec_lost; /* messages consumed since, not in the record */
 static int g_check;
 static uint8_t *g_scratch; /* one message, to show what a wrong byte should have been */
 
@@ -374,6 +376,8 @@ static void record(const struct flow *f, uint64_t k, const uint8_t *data, uint64
         fprintf(stderr, "feroce verbs-recv: recording failed: %s\n", strerror(errno));
         fclose(g_rec);
         g_rec = NULL;
+        g_rec_failed = true;
+        g_rec_lost++;
     }
 }
 
@@ -395,7 +399,10 @@ static void consume(struct flow *f, uint64_t through, uint64_t now_ns)
                 }
             }
         }
-        if (g_rec) record(f, k, p, now_ns);
+        if (g_rec)
+            record(f, k, p, now_ns);
+        else if (g_rec_failed)
+            g_rec_lost++;
         f->msgs++;
         f->bytes += f->size;
     }
@@ -663,6 +670,8 @@ static int run(int argc, char **argv)
                    f->ring_va, mr->rkey, ipstr(f->fe_ip, ipb), f->fe_port);
     }
     fflush(stdout);
+    g_rec_failed = false;
+    g_rec_lost = 0;
     if (o.record && !(g_rec = fopen(o.record, "wb"))) {
         fprintf(stderr, "feroce verbs-recv: %s: %s\n", o.record, strerror(errno));
         goto out;
@@ -804,9 +813,17 @@ static int run(int argc, char **argv)
         }
     }
 
+    /* The record's last buffered messages are written now: a failure here loses them too. */
+    if (g_rec && (ferror(g_rec) | fclose(g_rec))) {
+        fprintf(stderr, "feroce verbs-recv: recording failed: %s (the record's end is missing)\n",
+                strerror(errno));
+        g_rec_failed = true;
+    }
+    g_rec = NULL;
+
     /* Summary. */
     uint64_t sum_bytes = 0, sum_err = 0;
-    bool ok = all_done;
+    bool ok = all_done && !g_rec_failed;
     for (unsigned i = 0; i < nflows; i++) {
         struct flow *f = &flows[i];
         enum ibv_qp_state st = fe_verbs_qp_state(f->qp);
@@ -823,6 +840,12 @@ static int run(int argc, char **argv)
         sum_err += errs;
         ok &= errs == 0 && st == IBV_QPS_RTS && !f->failed;
     }
+    if (g_rec_lost)
+        printf("verbs-recv: the record misses at least the last %" PRIu64
+               " messages (a write failed)\n",
+               g_rec_lost);
+    else if (g_rec_failed)
+        printf("verbs-recv: the record's end is missing (its last write failed)\n");
     printf("verbs-recv: %s: %" PRIu64 " bytes %s in %u flows, %" PRIu64 " errors\n",
            ok ? "OK" : "FAILED", sum_bytes, o.check != CHECK_NONE ? "verified" : "received", nflows,
            sum_err);
