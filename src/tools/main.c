@@ -1,6 +1,7 @@
 /* feroce: one CLI, many subcommands (registry generated from src/tools/cmd_*.c). */
 #include "tools/cli.h"
 
+#include <errno.h>
 #include <string.h>
 
 static void usage(FILE *f)
@@ -31,7 +32,15 @@ int main(int argc, char **argv)
     for (const struct fe_cmd *const *c = fe_cmds; *c; c++) {
         if (!strcmp((*c)->name, argv[1])) {
             if (fe_cli_wants_help(*c, argc - 1, argv + 1)) return 0;
-            return (*c)->run(argc - 1, argv + 1);
+            int rc = (*c)->run(argc - 1, argv + 1);
+            /* A report, a JSON or a table that did not reach its file (a full disk, a closed
+             * pipe) is a failed run: scripts read the exit status, not the file's length. */
+            if (ferror(stdout) | fflush(stdout)) {
+                fprintf(stderr, "feroce %s: writing the output failed: %s\n", argv[1],
+                        strerror(errno));
+                if (!rc) rc = 1;
+            }
+            return rc;
         }
     }
     fprintf(stderr, "feroce: unknown command '%s'\n", argv[1]);

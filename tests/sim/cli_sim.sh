@@ -80,6 +80,10 @@ if [ -w /dev/full ]; then
     $BIN sim incast3 --until 20ms --trace /dev/full --no-progress > /dev/null 2> "$T/full.err" &&
         fail "a failed write of the trace exits 0"
     grep -q "cannot write /dev/full" "$T/full.err" || fail "failed trace: $(cat "$T/full.err")"
+    $BIN sim incast3 --until 5ms --json > /dev/full 2> "$T/full.err" &&
+        fail "a report that did not reach stdout exits 0"
+    grep -q "feroce sim: writing the output failed: No space left on device" "$T/full.err" ||
+        fail "failed stdout: $(cat "$T/full.err")"
 fi
 $BIN sim --hpcc "$T/hpcc/config.txt" --fct "$T/f2.txt" --until 2.0005s > /dev/null
 [ -f "$T/f2.txt" ] || fail "--fct"
