@@ -420,18 +420,18 @@ static int read_fct(const char *path, uint64_t *flows, uint64_t *bytes, uint64_t
     return rc;
 }
 
-/* The speed scenario as HPCC's files describe it (tests/sim/ns3/advcam-dcqcn: the same fabric,
- * payloads and flows as bench_advcam's, with ns-3's DCQCN settings), run with --ns3-compat;
- * with a PROGRAM, HPCC ns-3's scratch/third built by the user (it is not in Debian), run on
- * the same files in the same run, alternating with feroce on them and (unless quick, which
- * runs a tenth of the bytes) on bench_advcam's scenario: the speed ratio the issue quotes,
- * measured, each run between the others' so that this VM's slow and fast phases fall on all. */
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
+/* The speed scenario as HPCC's files describe it (tests/sim/ns3/advcam-dcqcn: the same fabric,
+ * payloads and flows as bench_advcam's, with ns-3's DCQCN settings), run with --ns3-compat;
+ * with a PROGRAM, HPCC ns-3's scratch/third built by the user (it is not in Debian), run on
+ * the same files in the same run, alternating with feroce on them and (unless quick, which
+ * runs a tenth of the bytes) on bench_advcam's scenario: the speed ratio the issue quotes,
+ * measured, each run between the others' so that this VM's slow and fast phases fall on all. */
 static int bench_ns3_files(const char *dir, const char *prog, bool quick)
 {
     char config[1024], err[256];

@@ -400,11 +400,12 @@ static int run(int argc, char **argv)
         r = -1;
     }
     /* ns-3 users look for these beside their files: say where they went */
-    if (!o.json && r >= 0 && (fct_path || pfc_path))
-        printf("HPCC outputs:%s%s%s%s\n", fct_path ? " flow completions in " : "",
-               fct_path ? fct_path : "",
-               pfc_path ? (fct_path ? ", PFC events in " : " PFC events in ") : "",
-               pfc_path ? pfc_path : "");
+    if (!o.json && r >= 0 && (fct_path || pfc_path)) {
+        printf("HPCC outputs:");
+        if (fct_path) printf(" flow completions in %s", fct_path);
+        if (pfc_path) printf("%s PFC events in %s", fct_path ? "," : "", pfc_path);
+        printf("\n");
+    }
     fe_sim_destroy(sim);
     fe_sim_ns3roce_info_free(&ri);
     return r < 0 ? 1 : 0;
