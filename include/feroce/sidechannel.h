@@ -25,11 +25,12 @@
 extern "C" {
 #endif
 
-#define FE_SC_PORT       17185 /* 0x4321: the front-end listens here */
-#define FE_SC_REPLY_PORT 17186 /* replies go to the message's reply_port, this when it is 0 */
-#define FE_SC_MSG_LEN    64
-#define FE_SC_MAX_QPS    16  /* QPs a front-end serves at most (the firmware's limit) */
-#define FE_SC_FIRST_QPN  256 /* front-end QPNs are allocated from here up */
+#define FE_SC_PORT           17185 /* 0x4321: the front-end listens here */
+#define FE_SC_REPLY_PORT     17186 /* replies go to the message's reply_port, this when it is 0 */
+#define FE_SC_MSG_LEN        64
+#define FE_SC_MAX_QPS        16  /* QPs a front-end serves at most (the firmware's limit) */
+#define FE_SC_FIRST_QPN      256 /* front-end QPNs are allocated from here up */
+#define FE_SC_HOST_MAX_STRAY 4   /* extra QPs a host closes after resent OPEN_QPs */
 
 enum fe_sc_request {
     FE_SC_REQ_NULL = 0, /* no request (a tx-meta-only datagram) */
@@ -106,6 +107,9 @@ struct fe_sc_stats {
     uint64_t tx_msgs;               /* datagrams produced (replies, requests, tx-meta) */
     uint64_t tx_acks[8];            /* front-end: replies by ack type */
     uint64_t retries;               /* host: requests sent again after a timeout */
+    uint64_t rts_on_open;   /* host: MODIFY_QP_RTS answered ERROR as the firmware does: RTS */
+    uint64_t strays;        /* host: a resent OPEN_QP got a second QP from the front-end */
+    uint64_t strays_closed; /* host: CLOSE_QP sent for such a QP */
 };
 
 /* Codec. encode: FE_EINVAL when a 24-bit field is out of range or a type does not fit its bits
@@ -191,11 +195,11 @@ unsigned fe_sc_fe_open_count(const struct fe_sc_fe *fe);
 /* ---- host role (the DAQ receiver: opens one QP on a front-end) ---- */
 
 struct fe_sc_host_config {
-    uint32_t fe_ip;      /* the front-end (host order) */
-    uint16_t fe_port;    /* FE_SC_PORT */
-    bool any_src_port;   /* accept replies from any source port of fe_ip (the firmware replies
-                          * from a configurable port); otherwise only from fe_port */
-    uint16_t reply_port; /* where the front-end must answer: FE_SC_REPLY_PORT */
+    uint32_t fe_ip;             /* the front-end (host order) */
+    uint16_t fe_port;           /* FE_SC_PORT */
+    bool any_src_port;          /* accept replies from any source port of fe_ip (the default: the
+                                 * firmware replies from 0x8765); otherwise only from fe_port */
+    uint16_t reply_port;        /* where the front-end must answer: FE_SC_REPLY_PORT */
     struct fe_sc_qp_info local; /* this host's QPN, first expected PSN, rkey, VA, IP */
     uint64_t retry_timeout_ns;  /* before a request is sent again: 100 ms */
     unsigned max_tries;         /* sends of one request before giving up: 5 */
@@ -226,6 +230,8 @@ struct fe_sc_host {
     unsigned tries;              /* sends of the outstanding request */
     uint64_t deadline_ns;        /* when the outstanding request is sent again */
     struct fe_sc_qp_info remote; /* the front-end's QP (from its OPEN_QP ACK) */
+    uint32_t stray_qpn[FE_SC_HOST_MAX_STRAY]; /* second QPs given for a resent OPEN_QP */
+    unsigned n_stray;                         /* ... still to close */
     struct fe_sc_stats stats;
 };
 

@@ -153,6 +153,21 @@ static void sc_track(struct fe_daq *d, unsigned i, uint64_t now_ns)
     }
 }
 
+/* The flow a side-channel reply is for: the one whose QPN it names; else, for a firmware-style
+ * error reply (which repeats the fields of the board's previous reply), the first flow on that
+ * front-end with a request waiting. -1 when none. */
+static int sc_host_of(const struct fe_daq *d, const struct fe_sc_msg *m, uint32_t ip)
+{
+    int waiting = -1;
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        const struct daq_rt *rt = &d->rt[i];
+        if (!rt->has_host || rt->host.cfg.fe_ip != ip) continue;
+        if (rt->host.cfg.local.qpn == m->rem.qpn) return (int)i;
+        if (waiting < 0 && rt->host.outstanding != FE_SC_REQ_NULL) waiting = (int)i;
+    }
+    return m->ack_valid && m->ack != FE_SC_ACK_ACK ? waiting : -1;
+}
+
 static void sc_input(struct fe_daq *d, uint64_t now_ns, const uint8_t *buf, size_t len, uint32_t ip,
                      uint16_t port)
 {
@@ -162,14 +177,9 @@ static void sc_input(struct fe_daq *d, uint64_t now_ns, const uint8_t *buf, size
         if (d->n_flows && d->rt[0].has_host) d->rt[0].host.stats.rejected[why]++;
         return;
     }
-    for (unsigned i = 0; i < d->n_flows; i++) {
-        struct daq_rt *rt = &d->rt[i];
-        if (rt->has_host && rt->host.cfg.local.qpn == m.rem.qpn && rt->host.cfg.fe_ip == ip) {
-            if (fe_sc_host_input_msg(&rt->host, now_ns, &m, ip, port, &why) == 0)
-                sc_track(d, i, now_ns);
-            return;
-        }
-    }
+    int i = sc_host_of(d, &m, ip);
+    if (i >= 0 && fe_sc_host_input_msg(&d->rt[i].host, now_ns, &m, ip, port, &why) == 0)
+        sc_track(d, (unsigned)i, now_ns);
 }
 
 static void raw_udp_hook(void *arg, uint64_t now_ns, uint32_t src_ip, uint16_t src_port,

@@ -403,14 +403,16 @@ static int run(int argc, char **argv)
         } else {
             printf("qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64
                    " verify errors, %" PRIu64 " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64
-                   " RNR NAKs, %" PRIu64 " duplicates%s%s%s%s\n",
+                   " RNR NAKs, %" PRIu64 " duplicates%s%s%s%s%s\n",
                    fl->qpn, fl->peer_qpn, fl->msgs, (double)fl->bytes / 1e9, gbps,
                    fl->verify_errors, fl->seq_errors, c->tx_cnps, c->tx_rnr_naks, c->rx_dup_pkts,
                    fl->qp_error ? ", QP ERROR" : "", lost ? ", MESSAGES MISSING" : "",
                    fl->record_lost ? ", NOT ALL RECORDED" : "",
                    h && h->state == FE_SC_H_FAILED
-                       ? (h->timed_out ? ", side channel: no answer" : ", side channel refused")
-                       : "");
+                       ? (h->timed_out ? ", side channel: no answer" : ", side channel refused: ")
+                       : "",
+                   h && h->state == FE_SC_H_FAILED && !h->timed_out ? fe_sc_ack_name(h->fail_ack)
+                                                                    : "");
         }
     }
     if (o.io.json) {

@@ -189,7 +189,8 @@ int fe_sc_encode(uint8_t out[FE_SC_MSG_LEN], const struct fe_sc_msg *m)
     /* Only what fe_sc_decode accepts: a message feroce sends is never one it would refuse. */
     if (m->loc.qpn > MASK24 || m->loc.psn > MASK24 || m->rem.qpn > MASK24 || m->rem.psn > MASK24)
         return FE_EINVAL;
-    if (m->info_valid ? !request_known(m->request) : m->request != FE_SC_REQ_NULL) return FE_EINVAL;
+    if (m->request != FE_SC_REQ_NULL && (!m->info_valid || !request_known(m->request)))
+        return FE_EINVAL;
     if (m->ack_valid ? (!ack_known(m->ack) || !m->info_valid) : m->ack != FE_SC_ACK_NULL)
         return FE_EINVAL;
     if (!m->tx.valid && (m->tx.start || m->tx.immediate || m->tx.write)) return FE_EINVAL;
@@ -222,7 +223,9 @@ int fe_sc_decode(const uint8_t *buf, size_t len, struct fe_sc_msg *m, enum fe_sc
         uint8_t f = buf[OFF_FLAGS], tf = buf[OFF_TX_FLAGS];
         bool info = f & FLAG_INFO_VALID, ackv = f & FLAG_ACK_VALID;
         unsigned req = (f >> 1) & 7u, ack = (f >> 5) & 7u;
-        if (info ? !request_known(req) : req != FE_SC_REQ_NULL)
+        /* Info valid with no request is accepted: the firmware ignores the combination, and
+         * host software (feroce-rs) sends its tx-meta that way. */
+        if (req != FE_SC_REQ_NULL && (!info || !request_known(req)))
             r = FE_SC_R_REQUEST;
         else if (ackv ? (!ack_known(ack) || !info) : ack != FE_SC_ACK_NULL)
             r = FE_SC_R_ACK;
@@ -485,6 +488,8 @@ void fe_sc_host_config_default(struct fe_sc_host_config *cfg)
     cfg->reply_port = FE_SC_REPLY_PORT;
     cfg->retry_timeout_ns = 100000000ull;
     cfg->max_tries = 5;
+    /* The firmware answers from its own port (0x8765), not from the one it listens on. */
+    cfg->any_src_port = true;
 }
 
 int fe_sc_host_init(struct fe_sc_host *h, const struct fe_sc_host_config *cfg)
@@ -566,8 +571,21 @@ static int host_encode(struct fe_sc_host *h, uint8_t req, bool tx, uint8_t out[F
     return rc;
 }
 
+/* A CLOSE_QP for a QP the front-end gave us twice (see take_stray_qp); sent once: should it be
+ * lost, the QP stays open on the front-end, and stats.strays says so. */
+static int host_close_stray(struct fe_sc_host *h, uint8_t out[FE_SC_MSG_LEN])
+{
+    struct fe_sc_qp_info ours = h->remote;
+    h->remote.qpn = h->stray_qpn[--h->n_stray];
+    int rc = host_encode(h, FE_SC_REQ_CLOSE_QP, false, out);
+    h->remote = ours;
+    if (rc == 0) h->stats.strays_closed++;
+    return rc == 0;
+}
+
 int fe_sc_host_poll_tx(struct fe_sc_host *h, uint64_t now_ns, uint8_t out[FE_SC_MSG_LEN])
 {
+    if (h->n_stray) return host_close_stray(h, out);
     if (h->start_pending && h->state == FE_SC_H_RTS) {
         h->start_pending = false;
         return host_encode(h, FE_SC_REQ_NULL, true, out) == 0;
@@ -592,7 +610,7 @@ int fe_sc_host_poll_tx(struct fe_sc_host *h, uint64_t now_ns, uint8_t out[FE_SC_
 
 uint64_t fe_sc_host_next_deadline(const struct fe_sc_host *h)
 {
-    if ((h->start_pending && h->state == FE_SC_H_RTS) || h->send_now) return 0;
+    if ((h->start_pending && h->state == FE_SC_H_RTS) || h->send_now || h->n_stray) return 0;
     if (h->outstanding != FE_SC_REQ_NULL) return h->deadline_ns;
     return UINT64_MAX;
 }
@@ -604,6 +622,51 @@ static int host_reject(struct fe_sc_host *h, enum fe_sc_reason r, enum fe_sc_rea
     return FE_EPARSE;
 }
 
+/* The firmware's NO_QP, NAK and ERROR replies repeat the fields of its previous reply (another
+ * request's, maybe another host QP's) with only the ack type changed: from the front-end's
+ * address, while a request of ours waits, such a reply answers it whatever its fields say. */
+static bool firmware_error_reply(const struct fe_sc_host *h, const struct fe_sc_msg *m)
+{
+    return h->outstanding != FE_SC_REQ_NULL && m->ack != FE_SC_ACK_ACK;
+}
+
+/* A reply must answer the request we are waiting for, about our QP (and theirs). */
+static bool check_reply_matches(const struct fe_sc_host *h, const struct fe_sc_msg *m)
+{
+    if (h->outstanding == FE_SC_REQ_NULL || m->request != h->outstanding ||
+        m->rem.qpn != h->cfg.local.qpn)
+        return false;
+    if (h->outstanding != FE_SC_REQ_OPEN_QP) return m->loc.qpn == h->remote.qpn;
+    return m->ack != FE_SC_ACK_ACK || m->loc.qpn != 0;
+}
+
+/* An OPEN_QP ACK naming another QP than ours, after we resent OPEN_QP: the front-end (the
+ * firmware pops a new QPN for every OPEN_QP) gave us a second QP, which we close at once
+ * rather than leave the board short of one. */
+static bool take_stray_qp(struct fe_sc_host *h, const struct fe_sc_msg *m)
+{
+    if (m->request != FE_SC_REQ_OPEN_QP || m->ack != FE_SC_ACK_ACK ||
+        m->rem.qpn != h->cfg.local.qpn || !m->loc.qpn || m->loc.qpn == h->remote.qpn ||
+        h->state == FE_SC_H_OPENING || h->n_stray >= FE_SC_HOST_MAX_STRAY)
+        return false;
+    for (unsigned i = 0; i < h->n_stray; i++)
+        if (h->stray_qpn[i] == m->loc.qpn) return true;
+    h->stray_qpn[h->n_stray++] = m->loc.qpn;
+    h->stats.strays++;
+    return true;
+}
+
+static void host_closed_reply(struct fe_sc_host *h, const struct fe_sc_msg *m)
+{
+    /* NO_QP: already gone (our earlier CLOSE_QP got through, its ACK did not). */
+    if (m->ack == FE_SC_ACK_ACK || m->ack == FE_SC_ACK_NO_QP) {
+        h->state = FE_SC_H_CLOSED;
+    } else {
+        h->state = FE_SC_H_FAILED;
+        h->fail_ack = m->ack;
+    }
+}
+
 int fe_sc_host_input_msg(struct fe_sc_host *h, uint64_t now_ns, const struct fe_sc_msg *m,
                          uint32_t src_ip, uint16_t src_port, enum fe_sc_reason *why)
 {
@@ -611,12 +674,12 @@ int fe_sc_host_input_msg(struct fe_sc_host *h, uint64_t now_ns, const struct fe_
     if (src_ip != h->cfg.fe_ip || (!h->cfg.any_src_port && src_port != h->cfg.fe_port))
         return host_reject(h, FE_SC_R_SOURCE, why);
     if (!m->ack_valid) return host_reject(h, FE_SC_R_ROLE, why);
-    /* A reply must answer the request we are waiting for, about our QP (and theirs). */
-    if (h->outstanding == FE_SC_REQ_NULL || m->request != h->outstanding ||
-        m->rem.qpn != h->cfg.local.qpn ||
-        (h->outstanding != FE_SC_REQ_OPEN_QP && m->loc.qpn != h->remote.qpn) ||
-        (h->outstanding == FE_SC_REQ_OPEN_QP && m->ack == FE_SC_ACK_ACK && m->loc.qpn == 0))
-        return host_reject(h, FE_SC_R_UNSOLICITED, why);
+    if (!check_reply_matches(h, m) && !firmware_error_reply(h, m)) {
+        if (!take_stray_qp(h, m)) return host_reject(h, FE_SC_R_UNSOLICITED, why);
+        h->stats.rx_ok++;
+        if (why) *why = FE_SC_R_OK;
+        return 0;
+    }
     h->stats.rx_ok++;
     if (why) *why = FE_SC_R_OK;
 
@@ -624,13 +687,15 @@ int fe_sc_host_input_msg(struct fe_sc_host *h, uint64_t now_ns, const struct fe_
     h->outstanding = FE_SC_REQ_NULL;
     h->send_now = false;
     if (req == FE_SC_REQ_CLOSE_QP) {
-        /* NO_QP: already gone (our earlier CLOSE_QP got through, its ACK did not). */
-        if (m->ack == FE_SC_ACK_ACK || m->ack == FE_SC_ACK_NO_QP) {
-            h->state = FE_SC_H_CLOSED;
-        } else {
-            h->state = FE_SC_H_FAILED;
-            h->fail_ack = m->ack;
-        }
+        host_closed_reply(h, m);
+        return 0;
+    }
+    if (req == FE_SC_REQ_MODIFY_QP_RTS && m->ack == FE_SC_ACK_ERROR) {
+        /* The firmware moves a QP to RTS on OPEN_QP and answers a MODIFY after it with ERROR:
+         * the QP is ready, as the front-end said when it accepted the OPEN. */
+        h->state = FE_SC_H_RTS;
+        h->start_pending = h->cfg.start.valid;
+        h->stats.rts_on_open++;
         return 0;
     }
     if (m->ack != FE_SC_ACK_ACK) {

@@ -35,7 +35,7 @@ static void enc(uint8_t *buf, const struct fe_sc_msg *m)
     assert_int_equal(fe_sc_encode(buf, m), 0);
 }
 
-/* The layout of design.md section 4, byte by byte. */
+/* The layout of include/feroce/sidechannel.h, byte by byte. */
 static void test_layout(void **state)
 {
     (void)state;
@@ -120,8 +120,10 @@ static void test_decode_strict(void **state)
     b[0] = (uint8_t)(0x00 | (1 << 1)); /* a request without info valid */
     expect_reject(b, 64, FE_SC_R_REQUEST);
     memcpy(b, good, 64);
-    b[0] = 0x01; /* info valid without a request */
-    expect_reject(b, 64, FE_SC_R_REQUEST);
+    b[0] = 0x01 | 0x10 | (FE_SC_ACK_NO_QP << 5); /* info valid without a request: accepted, */
+    struct fe_sc_msg nr;                         /* as the firmware's replies carry it */
+    assert_int_equal(fe_sc_decode(b, 64, &nr, NULL), 0);
+    assert_true(nr.info_valid && nr.request == FE_SC_REQ_NULL && nr.ack == FE_SC_ACK_NO_QP);
     for (unsigned a = 4; a <= 6; a++) {
         memcpy(b, good, 64);
         b[0] = (uint8_t)(0x01 | (1 << 1) | 0x10 | (a << 5));
@@ -402,6 +404,7 @@ static struct fe_sc_host new_host(uint32_t qpn, bool start)
     c.local.ip = HOST_IP;
     c.retry_timeout_ns = 10 * MS;
     c.max_tries = 3;
+    c.any_src_port = false; /* the strict check; the firmware's own port is tested apart */
     if (start) {
         c.start.valid = c.start.start = c.start.write = c.start.immediate = true;
         c.start.msg_len_bytes = 4096;
@@ -601,6 +604,70 @@ static void test_host_rejects(void **state)
     assert_int_equal(fe_sc_host_close(&a, now), FE_ESTATE);
 }
 
+/* A firmware reply: ack type `ack` to request `req`, naming the board's QP loc_qpn and the
+ * host's QP rem_qpn, sent from the firmware's reply port 0x8765. */
+static int fw_reply(struct fe_sc_host *h, uint8_t req, uint8_t ack, uint32_t loc_qpn,
+                    uint32_t rem_qpn)
+{
+    struct fe_sc_msg m = {.info_valid = true, .request = req, .ack_valid = true, .ack = ack};
+    m.loc.qpn = loc_qpn;
+    m.rem.qpn = rem_qpn;
+    uint8_t b[64];
+    enc(b, &m);
+    enum fe_sc_reason why;
+    return fe_sc_host_input(h, 0, b, 64, FE_IP, 0x8765, &why);
+}
+
+/* The firmware's side channel: replies from 0x8765, RTS on OPEN (a MODIFY after it is answered
+ * ERROR), a second QP for a resent OPEN_QP, error replies that repeat its previous fields. */
+static void test_host_firmware(void **state)
+{
+    (void)state;
+    struct fe_sc_host h = new_host(0x42, true);
+    h.cfg.any_src_port = true;
+    uint8_t b[64];
+    struct fe_sc_msg m;
+    assert_int_equal(fe_sc_host_open(&h, 0), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, b), 1);
+    assert_int_equal(fw_reply(&h, FE_SC_REQ_OPEN_QP, FE_SC_ACK_ACK, 0x100, 0x42), 0);
+    assert_int_equal(h.state, FE_SC_H_MODIFYING);
+    /* the reply to our resent OPEN_QP: a second QP, closed before anything else is sent */
+    assert_int_equal(fw_reply(&h, FE_SC_REQ_OPEN_QP, FE_SC_ACK_ACK, 0x101, 0x42), 0);
+    assert_int_equal(h.stats.strays, 1);
+    assert_int_equal(fe_sc_host_next_deadline(&h), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, b), 1);
+    assert_int_equal(fe_sc_decode(b, 64, &m, NULL), 0);
+    assert_int_equal(m.request, FE_SC_REQ_CLOSE_QP);
+    assert_int_equal(m.rem.qpn, 0x101);
+    assert_int_equal(h.remote.qpn, 0x100);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, b), 1); /* then our MODIFY */
+    assert_int_equal(fe_sc_decode(b, 64, &m, NULL), 0);
+    assert_int_equal(m.request, FE_SC_REQ_MODIFY_QP_RTS);
+    assert_int_equal(m.rem.qpn, 0x100);
+    /* the stray's CLOSE ACK is not ours to wait for: unsolicited, nothing changes */
+    assert_true(fw_reply(&h, FE_SC_REQ_CLOSE_QP, FE_SC_ACK_ACK, 0x101, 0x42) < 0);
+    /* MODIFY answered ERROR: the board made the QP ready at OPEN */
+    assert_int_equal(fw_reply(&h, FE_SC_REQ_MODIFY_QP_RTS, FE_SC_ACK_ERROR, 0x100, 0x42), 0);
+    assert_int_equal(h.state, FE_SC_H_RTS);
+    assert_int_equal(h.stats.rts_on_open, 1);
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, b), 1); /* the tx-meta start follows */
+    assert_int_equal(fe_sc_decode(b, 64, &m, NULL), 0);
+    assert_true(m.tx.valid && m.tx.start);
+
+    /* NO_QP repeating the board's previous reply (another host QP, an OPEN of before) */
+    struct fe_sc_host h2 = new_host(0x43, false);
+    h2.cfg.any_src_port = true;
+    assert_int_equal(fe_sc_host_open(&h2, 0), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&h2, 0, b), 1);
+    assert_true(fw_reply(&h2, FE_SC_REQ_OPEN_QP, FE_SC_ACK_ACK, 0x100, 0x42) < 0); /* not ours */
+    assert_int_equal(fw_reply(&h2, FE_SC_REQ_OPEN_QP, FE_SC_ACK_NO_QP, 0x100, 0x42), 0);
+    assert_int_equal(h2.state, FE_SC_H_FAILED);
+    assert_int_equal(h2.fail_ack, FE_SC_ACK_NO_QP);
+    assert_false(h2.timed_out);
+    /* with nothing outstanding, an error reply is unsolicited */
+    assert_true(fw_reply(&h2, FE_SC_REQ_NULL, FE_SC_ACK_NAK, 0, 0) < 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -612,6 +679,7 @@ int main(void)
         cmocka_unit_test(test_interop),
         cmocka_unit_test(test_interop_losses),
         cmocka_unit_test(test_host_rejects),
+        cmocka_unit_test(test_host_firmware),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
