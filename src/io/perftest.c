@@ -192,16 +192,37 @@ static int read_all(int fd, void *buf, size_t len)
     return 0;
 }
 
-/* One symmetric step: ours out, theirs in. */
-static int xchg(struct fe_pt_session *s, const void *mine, void *theirs, size_t len,
-                const char *what)
+static const char *peer_name(const struct fe_pt_session *s)
+{
+    return s->server ? "client" : "server";
+}
+
+static int xchg_send(struct fe_pt_session *s, const void *mine, size_t len, const char *what)
 {
     if (write_all(s->fd, mine, len))
         return fail(s, FE_EIO, "sending the %s: %s", what, errno ? strerror(errno) : "closed");
+    return 0;
+}
+
+static int xchg_recv(struct fe_pt_session *s, void *theirs, size_t len, const char *what)
+{
     if (read_all(s->fd, theirs, len))
-        return fail(s, FE_EIO, "reading the server's %s: %s", what,
+        return fail(s, FE_EIO, "reading the %s's %s: %s", peer_name(s), what,
                     errno ? strerror(errno) : "connection closed");
     return 0;
+}
+
+/* One symmetric step: the client sends its item first and the server reads first, so that
+ * neither waits for the other. */
+static int xchg(struct fe_pt_session *s, const void *mine, void *theirs, size_t len,
+                const char *what)
+{
+    if (s->server) {
+        int rc = xchg_recv(s, theirs, len, what);
+        return rc ? rc : xchg_send(s, mine, len, what);
+    }
+    int rc = xchg_send(s, mine, len, what);
+    return rc ? rc : xchg_recv(s, theirs, len, what);
 }
 
 static int xchg_keys(struct fe_pt_session *s, const struct fe_pt_dest *local,
@@ -214,8 +235,8 @@ static int xchg_keys(struct fe_pt_session *s, const struct fe_pt_dest *local,
     if (rc) return rc;
     struct fe_pt_dest tmp;
     if (fe_pt_key_decode(theirs, remote ? remote : &tmp))
-        return fail(s, FE_EPARSE, "the server's %s is malformed: '%.*s'", what, FE_PT_KEY_LEN - 1,
-                    (const char *)theirs);
+        return fail(s, FE_EPARSE, "the %s's %s is malformed: '%.*s'", peer_name(s), what,
+                    FE_PT_KEY_LEN - 1, (const char *)theirs);
     return 0;
 }
 
@@ -232,19 +253,21 @@ static void put_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-int fe_pt_client_start(struct fe_pt_session *s, int fd, uint32_t page_size, uint32_t cache_line,
-                       uint32_t mtu_bytes, const struct fe_pt_dest *local)
+static int pt_start(struct fe_pt_session *s, int fd, bool server, uint32_t page_size,
+                    uint32_t cache_line, uint32_t mtu_bytes, const struct fe_pt_dest *local)
 {
     memset(s, 0, sizeof *s);
     s->fd = fd;
+    s->server = server;
     uint8_t v[FE_PT_VERSION_LEN], rv[FE_PT_VERSION_LEN];
     fe_pt_version_encode(v);
     int rc = xchg(s, v, rv, sizeof v, "version");
     if (rc) return rc;
     if (fe_pt_version_decode(rv, &s->remote_version))
-        return fail(s, FE_EPARSE, "the server's version is not a number");
+        return fail(s, FE_EPARSE, "the %s's version is not a number", peer_name(s));
     if (s->remote_version < FE_PT_MIN_VERSION - 1e-9)
-        return fail(s, FE_ENOTSUP, "server version %.2f is older than 5.70", s->remote_version);
+        return fail(s, FE_ENOTSUP, "%s version %.2f is older than 5.70", peer_name(s),
+                    s->remote_version);
 
     uint8_t m[4], r[4];
     put_be32(m, page_size);
@@ -263,6 +286,18 @@ int fe_pt_client_start(struct fe_pt_session *s, int fd, uint32_t page_size, uint
     s->mtu_bytes = (rmtu && rmtu < mtu_bytes) ? rmtu : mtu_bytes;
 
     return xchg_keys(s, local, &s->remote, "QP key");
+}
+
+int fe_pt_client_start(struct fe_pt_session *s, int fd, uint32_t page_size, uint32_t cache_line,
+                       uint32_t mtu_bytes, const struct fe_pt_dest *local)
+{
+    return pt_start(s, fd, false, page_size, cache_line, mtu_bytes, local);
+}
+
+int fe_pt_server_start(struct fe_pt_session *s, int fd, uint32_t page_size, uint32_t cache_line,
+                       uint32_t mtu_bytes, const struct fe_pt_dest *local)
+{
+    return pt_start(s, fd, true, page_size, cache_line, mtu_bytes, local);
 }
 
 int fe_pt_client_sync(struct fe_pt_session *s, const struct fe_pt_dest *local)
@@ -285,11 +320,10 @@ int fe_pt_client_finish(struct fe_pt_session *s, const struct fe_pt_dest *local,
         if ((rc = xchg(s, m + 8 * i, r + 8 * i, 8, what[i]))) return rc;
     fe_pt_report_decode(r, theirs);
     if ((rc = xchg_keys(s, local, NULL, "closing key"))) return rc;
-    if (write_all(s->fd, "done", sizeof "done"))
-        return fail(s, FE_EIO, "sending \"done\": %s", strerror(errno));
-    /* The server says "done" too; reading it lets both ends close without a reset. */
+    /* Both say "done"; reading the other's lets both ends close without a reset. */
     char done[sizeof "done"];
-    if (read_all(s->fd, done, sizeof done) || memcmp(done, "done", sizeof done))
-        return fail(s, FE_EPARSE, "the server did not end with \"done\"");
+    if ((rc = xchg(s, "done", done, sizeof done, "\"done\""))) return rc;
+    if (memcmp(done, "done", sizeof done))
+        return fail(s, FE_EPARSE, "the %s did not end with \"done\"", peer_name(s));
     return 0;
 }

@@ -22,6 +22,7 @@
 #ifndef FE_IO_PERFTEST_H
 #define FE_IO_PERFTEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,7 +78,8 @@ struct fe_pt_session {
     double remote_version;
     uint32_t page_size, cache_line; /* agreed: the larger of both sides' */
     uint32_t mtu_bytes;             /* agreed: the smaller of both sides' */
-    struct fe_pt_dest remote;       /* the server's QP (from the first key exchange) */
+    struct fe_pt_dest remote;       /* the peer's QP (from the first key exchange) */
+    bool server;                    /* this side is the server: it reads first in every step */
     char err[160];                  /* why the last call failed */
 };
 
@@ -90,5 +92,12 @@ int fe_pt_client_sync(struct fe_pt_session *s, const struct fe_pt_dest *local);
 /* Steps 6-8 after the last WRITE completed: sync, reports, close handshake, "done". */
 int fe_pt_client_finish(struct fe_pt_session *s, const struct fe_pt_dest *local,
                         const struct fe_pt_report *mine, struct fe_pt_report *theirs);
+
+/* ---- the server's side (`feroce recv --perftest-server`): the same steps, reading first ----
+ * fe_pt_server_start: steps 1-4; the caller then connects its QP to `remote` and calls
+ * fe_pt_client_sync (the same two exchanges); then it waits for the WRITEs, which end with
+ * the client's end-of-test key: fe_pt_client_finish (its report is the client's figures). */
+int fe_pt_server_start(struct fe_pt_session *s, int fd, uint32_t page_size, uint32_t cache_line,
+                       uint32_t mtu_bytes, const struct fe_pt_dest *local);
 
 #endif

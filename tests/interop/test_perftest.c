@@ -249,12 +249,61 @@ static void test_old_server_and_hangup(void **state)
     }
 }
 
+/* feroce as the server against feroce as the client: the two sides of one conversation. */
+struct pt_side {
+    int fd;
+    struct fe_pt_dest mine;
+    struct fe_pt_report report, theirs;
+    struct fe_pt_session ses;
+    int rc;
+};
+
+static void *server_side(void *arg)
+{
+    struct pt_side *p = arg;
+    p->rc = fe_pt_server_start(&p->ses, p->fd, 4096, 64, 1024, &p->mine);
+    if (!p->rc) p->rc = fe_pt_client_sync(&p->ses, &p->mine);
+    if (!p->rc) p->rc = fe_pt_client_finish(&p->ses, &p->mine, &p->report, &p->theirs);
+    return NULL;
+}
+
+static void test_server_role(void **state)
+{
+    (void)state;
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    struct pt_side srv = {.fd = sv[1], .mine = sample_dest()}, cli = {.fd = sv[0]};
+    srv.mine.qpn = 0x22;
+    srv.mine.rkey = 0x5eed;
+    cli.mine = sample_dest();
+    cli.report = (struct fe_pt_report){65536, 200, 900.0, 850.5, 0.0136};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, server_side, &srv), 0);
+    cli.rc = fe_pt_client_start(&cli.ses, cli.fd, 8192, 128, 4096, &cli.mine);
+    if (!cli.rc) cli.rc = fe_pt_client_sync(&cli.ses, &cli.mine);
+    if (!cli.rc) cli.rc = fe_pt_client_finish(&cli.ses, &cli.mine, &cli.report, &cli.theirs);
+    pthread_join(t, NULL);
+    close(sv[0]);
+    close(sv[1]);
+    assert_int_equal(cli.rc, 0);
+    assert_int_equal(srv.rc, 0);
+    assert_true(srv.ses.server && !cli.ses.server);
+    assert_int_equal(srv.ses.mtu_bytes, 1024); /* the smaller, on both sides */
+    assert_int_equal(cli.ses.mtu_bytes, 1024);
+    assert_int_equal(srv.ses.page_size, 8192); /* the larger */
+    assert_int_equal(cli.ses.remote.qpn, 0x22);
+    assert_int_equal(cli.ses.remote.rkey, 0x5eed);
+    assert_int_equal(srv.ses.remote.psn, 0xfffff0);
+    assert_int_equal(srv.theirs.iters, 200);
+    assert_true(srv.theirs.bw_avg_MBps == 850.5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_key_known_answer),      cmocka_unit_test(test_key_strict),
         cmocka_unit_test(test_version_mtu_report),    cmocka_unit_test(test_conversation),
-        cmocka_unit_test(test_old_server_and_hangup),
+        cmocka_unit_test(test_old_server_and_hangup), cmocka_unit_test(test_server_role),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
