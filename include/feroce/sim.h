@@ -348,7 +348,8 @@ int fe_sim_trace_close(struct fe_sim_trace *t);
 double fe_sim_jain(const double *x, size_t n);
 
 /* ---- scenario sources ---- */
-/* Built-in reference scenarios (design.md section 7). */
+/* Built-in reference scenarios: the experiments published with the LST Advanced Camera's RoCEv2 +
+ * DCQCN firmware (docs/sim.md, "Built-in scenarios"). */
 struct fe_sim_builtin {
     const char *name;
     const char *summary;

@@ -1,0 +1,185 @@
+/* Public functions of the I/O layer that no tool calls: an endpoint's counters and the peer
+ * address it sends a QP's packets to (learned from the packets that arrive), the data-pattern
+ * names, and the address an emulated switch's access port got from an ephemeral bind. Two
+ * endpoints carry one WRITE between two QPs over UDP on loopback. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "feroce/endpoint.h"
+#include "feroce/eswitch.h"
+#include "feroce/frames.h"
+
+#define LO        0x7F000001u
+#define MSG_BYTES 3000u /* three packets at MTU 1024 */
+
+static struct fe_ep *open_ep(void)
+{
+    struct fe_ep_config c;
+    fe_ep_config_default(&c);
+    c.udp.bind_ip = LO;
+    c.udp.bind_port = 0;
+    int err = 1;
+    struct fe_ep *ep = fe_ep_create(&c, &err);
+    assert_non_null(ep);
+    assert_int_equal(err, 0);
+    return ep;
+}
+
+static struct fe_qp *open_qp(uint32_t local_qpn, uint32_t remote_qpn)
+{
+    struct fe_qp_config c;
+    fe_qp_config_default(&c);
+    c.local_qpn = local_qpn;
+    c.remote_qpn = remote_qpn;
+    c.mtu_bytes = 1024;
+    c.remote_va = 0x10000;
+    c.remote_rkey = 0x77;
+    c.ack_timeout_ns = 100000000ull; /* loopback on a loaded machine: no spurious retries */
+    int err = 1;
+    const char *why = NULL;
+    struct fe_qp *qp = fe_qp_create(&c, fe_io_now_ns(), &err, &why);
+    assert_non_null(qp);
+    return qp;
+}
+
+/* Moves packets both ways until the sender's WRITE has completed (2 s at most). */
+static void run_until_complete(struct fe_ep *a, struct fe_qp *qa, struct fe_ep *b)
+{
+    uint64_t until = fe_io_now_ns() + 2000000000ull;
+    struct fe_cqe cqe;
+    int got = 0;
+    while (!got && fe_io_now_ns() < until) {
+        uint64_t now = fe_io_now_ns();
+        fe_ep_handle_expiry(a, now);
+        fe_ep_poll_tx(a, now, 64);
+        fe_ep_poll_rx(b, now, 64);
+        fe_ep_poll_tx(b, now, 64);
+        fe_ep_poll_rx(a, now, 64);
+        got = fe_qp_poll_cq(qa, &cqe, 1);
+    }
+    assert_int_equal(got, 1);
+    assert_int_equal(cqe.status, FE_WC_SUCCESS);
+    assert_int_equal(cqe.byte_len, MSG_BYTES);
+}
+
+static void test_endpoint_stats_and_peer(void **state)
+{
+    (void)state;
+    struct fe_ep *a = open_ep(), *b = open_ep();
+    uint32_t aip, bip;
+    uint16_t aport, bport;
+    fe_ep_local(a, &aip, &aport);
+    fe_ep_local(b, &bip, &bport);
+    assert_int_equal(aip, LO);
+
+    struct fe_qp *qa = open_qp(0x100, 0x200), *qb = open_qp(0x200, 0x100);
+    static uint8_t src[MSG_BYTES], dst[MSG_BYTES];
+    for (uint32_t i = 0; i < MSG_BYTES; i++) src[i] = (uint8_t)(i * 13 + 1);
+    struct fe_mr mr = {.rkey = 0x77, .va = 0x10000, .len = MSG_BYTES, .base = dst};
+    assert_int_equal(fe_qp_reg_mr(qb, &mr), 0);
+
+    /* the receiver is told a wrong port for its peer and learns the right one */
+    assert_int_equal(fe_ep_add_qp(a, qa, bip, bport, 0), 0);
+    assert_int_equal(fe_ep_add_qp(b, qb, LO, 9, FE_EP_LEARN_PEER), 0);
+    uint32_t ip = 0;
+    uint16_t port = 0;
+    assert_int_equal(fe_ep_peer(b, qb, &ip, &port), 0);
+    assert_int_equal(ip, LO);
+    assert_int_equal(port, 9);
+    assert_int_equal(fe_ep_peer(a, qb, &ip, &port), FE_ENOENT); /* not attached to a */
+
+    struct fe_wr wr = {.op = FE_WR_WRITE, .cookie = 1, .data = src, .len = MSG_BYTES};
+    assert_int_equal(fe_qp_post_send(qa, &wr), 0);
+    run_until_complete(a, qa, b);
+    assert_memory_equal(dst, src, MSG_BYTES);
+
+    assert_int_equal(fe_ep_peer(b, qb, &ip, &port), 0);
+    assert_int_equal(ip, aip);
+    assert_int_equal(port, aport);
+    assert_int_equal(fe_ep_peer(a, qa, NULL, &port), 0); /* either output may be NULL */
+    assert_int_equal(port, bport);
+
+    const struct fe_ep_stats *sa = fe_ep_stats(a), *sb = fe_ep_stats(b);
+    assert_true(sa->tx_pkts >= 3 && sa->tx_bytes > MSG_BYTES);
+    assert_true(sb->rx_pkts >= 3);
+    assert_true(sb->tx_pkts >= 1 && sa->rx_pkts >= 1); /* the ACK */
+    assert_int_equal(sb->rx_no_qp, 0);
+    assert_int_equal(sb->rx_bad_icrc, 0);
+    assert_int_equal(sb->rx_parse, 0);
+
+    /* the backend's own counters, NULL for the backend the endpoint does not use */
+    const struct fe_udpsock_stats *ua = fe_ep_udp_stats(a), *ub = fe_ep_udp_stats(b);
+    assert_non_null(ua);
+    assert_non_null(ub);
+    assert_int_equal(ua->tx_dgrams, sa->tx_pkts);
+    assert_int_equal(ub->rx_dgrams, sb->rx_dgrams);
+    assert_null(fe_ep_raw_stats(a));
+
+    assert_int_equal(fe_ep_remove_qp(a, qa), 0);
+    assert_int_equal(fe_ep_peer(a, qa, &ip, &port), FE_ENOENT);
+    fe_ep_remove_qp(b, qb);
+    fe_qp_destroy(qa);
+    fe_qp_destroy(qb);
+    fe_ep_destroy(a);
+    fe_ep_destroy(b);
+}
+
+static void test_data_pattern_name(void **state)
+{
+    (void)state;
+    static const enum fe_data_pattern all[] = {FE_PAT_COUNTER, FE_PAT_FRAMES};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        enum fe_data_pattern back = (enum fe_data_pattern) - 1;
+        assert_int_equal(fe_data_pattern_parse(fe_data_pattern_name(all[i]), &back), 0);
+        assert_int_equal(back, all[i]);
+    }
+    assert_string_equal(fe_data_pattern_name(FE_PAT_COUNTER), "counter");
+    assert_string_equal(fe_data_pattern_name(FE_PAT_FRAMES), "frames");
+}
+
+static void test_eswitch_port_addr(void **state)
+{
+    (void)state;
+    struct fe_eswitch_config c;
+    fe_eswitch_config_default(&c);
+    c.backend = FE_BACKEND_UDP;
+    c.n_ports = 2;
+    c.port_ip[0] = c.port_ip[1] = LO;
+    c.port_port[0] = c.port_port[1] = 0; /* ephemeral: only the switch knows them */
+    c.to_ip = LO;
+    c.to_port = 9;
+    int err = 1;
+    char msg[128] = "";
+    struct fe_eswitch *s = fe_eswitch_create(&c, fe_io_now_ns(), &err, msg, sizeof msg);
+    assert_non_null(s);
+    uint32_t ip[2] = {0, 0};
+    uint16_t port[2] = {0, 0};
+    for (unsigned i = 0; i < 2; i++) {
+        fe_eswitch_port_addr(s, i, &ip[i], &port[i]);
+        assert_int_equal(ip[i], LO);
+        assert_true(port[i] != 0);
+    }
+    assert_true(port[0] != port[1]);
+    /* beyond the access ports: the outputs are left as they were */
+    uint32_t ip_out = 1;
+    uint16_t port_out = 1;
+    fe_eswitch_port_addr(s, 2, &ip_out, &port_out);
+    assert_int_equal(ip_out, 1);
+    assert_int_equal(port_out, 1);
+    fe_eswitch_destroy(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_endpoint_stats_and_peer),
+        cmocka_unit_test(test_data_pattern_name),
+        cmocka_unit_test(test_eswitch_port_addr),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
