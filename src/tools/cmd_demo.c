@@ -15,6 +15,7 @@
 #include "feroce/frontend.h"
 #include "feroce/io.h"
 #include "feroce/report.h"
+#include "feroce/stats.h"
 #include "tools/cli.h"
 
 #define MAX_SENDERS 8
@@ -348,7 +349,8 @@ static int run_incast(const struct demo_cfg *c, struct demo_res *res)
         res->retx += r->retx;
         if (r->error) res->qp_error = true;
     }
-    res->jain = fe_jain_index(g, (int)c->senders);
+    /* a run that carried nothing reads as 0, not as perfectly fair shares of nothing */
+    res->jain = res->aggregate_gbps > 0 ? fe_jain_index(g, c->senders) : 0;
     const struct fe_esw_port_stats *b = fe_eswitch_port_stats(sw, c->senders);
     res->marked = b->marked;
     res->drops_full = b->drops_full;
