@@ -1,5 +1,6 @@
 /* Small helpers for tools that report what the core measured: latency percentiles from a QP's
- * histogram, a congestion-control instance's rate and alpha in common units, Jain's index. */
+ * histogram, a congestion-control instance's rate and alpha in common units (Jain's index is
+ * in feroce/stats.h). */
 #ifndef FEROCE_REPORT_H
 #define FEROCE_REPORT_H
 
@@ -22,9 +23,6 @@ struct fe_cc_view {
     double rc_bps, rt_bps, alpha;
 };
 void fe_cc_view_of(const struct fe_cc *cc, struct fe_cc_view *v);
-
-/* Jain's fairness index of n values: (sum x)^2 / (n sum x^2); 1 = equal shares. */
-double fe_jain_index(const double *x, int n);
 
 #ifdef __cplusplus
 }

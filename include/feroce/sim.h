@@ -344,9 +344,6 @@ int fe_sim_plot_check(const char *path, char *err, size_t err_cap);
 /* Closes the trace: 0, or FE_EIO when its CSV could not be written in full (a full disk). */
 int fe_sim_trace_close(struct fe_sim_trace *t);
 
-/* Jain's fairness index of n values ((sum x)^2 / (n sum x^2)); 1 for n == 0. */
-double fe_sim_jain(const double *x, size_t n);
-
 /* ---- scenario sources ---- */
 /* Built-in reference scenarios: the experiments published with the LST Advanced Camera's RoCEv2 +
  * DCQCN firmware (docs/sim.md, "Built-in scenarios"). */

@@ -45,13 +45,3 @@ void fe_cc_view_of(const struct fe_cc *cc, struct fe_cc_view *v)
         }
     }
 }
-
-double fe_jain_index(const double *x, int n)
-{
-    double s = 0, s2 = 0;
-    for (int i = 0; i < n; i++) {
-        s += x[i];
-        s2 += x[i] * x[i];
-    }
-    return n > 0 && s2 > 0 ? s * s / (n * s2) : 0;
-}

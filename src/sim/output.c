@@ -2,9 +2,11 @@
  * JSON (per-flow table, aggregate, drops, PFC, CNPs). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "feroce/err.h"
+#include "feroce/stats.h"
 #include "sim/sim_internal.h"
 
 double fe_sim_flow_window_bps(const struct fe_sim *sim, uint32_t flow)
@@ -35,24 +37,27 @@ void fe_sim_summarize(const struct fe_sim *sim, struct fe_sim_summary *out)
 {
     memset(out, 0, sizeof(*out));
     fe_sim_window(sim, &out->window_start_ns, &out->window_end_ns);
-    double xs[FE_SIM_MAX_PHASE_FLOWS];
-    double sum = 0, sum2 = 0;
+    /* every window flow's rate, for Jain's index; only if that fails, the first ones' */
+    double few[FE_SIM_MAX_PHASE_FLOWS];
+    double *xs = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(*xs));
+    uint32_t cap = xs ? sim->n_flows : FE_SIM_MAX_PHASE_FLOWS;
+    if (!xs) xs = few;
+    double sum = 0;
     out->min_bps = INFINITY;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
         if (!active_whole_window(sim, i, out->window_start_ns, out->window_end_ns)) continue;
         double x = fe_sim_flow_window_bps(sim, i);
-        if (out->n_window_flows < FE_SIM_MAX_PHASE_FLOWS) xs[out->n_window_flows] = x;
+        if (out->n_window_flows < cap) xs[out->n_window_flows] = x;
         out->n_window_flows++;
         sum += x;
-        sum2 += x * x;
         if (x < out->min_bps) out->min_bps = x;
         if (x > out->max_bps) out->max_bps = x;
     }
-    (void)xs;
     if (!out->n_window_flows) out->min_bps = 0;
     out->aggregate_bps = sum;
     out->mean_bps = out->n_window_flows ? sum / out->n_window_flows : 0;
-    out->jain = sum2 > 0 ? sum * sum / ((double)out->n_window_flows * sum2) : 1.0;
+    out->jain = fe_jain_index(xs, out->n_window_flows < cap ? out->n_window_flows : cap);
+    if (xs != few) free(xs);
     struct fe_sim_stats st;
     fe_sim_stats(sim, &st);
     out->drops_total = st.drops_total;
@@ -108,15 +113,13 @@ double fe_sim_phase_flow_bps(const struct fe_sim *sim, int k, uint32_t flow)
 static struct fe_sim_phase_rates phase_rates(const double *x, uint32_t n)
 {
     struct fe_sim_phase_rates r = {0, n ? INFINITY : 0, 0, 0, 1.0};
-    double sum2 = 0;
     for (uint32_t i = 0; i < n; i++) {
         r.aggregate_bps += x[i];
-        sum2 += x[i] * x[i];
         if (x[i] < r.min_bps) r.min_bps = x[i];
         if (x[i] > r.max_bps) r.max_bps = x[i];
     }
     r.mean_bps = n ? r.aggregate_bps / n : 0;
-    if (sum2 > 0) r.jain = r.aggregate_bps * r.aggregate_bps / ((double)n * sum2);
+    r.jain = fe_jain_index(x, n);
     return r;
 }
 

@@ -37,17 +37,6 @@ const char *fe_sim_drop_name(int reason)
     return reason >= 0 && reason < FE_SIM_DROP_MAX ? names[reason] : "unknown";
 }
 
-double fe_sim_jain(const double *x, size_t n)
-{
-    if (!n) return 1.0;
-    double s = 0, s2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        s += x[i];
-        s2 += x[i] * x[i];
-    }
-    return s2 > 0 ? s * s / ((double)n * s2) : 1.0;
-}
-
 static int copy_scenario(struct fe_sim_scenario *dst, const struct fe_sim_scenario *src)
 {
     *dst = *src;

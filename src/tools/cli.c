@@ -2,6 +2,7 @@
 #include "tools/cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -153,4 +154,160 @@ void fe_cli_catch_stop_signals(void)
 {
     signal(SIGINT, on_stop_signal);
     signal(SIGTERM, on_stop_signal);
+}
+
+/* ---- options ---- */
+
+static const struct fe_opt *find_opt(const struct fe_cli *cli, const char *name)
+{
+    for (const struct fe_opt *const *t = cli->tables; *t; t++)
+        for (const struct fe_opt *o = *t; o->name; o++)
+            if (!strcmp(o->name, name)) return o;
+    return NULL;
+}
+
+static bool takes_value(const struct fe_opt *o)
+{
+    return o->kind != FE_OPT_SET && o->kind != FE_OPT_FN0;
+}
+
+/* Stores v in a field of `size` bytes (the number kinds fit in their field by their bounds). */
+static void store_uint(void *p, size_t size, uint64_t v)
+{
+    if (size == 1) {
+        uint8_t x = (uint8_t)v;
+        memcpy(p, &x, 1);
+    } else if (size == 2) {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+    } else if (size == 4) {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+    } else {
+        memcpy(p, &v, 8);
+    }
+}
+
+static bool in_bounds(const struct fe_opt *o, uint64_t v)
+{
+    return v >= o->min && (!o->max || v <= o->max);
+}
+
+/* Converts val by the option's kind: 0, or -1 (the value parsers say why, bounds do not). */
+static int convert(const struct fe_opt *o, const char *val, uint64_t *v)
+{
+    const char *what = o->what ? o->what : o->name;
+    switch (o->kind) {
+    case FE_OPT_UINT:
+        return fe_parse_u64(val, v, what) || !in_bounds(o, *v) ? -1 : 0;
+    case FE_OPT_U32MAX: {
+        uint32_t x;
+        if (fe_parse_u32_max(val, &x, what, o->max)) return -1;
+        *v = x;
+        return x < o->min ? -1 : 0;
+    }
+    case FE_OPT_SIZE:
+        return fe_parse_size_bytes(val, v, what) || !in_bounds(o, *v) ? -1 : 0;
+    case FE_OPT_TIME:
+        return fe_parse_duration_ns(val, v, what) || !in_bounds(o, *v) ? -1 : 0;
+    case FE_OPT_RATE:
+        return fe_parse_rate_bps(val, v, what) || !in_bounds(o, *v) ? -1 : 0;
+    default:
+        *v = o->min;
+        return 0;
+    }
+}
+
+static int apply_opt(const struct fe_opt *o, const char *val)
+{
+    uint64_t v;
+    switch (o->kind) {
+    case FE_OPT_STR:
+        *(const char **)o->p = val;
+        return 0;
+    case FE_OPT_FN:
+    case FE_OPT_FN0:
+        return o->fn(val, o->p);
+    default:
+        if (convert(o, val, &v)) return -1;
+        store_uint(o->p, o->size, v);
+        return 0;
+    }
+}
+
+/* One option and its value (NULL when it takes none): 0, or -1 after a message. */
+static int take_opt(const struct fe_cli *cli, const struct fe_opt *o, const char *val)
+{
+    if (apply_opt(o, val)) {
+        if ((cli->flags | o->flags) & FE_OPT_SAY_INVALID)
+            fprintf(stderr, "feroce %s: invalid value for %s: '%s'\n", cli->cmd, o->name,
+                    val ? val : "");
+        return -1;
+    }
+    if (o->seen) *o->seen = true;
+    return 0;
+}
+
+static bool is_option(const struct fe_cli *cli, const char *a)
+{
+    return a[0] == '-' && (a[1] || !cli->dash_is_arg);
+}
+
+static int parse_plain(const struct fe_cli *cli, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const struct fe_opt *o = find_opt(cli, a);
+        if (!o && cli->positional && !is_option(cli, a)) {
+            if (cli->positional(a, cli->ctx)) return -1;
+            continue;
+        }
+        if (!o) {
+            fprintf(stderr, "feroce %s: unknown option '%s' (feroce %s --help)\n", cli->cmd, a,
+                    cli->cmd);
+            return -1;
+        }
+        const char *val = NULL;
+        if (takes_value(o)) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "feroce %s: %s needs a value\n", cli->cmd, a);
+                return -1;
+            }
+            val = argv[++i];
+        }
+        if (take_opt(cli, o, val)) return -1;
+    }
+    return argc;
+}
+
+#define MAX_GETOPT_OPTS 64
+
+/* getopt_long over the same tables: the verbs tools have always taken --name=value and
+ * abbreviations, and scripts may rely on them. */
+static int parse_getopt(const struct fe_cli *cli, int argc, char **argv)
+{
+    struct option lo[MAX_GETOPT_OPTS + 1];
+    const struct fe_opt *by_index[MAX_GETOPT_OPTS];
+    int n = 0;
+    for (const struct fe_opt *const *t = cli->tables; *t; t++)
+        for (const struct fe_opt *o = *t; o->name && n < MAX_GETOPT_OPTS; o++, n++) {
+            lo[n] = (struct option){o->name + 2, takes_value(o) ? 1 : 0, NULL, 0};
+            by_index[n] = o;
+        }
+    lo[n] = (struct option){0, 0, 0, 0};
+    optind = 1;
+    int c, idx;
+    while ((c = getopt_long(argc, argv, "", lo, &idx)) != -1) {
+        if (c != 0) {
+            fputs(cli->getopt_usage, stderr);
+            return -1;
+        }
+        if (take_opt(cli, by_index[idx], takes_value(by_index[idx]) ? optarg : NULL)) return -1;
+    }
+    return optind;
+}
+
+int fe_cli_parse(const struct fe_cli *cli, int argc, char **argv)
+{
+    return cli->getopt_usage ? parse_getopt(cli, argc, argv) : parse_plain(cli, argc, argv);
 }

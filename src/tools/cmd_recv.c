@@ -55,6 +55,113 @@ struct opts {
     const char *record;
 };
 
+/* --fe ADDR[:PORT][,qps=N] */
+static int frontend_opt(const char *val, void *p)
+{
+    struct fe_daq_config *c = p;
+    if (c->n_fe >= 16) {
+        fprintf(stderr, "feroce recv: at most 16 front-ends\n");
+        return -1;
+    }
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", val);
+    struct fe_daq_frontend *fe = &c->fe[c->n_fe];
+    fe->qps = 1;
+    fe->port = 17185;
+    char *comma = strchr(buf, ',');
+    if (comma) {
+        *comma = 0;
+        if (strncmp(comma + 1, "qps=", 4) || fe_parse_u32_max(comma + 5, &fe->qps, "qps", 16) ||
+            !fe->qps)
+            goto bad;
+    }
+    if (fe_io_parse_addr(buf, &fe->ip, &fe->port)) goto bad;
+    c->n_fe++;
+    return 0;
+bad:
+    fprintf(stderr, "feroce recv: invalid value for --fe: '%s'\n", val);
+    return -1;
+}
+
+static int peer_opt(const char *val, void *p)
+{
+    struct fe_daq_config *c = p;
+    c->manual_peer_port = 4791;
+    return fe_io_parse_addr(val, &c->manual_peer_ip, &c->manual_peer_port);
+}
+
+/* A 64-bit address as strtoull reads it (0x.. too). */
+static int va_opt(const char *val, void *p)
+{
+    char *end;
+    errno = 0;
+    *(uint64_t *)p = strtoull(val, &end, 0);
+    return errno || *end ? -1 : 0;
+}
+
+static int op_opt(const char *val, void *p)
+{
+    bool *imm = p;
+    if (!strcmp(val, "write"))
+        *imm = false;
+    else if (!strcmp(val, "write-imm"))
+        *imm = true;
+    else
+        return -1;
+    return 0;
+}
+
+/* bit/s in, bytes/s out: a rate below 8 bit/s still limits */
+static int consume_rate_opt(const char *val, void *p)
+{
+    uint64_t v, *Bps = p;
+    if (fe_parse_rate_bps(val, &v, "--consume-rate")) return -1;
+    *Bps = v / 8;
+    if (v && !*Bps) *Bps = 1;
+    return 0;
+}
+
+#define SAY FE_OPT_SAY_INVALID
+
+static int parse_table(int argc, char **argv, struct opts *o)
+{
+    struct fe_daq_config *c = &o->dc;
+    const struct fe_opt opts[] = {
+        {FE_OPT_FN_("--fe", frontend_opt, c)},
+        {FE_OPT_U32MAX_("--manual", c->n_manual, FE_DAQ_MAX_FLOWS)},
+        {FE_OPT_FN_("--peer", peer_opt, c), .flags = SAY},
+        {FE_OPT_U32MAX_("--peer-qpn", c->manual_peer_qpn, 0xFFFFFF)},
+        {FE_OPT_U32MAX_("--sc-port", c->sc_reply_port, 65535), .min = 1, .flags = SAY},
+        {FE_OPT_U32MAX_("--qpn", c->local_qpn, 0xFFFFFF)},
+        {FE_OPT_U32MAX_("--psn", c->psn, 0xFFFFFF)},
+        {FE_OPT_U32MAX_("--rkey", c->rkey, UINT32_MAX)},
+        {FE_OPT_FN_("--va", va_opt, &c->va), .flags = SAY},
+        {FE_OPT_U32MAX_("--slots", c->slots, 1u << 20), .min = 2, .flags = SAY},
+        {FE_OPT_SIZE_("--msg-size", c->msg_bytes), .min = 1, .max = 64u << 20, .flags = SAY},
+        {FE_OPT_UINT_("--count", c->count)},
+        {FE_OPT_FN_("--op", op_opt, &c->imm), .flags = SAY},
+        {FE_OPT_U32MAX_("--imm-every", c->imm_every, 1u << 19), .min = 1, .flags = SAY},
+        {FE_OPT_TIME_("--gap", c->gap_ns)},
+        {FE_OPT_FN_("--consume-rate", consume_rate_opt, &c->consume_Bps)},
+        {FE_OPT_CLEAR_("--no-verify", c->verify)},
+        {FE_OPT_STR_("--record", o->record)},
+        {FE_OPT_CLEAR_("--no-cnp", c->qp.np_enable)},
+        {FE_OPT_TIME_("--cnp-interval", c->qp.cnp_interval_ns)},
+        {FE_OPT_U32MAX_("--rnr-timer", c->qp.min_rnr_timer, 31)},
+        {FE_OPT_U32MAX_("--ack-every", c->qp.ack_every, 65535), .min = 1, .flags = SAY},
+        {FE_OPT_TIME_("--duration", o->duration_ns)},
+        {FE_OPT_TIME_("--drain", o->drain_ns)},
+        {FE_OPT_TIME_("--warmup", o->warmup_ns)},
+        {FE_OPT_TIME_("--timeout", o->timeout_ns)},
+        {0},
+    };
+    struct fe_opt shared[FE_IO_OPTS_N + 1];
+    fe_io_opts_table(shared, &o->io, &c->ep, &c->qp.mtu_bytes);
+    const struct fe_opt *const tables[] = {opts, shared, NULL};
+    const struct fe_cli cli = {.cmd = "recv", .tables = tables};
+    return fe_cli_parse(&cli, argc, argv) < 0 ? -1 : 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     struct fe_daq_config *c = &o->dc;
@@ -66,135 +173,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     fe_io_opts_default(&o->io);
     o->timeout_ns = 60000000000ull;
     o->drain_ns = 1000000000ull;
-    uint64_t v;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED() FE_OPT_NEED("recv", a, val, i)
-        int shared = fe_io_opts_parse("recv", argc, argv, &i, &o->io, &c->ep, &c->qp.mtu_bytes);
-        if (shared < 0) return -1;
-        if (shared) continue;
-        if (!strcmp(a, "--fe")) {
-            NEED();
-            if (c->n_fe >= 16) {
-                fprintf(stderr, "feroce recv: at most 16 front-ends\n");
-                return -1;
-            }
-            char buf[128];
-            snprintf(buf, sizeof buf, "%s", val);
-            struct fe_daq_frontend *fe = &c->fe[c->n_fe];
-            fe->qps = 1;
-            fe->port = 17185;
-            char *comma = strchr(buf, ',');
-            if (comma) {
-                *comma = 0;
-                if (strncmp(comma + 1, "qps=", 4) ||
-                    fe_parse_u32_max(comma + 5, &fe->qps, "qps", 16) || !fe->qps)
-                    goto bad;
-            }
-            if (fe_io_parse_addr(buf, &fe->ip, &fe->port)) goto bad;
-            c->n_fe++;
-        } else if (!strcmp(a, "--manual")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->n_manual, a, FE_DAQ_MAX_FLOWS)) return -1;
-        } else if (!strcmp(a, "--peer")) {
-            NEED();
-            c->manual_peer_port = 4791;
-            if (fe_io_parse_addr(val, &c->manual_peer_ip, &c->manual_peer_port)) goto bad;
-        } else if (!strcmp(a, "--peer-qpn")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->manual_peer_qpn, a, 0xFFFFFF)) return -1;
-        } else if (!strcmp(a, "--sc-port")) {
-            NEED();
-            uint32_t p;
-            if (fe_parse_u32_max(val, &p, a, 65535) || !p) goto bad;
-            c->sc_reply_port = (uint16_t)p;
-        } else if (!strcmp(a, "--qpn")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
-        } else if (!strcmp(a, "--psn")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->psn, a, 0xFFFFFF)) return -1;
-        } else if (!strcmp(a, "--rkey")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->rkey, a, UINT32_MAX)) return -1;
-        } else if (!strcmp(a, "--va")) {
-            NEED();
-            char *end;
-            errno = 0;
-            c->va = strtoull(val, &end, 0);
-            if (errno || *end) goto bad;
-        } else if (!strcmp(a, "--slots")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->slots, a, 1u << 20) || c->slots < 2) goto bad;
-        } else if (!strcmp(a, "--msg-size")) {
-            NEED();
-            if (fe_parse_size_bytes(val, &v, a) || !v || v > (64u << 20)) goto bad;
-            c->msg_bytes = (uint32_t)v;
-        } else if (!strcmp(a, "--count")) {
-            NEED();
-            if (fe_parse_u64(val, &c->count, a)) return -1;
-        } else if (!strcmp(a, "--op")) {
-            NEED();
-            if (!strcmp(val, "write"))
-                c->imm = false;
-            else if (!strcmp(val, "write-imm"))
-                c->imm = true;
-            else
-                goto bad;
-        } else if (!strcmp(a, "--imm-every")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->imm_every, a, 1u << 19) || !c->imm_every) goto bad;
-        } else if (!strcmp(a, "--gap")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &c->gap_ns, a)) return -1;
-        } else if (!strcmp(a, "--consume-rate")) {
-            NEED();
-            if (fe_parse_rate_bps(val, &v, a)) return -1;
-            c->consume_Bps = v / 8;
-            if (v && !c->consume_Bps) c->consume_Bps = 1;
-        } else if (!strcmp(a, "--no-verify")) {
-            c->verify = false;
-        } else if (!strcmp(a, "--record")) {
-            NEED();
-            o->record = val;
-        } else if (!strcmp(a, "--no-cnp")) {
-            c->qp.np_enable = false;
-        } else if (!strcmp(a, "--cnp-interval")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &c->qp.cnp_interval_ns, a)) return -1;
-        } else if (!strcmp(a, "--rnr-timer")) {
-            NEED();
-            uint32_t r;
-            if (fe_parse_u32_max(val, &r, a, 31)) return -1;
-            c->qp.min_rnr_timer = (uint8_t)r;
-        } else if (!strcmp(a, "--ack-every")) {
-            NEED();
-            uint32_t r;
-            if (fe_parse_u32_max(val, &r, a, 65535) || !r) goto bad;
-            c->qp.ack_every = (uint16_t)r;
-        } else if (!strcmp(a, "--duration")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &o->duration_ns, a)) return -1;
-        } else if (!strcmp(a, "--drain")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &o->drain_ns, a)) return -1;
-        } else if (!strcmp(a, "--warmup")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &o->warmup_ns, a)) return -1;
-        } else if (!strcmp(a, "--timeout")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &o->timeout_ns, a)) return -1;
-        } else {
-            fprintf(stderr, "feroce recv: unknown option '%s' (feroce recv --help)\n", a);
-            return -1;
-        }
-        continue;
-    bad:
-        fprintf(stderr, "feroce recv: invalid value for %s: '%s'\n", a, val ? val : "");
-        return -1;
-#undef NEED
-    }
+    if (parse_table(argc, argv, o)) return -1;
     if (!c->n_fe && !c->n_manual) {
         fprintf(stderr, "feroce recv: name a front-end with --fe ADDR (or use --manual N)\n");
         return -1;
@@ -204,9 +183,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return -1;
     }
     if (fe_io_opts_check("recv", &c->ep)) return -1;
-    if (!c->count && !o->duration_ns && !c->n_manual) {
-        /* an endless stream is fine (stop with Ctrl-C) */
-    }
+    /* an endless stream (no --count, no --duration) is fine: stop it with Ctrl-C */
     c->local_ip = c->ep.backend == FE_BACKEND_UDP ? c->ep.udp.bind_ip : c->ep.raw.ip;
     return 0;
 }

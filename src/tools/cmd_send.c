@@ -60,6 +60,175 @@ struct opts {
     const char *perftest; /* ib_write_bw server */
 };
 
+/* --bind: the side channel listens where the data does unless --sc said otherwise */
+static int bind_opt(const char *val, void *p)
+{
+    struct fe_frontend_config *c = p;
+    if (fe_io_bind_opt(val, &c->ep)) return -1;
+    if (!c->sc_bind_ip) c->sc_bind_ip = c->ep.raw.ip;
+    return 0;
+}
+
+static int to_opt(const char *val, void *p)
+{
+    struct fe_frontend_config *c = p;
+    c->to_port = FE_ROCEV2_UDP_PORT;
+    return fe_io_parse_addr(val, &c->to_ip, &c->to_port);
+}
+
+static int sc_opt(const char *val, void *p)
+{
+    struct fe_frontend_config *c = p;
+    return fe_io_parse_addr(val, &c->sc_bind_ip, &c->sc_port);
+}
+
+static int peer_opt(const char *val, void *p)
+{
+    struct fe_frontend_config *c = p;
+    c->peer_port = FE_ROCEV2_UDP_PORT;
+    return fe_io_parse_addr(val, &c->peer_ip, &c->peer_port);
+}
+
+/* A 64-bit address as strtoull reads it (0x.. too). */
+static int va_opt(const char *val, void *p)
+{
+    char *end;
+    errno = 0;
+    *(uint64_t *)p = strtoull(val, &end, 0);
+    return errno || *end ? -1 : 0;
+}
+
+static int op_opt(const char *val, void *p)
+{
+    enum fe_wr_op *op = p;
+    if (!strcmp(val, "write"))
+        *op = FE_WR_WRITE;
+    else if (!strcmp(val, "write-imm"))
+        *op = FE_WR_WRITE_IMM;
+    else if (!strcmp(val, "send"))
+        *op = FE_WR_SEND;
+    else if (!strcmp(val, "send-imm"))
+        *op = FE_WR_SEND_IMM;
+    else
+        return -1;
+    return 0;
+}
+
+static int pattern_opt(const char *val, void *p)
+{
+    return fe_data_pattern_parse(val, p);
+}
+
+static int cc_opt(const char *val, void *p)
+{
+    const struct fe_cc_algo **algo = p;
+    *algo = fe_cc_find(val);
+    if (!*algo) {
+        fprintf(stderr, "feroce send: unknown congestion control '%s' (feroce cc lists them)\n",
+                val);
+        return -1;
+    }
+    return 0;
+}
+
+/* The CC's parameters as given; the algorithm is known only once every option is read. */
+struct cc_args {
+    const struct fe_cc_algo *algo;
+    const char *params[16];
+    int n_params;
+};
+
+static int param_opt(const char *val, void *p)
+{
+    struct cc_args *a = p;
+    if (a->n_params < 16) a->params[a->n_params++] = val;
+    return 0;
+}
+
+static int drop_psn_opt(const char *val, void *p)
+{
+    struct fe_frontend_config *c = p;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", val);
+    for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
+        if (c->n_drop_psn >= 32) {
+            fprintf(stderr, "feroce send: at most 32 PSNs to drop\n");
+            return -1;
+        }
+        if (fe_parse_u32_max(t, &c->drop_psn[c->n_drop_psn++], "--drop-psn", 0xFFFFFF)) return -1;
+    }
+    return 0;
+}
+
+/* The algorithm with --param applied, after the options. */
+static int set_cc(struct opts *o, const struct cc_args *a)
+{
+    if (!a->algo) {
+        if (!a->n_params) return 0;
+        fprintf(stderr, "feroce send: --param needs --cc\n");
+        return -1;
+    }
+    fe_cc_params_default(&o->ccp, a->algo);
+    for (int k = 0; k < a->n_params; k++) {
+        char err[256];
+        if (fe_cc_params_parse(&o->ccp, a->params[k], err, sizeof err)) {
+            fprintf(stderr, "feroce send: %s\n", err);
+            return -1;
+        }
+    }
+    o->have_ccp = true;
+    o->fc.qp.cc_algo = a->algo;
+    return 0;
+}
+
+#define SAY FE_OPT_SAY_INVALID
+
+static int parse_table(int argc, char **argv, struct opts *o, struct cc_args *cc, bool *manual)
+{
+    struct fe_frontend_config *c = &o->fc;
+    struct fe_stream_config *st = &c->stream;
+    const struct fe_opt opts[] = {
+        {FE_OPT_FN_("--bind", bind_opt, c), .flags = SAY},
+        {FE_OPT_FN_("--to", to_opt, c), .flags = SAY},
+        {FE_OPT_FN_("--sc", sc_opt, c), .flags = SAY},
+        {FE_OPT_FLAG_("--autostart", c->autostart)},
+        {FE_OPT_FLAG_("--once", o->once)},
+        {FE_OPT_FN_("--peer", peer_opt, c), .flags = SAY},
+        {FE_OPT_U32MAX_("--peer-qpn", c->peer_qpn, 0xFFFFFF), .seen = manual},
+        {FE_OPT_U32MAX_("--peer-psn", c->peer_psn, 0xFFFFFF)},
+        {FE_OPT_U32MAX_("--rkey", c->peer_rkey, UINT32_MAX)},
+        {FE_OPT_FN_("--va", va_opt, &c->peer_va), .flags = SAY},
+        {FE_OPT_U32MAX_("--qpn", c->local_qpn, 0xFFFFFF)},
+        {FE_OPT_U32MAX_("--qps", c->n_qps, FE_FRONTEND_MAX_QPS)},
+        {FE_OPT_FN_("--op", op_opt, &st->op), .flags = SAY},
+        {FE_OPT_U32MAX_("--imm-every", st->imm_every, UINT32_MAX)},
+        {FE_OPT_SIZE_("--msg-size", st->msg_bytes), .min = 1, .max = 64u << 20, .flags = SAY},
+        {FE_OPT_UINT_("--count", st->count)},
+        {FE_OPT_TIME_("--duration", c->duration_ns)},
+        {FE_OPT_TIME_("--gap", st->gap_ns)},
+        {FE_OPT_U32MAX_("--slots", st->slots, 1u << 24), .min = 1, .flags = SAY},
+        {FE_OPT_FN_("--pattern", pattern_opt, &st->pattern), .flags = SAY},
+        {FE_OPT_FN_("--cc", cc_opt, &cc->algo)},
+        {FE_OPT_FN_("--param", param_opt, cc)},
+        {FE_OPT_RATE_("--line-rate", c->qp.line_rate_bps)},
+        {FE_OPT_SIZE_("--replay", c->qp.replay_bytes)},
+        {FE_OPT_SIZE_("--burst", c->qp.pacer_burst_bytes)},
+        {FE_OPT_TIME_("--ack-timeout", c->qp.ack_timeout_ns)},
+        {FE_OPT_U32MAX_("--retry", c->qp.retry_cnt, 7)},
+        {FE_OPT_U32MAX_("--rnr-retry", c->qp.rnr_retry, 7)},
+        {FE_OPT_U32MAX_("--ackreq-every", c->qp.ackreq_every, 65535)},
+        {FE_OPT_UINT_("--drop-every", c->drop_every)},
+        {FE_OPT_FN_("--drop-psn", drop_psn_opt, c)},
+        {FE_OPT_STR_("--perftest", o->perftest)},
+        {0},
+    };
+    struct fe_opt shared[FE_IO_OPTS_N + 1];
+    fe_io_opts_table(shared, &o->io, &c->ep, &c->qp.mtu_bytes);
+    const struct fe_opt *const tables[] = {opts, shared, NULL};
+    const struct fe_cli cli = {.cmd = "send", .tables = tables};
+    return fe_cli_parse(&cli, argc, argv) < 0 ? -1 : 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     struct fe_frontend_config *c = &o->fc;
@@ -70,181 +239,16 @@ static int parse_opts(int argc, char **argv, struct opts *o)
      * scheduling hiccups of milliseconds must not look like losses. */
     c->qp.pacer_burst_bytes = 65536;
     c->qp.ack_timeout_ns = 10000000ull;
-    const struct fe_cc_algo *algo = NULL;
-    const char *params[16];
-    int n_params = 0;
+    struct cc_args cc = {0};
     bool manual = false;
-    uint64_t v;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED() FE_OPT_NEED("send", a, val, i)
-        int shared = fe_io_opts_parse("send", argc, argv, &i, &o->io, &c->ep, &c->qp.mtu_bytes);
-        if (shared < 0) return -1;
-        if (shared) {
-            /* the side channel listens where the data does unless --sc said otherwise */
-            if (!strcmp(a, "--bind") && !c->sc_bind_ip) c->sc_bind_ip = c->ep.raw.ip;
-            continue;
-        }
-        if (!strcmp(a, "--to")) {
-            NEED();
-            c->to_port = FE_ROCEV2_UDP_PORT;
-            if (fe_io_parse_addr(val, &c->to_ip, &c->to_port)) goto bad;
-        } else if (!strcmp(a, "--sc")) {
-            NEED();
-            if (fe_io_parse_addr(val, &c->sc_bind_ip, &c->sc_port)) goto bad;
-        } else if (!strcmp(a, "--autostart")) {
-            c->autostart = true;
-        } else if (!strcmp(a, "--once")) {
-            o->once = true;
-        } else if (!strcmp(a, "--peer")) {
-            NEED();
-            c->peer_port = FE_ROCEV2_UDP_PORT;
-            if (fe_io_parse_addr(val, &c->peer_ip, &c->peer_port)) goto bad;
-        } else if (!strcmp(a, "--peer-qpn")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->peer_qpn, a, 0xFFFFFF)) return -1;
-            manual = true;
-        } else if (!strcmp(a, "--peer-psn")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->peer_psn, a, 0xFFFFFF)) return -1;
-        } else if (!strcmp(a, "--rkey")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->peer_rkey, a, UINT32_MAX)) return -1;
-        } else if (!strcmp(a, "--va")) {
-            NEED();
-            char *end;
-            errno = 0;
-            c->peer_va = strtoull(val, &end, 0);
-            if (errno || *end) goto bad;
-        } else if (!strcmp(a, "--qpn")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->local_qpn, a, 0xFFFFFF)) return -1;
-        } else if (!strcmp(a, "--qps")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->n_qps, a, FE_FRONTEND_MAX_QPS)) return -1;
-        } else if (!strcmp(a, "--op")) {
-            NEED();
-            if (!strcmp(val, "write"))
-                c->stream.op = FE_WR_WRITE;
-            else if (!strcmp(val, "write-imm"))
-                c->stream.op = FE_WR_WRITE_IMM;
-            else if (!strcmp(val, "send"))
-                c->stream.op = FE_WR_SEND;
-            else if (!strcmp(val, "send-imm"))
-                c->stream.op = FE_WR_SEND_IMM;
-            else
-                goto bad;
-        } else if (!strcmp(a, "--imm-every")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->stream.imm_every, a, UINT32_MAX)) return -1;
-        } else if (!strcmp(a, "--msg-size")) {
-            NEED();
-            if (fe_parse_size_bytes(val, &v, a) || !v || v > (64u << 20)) goto bad;
-            c->stream.msg_bytes = (uint32_t)v;
-        } else if (!strcmp(a, "--count")) {
-            NEED();
-            if (fe_parse_u64(val, &c->stream.count, a)) return -1;
-        } else if (!strcmp(a, "--duration")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &c->duration_ns, a)) return -1;
-        } else if (!strcmp(a, "--gap")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &c->stream.gap_ns, a)) return -1;
-        } else if (!strcmp(a, "--slots")) {
-            NEED();
-            if (fe_parse_u32_max(val, &c->stream.slots, a, 1u << 24) || !c->stream.slots) goto bad;
-        } else if (!strcmp(a, "--pattern")) {
-            NEED();
-            if (fe_data_pattern_parse(val, &c->stream.pattern)) goto bad;
-        } else if (!strcmp(a, "--cc")) {
-            NEED();
-            algo = fe_cc_find(val);
-            if (!algo) {
-                fprintf(stderr,
-                        "feroce send: unknown congestion control '%s' (feroce cc lists them)\n",
-                        val);
-                return -1;
-            }
-        } else if (!strcmp(a, "--param")) {
-            NEED();
-            if (n_params < 16) params[n_params++] = val;
-        } else if (!strcmp(a, "--line-rate")) {
-            NEED();
-            if (fe_parse_rate_bps(val, &c->qp.line_rate_bps, a)) return -1;
-        } else if (!strcmp(a, "--replay")) {
-            NEED();
-            if (fe_parse_size_bytes(val, &c->qp.replay_bytes, a)) return -1;
-        } else if (!strcmp(a, "--burst")) {
-            NEED();
-            if (fe_parse_size_bytes(val, &c->qp.pacer_burst_bytes, a)) return -1;
-        } else if (!strcmp(a, "--ack-timeout")) {
-            NEED();
-            if (fe_parse_duration_ns(val, &c->qp.ack_timeout_ns, a)) return -1;
-        } else if (!strcmp(a, "--retry")) {
-            NEED();
-            uint32_t r;
-            if (fe_parse_u32_max(val, &r, a, 7)) return -1;
-            c->qp.retry_cnt = (uint8_t)r;
-        } else if (!strcmp(a, "--rnr-retry")) {
-            NEED();
-            uint32_t r;
-            if (fe_parse_u32_max(val, &r, a, 7)) return -1;
-            c->qp.rnr_retry = (uint8_t)r;
-        } else if (!strcmp(a, "--ackreq-every")) {
-            NEED();
-            uint32_t r;
-            if (fe_parse_u32_max(val, &r, a, 65535)) return -1;
-            c->qp.ackreq_every = (uint16_t)r;
-        } else if (!strcmp(a, "--drop-every")) {
-            NEED();
-            if (fe_parse_u64(val, &c->drop_every, a)) return -1;
-        } else if (!strcmp(a, "--drop-psn")) {
-            NEED();
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", val);
-            for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-                if (c->n_drop_psn >= 32) {
-                    fprintf(stderr, "feroce send: at most 32 PSNs to drop\n");
-                    return -1;
-                }
-                if (fe_parse_u32_max(t, &c->drop_psn[c->n_drop_psn++], a, 0xFFFFFF)) return -1;
-            }
-        } else if (!strcmp(a, "--perftest")) {
-            NEED();
-            o->perftest = val;
-        } else {
-            fprintf(stderr, "feroce send: unknown option '%s' (feroce send --help)\n", a);
-            return -1;
-        }
-        continue;
-    bad:
-        fprintf(stderr, "feroce send: invalid value for %s: '%s'\n", a, val ? val : "");
-        return -1;
-#undef NEED
-    }
+    if (parse_table(argc, argv, o, &cc, &manual)) return -1;
     c->sc_enable = !manual;
     if (manual && !c->peer_ip) {
         fprintf(stderr, "feroce send: --peer-qpn needs --peer ADDR\n");
         return -1;
     }
     if (fe_io_opts_check("send", &c->ep)) return -1;
-    if (algo) {
-        fe_cc_params_default(&o->ccp, algo);
-        for (int k = 0; k < n_params; k++) {
-            char err[256];
-            if (fe_cc_params_parse(&o->ccp, params[k], err, sizeof err)) {
-                fprintf(stderr, "feroce send: %s\n", err);
-                return -1;
-            }
-        }
-        o->have_ccp = true;
-        c->qp.cc_algo = algo;
-    } else if (n_params) {
-        fprintf(stderr, "feroce send: --param needs --cc\n");
-        return -1;
-    }
-    return 0;
+    return set_cc(o, &cc);
 }
 
 struct snap {

@@ -79,108 +79,70 @@ struct opts {
     bool queue_set; /* --queue given (else the simulator's choice) */
 };
 
-static int need(int argc, char **argv, int i)
+static int add_arg(const char *val, const char **list, int *n, const char *opt)
 {
-    if (i + 1 >= argc) {
-        fprintf(stderr, "feroce sim: %s needs a value\n", argv[i]);
+    if (*n >= MAX_ARGS) {
+        fprintf(stderr, "feroce sim: too many %s\n", opt);
+        return -1;
+    }
+    list[(*n)++] = val;
+    return 0;
+}
+
+static int param_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return add_arg(val, o->params, &o->n_params, "--param");
+}
+
+static int set_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return add_arg(val, o->sets, &o->n_sets, "--set");
+}
+
+static int trace_interval_opt(const char *val, void *p)
+{
+    uint64_t *ns = p;
+    if (fe_parse_duration_ns(val, ns, "trace interval")) return -1;
+    if (!*ns) {
+        fprintf(stderr, "feroce sim: the trace interval must be > 0\n");
         return -1;
     }
     return 0;
 }
 
-static int parse_args(int argc, char **argv, struct opts *o)
+static int queue_opt(const char *q, void *p)
 {
-    memset(o, 0, sizeof(*o));
-    o->progress = -1;
-    o->until_ns = FE_SIM_NO_TIME;
-    o->trace_interval_ns = 100000;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-#define VAL(field)                                                                                 \
-    do {                                                                                           \
-        if (need(argc, argv, i)) return -1;                                                        \
-        o->field = argv[++i];                                                                      \
-    } while (0)
-        if (!strcmp(a, "--cc"))
-            VAL(cc);
-        else if (!strcmp(a, "--hpcc"))
-            VAL(hpcc);
-        else if (!strcmp(a, "--ns3-roce"))
-            VAL(roce);
-        else if (!strcmp(a, "--skip-unsupported-flows"))
-            o->skip_unsupported = true;
-        else if (!strcmp(a, "--topology"))
-            VAL(topology);
-        else if (!strcmp(a, "--flows"))
-            VAL(flows);
-        else if (!strcmp(a, "--trace"))
-            VAL(trace);
-        else if (!strcmp(a, "--plot"))
-            VAL(plot);
-        else if (!strcmp(a, "--fct"))
-            VAL(fct);
-        else if (!strcmp(a, "--pfc"))
-            VAL(pfc);
-        else if (!strcmp(a, "--param") || !strcmp(a, "--set")) {
-            if (need(argc, argv, i)) return -1;
-            bool p = !strcmp(a, "--param");
-            if ((p ? o->n_params : o->n_sets) >= MAX_ARGS) {
-                fprintf(stderr, "feroce sim: too many %s\n", a);
-                return -1;
-            }
-            if (p)
-                o->params[o->n_params++] = argv[++i];
-            else
-                o->sets[o->n_sets++] = argv[++i];
-        } else if (!strcmp(a, "--ns3-compat"))
-            o->ns3 = true;
-        else if (!strcmp(a, "--json"))
-            o->json = true;
-        else if (!strcmp(a, "--all-flows"))
-            o->all_flows = true;
-        else if (!strcmp(a, "--progress"))
-            o->progress = 1;
-        else if (!strcmp(a, "--no-progress"))
-            o->progress = 0;
-        else if (!strcmp(a, "--seed")) {
-            if (need(argc, argv, i) || fe_parse_u64(argv[++i], &o->seed, "seed")) return -1;
-            o->have_seed = true;
-        } else if (!strcmp(a, "--until")) {
-            if (need(argc, argv, i) || fe_parse_duration_ns(argv[++i], &o->until_ns, "time"))
-                return -1;
-        } else if (!strcmp(a, "--trace-interval")) {
-            if (need(argc, argv, i) ||
-                fe_parse_duration_ns(argv[++i], &o->trace_interval_ns, "trace interval"))
-                return -1;
-            if (!o->trace_interval_ns) {
-                fprintf(stderr, "feroce sim: the trace interval must be > 0\n");
-                return -1;
-            }
-        } else if (!strcmp(a, "--queue")) {
-            if (need(argc, argv, i)) return -1;
-            const char *q = argv[++i];
-            o->queue_set = true;
-            if (!strcmp(q, "heap"))
-                o->queue = FE_SIM_EVQ_HEAP;
-            else if (!strcmp(q, "wheel"))
-                o->queue = FE_SIM_EVQ_WHEEL;
-            else if (!strcmp(q, "calendar"))
-                o->queue = FE_SIM_EVQ_CALENDAR;
-            else {
-                fprintf(stderr, "feroce sim: --queue calendar, heap or wheel\n");
-                return -1;
-            }
-        } else if (a[0] == '-') {
-            fprintf(stderr, "feroce sim: unknown option '%s' (feroce sim --help)\n", a);
-            return -1;
-        } else if (!o->scenario) {
-            o->scenario = a;
-        } else {
-            fprintf(stderr, "feroce sim: more than one scenario given ('%s')\n", a);
-            return -1;
-        }
-#undef VAL
+    struct opts *o = p;
+    o->queue_set = true;
+    if (!strcmp(q, "heap"))
+        o->queue = FE_SIM_EVQ_HEAP;
+    else if (!strcmp(q, "wheel"))
+        o->queue = FE_SIM_EVQ_WHEEL;
+    else if (!strcmp(q, "calendar"))
+        o->queue = FE_SIM_EVQ_CALENDAR;
+    else {
+        fprintf(stderr, "feroce sim: --queue calendar, heap or wheel\n");
+        return -1;
     }
+    return 0;
+}
+
+static int scenario_arg(const char *a, void *p)
+{
+    struct opts *o = p;
+    if (o->scenario) {
+        fprintf(stderr, "feroce sim: more than one scenario given ('%s')\n", a);
+        return -1;
+    }
+    o->scenario = a;
+    return 0;
+}
+
+/* One source of flows: a scenario, an HPCC config or an ns3-roce config. */
+static int check_sources(const struct opts *o)
+{
     if (!o->scenario && !o->hpcc && !o->roce) {
         fputs(usage_text, stderr);
         return -1;
@@ -195,6 +157,43 @@ static int parse_args(int argc, char **argv, struct opts *o)
         return -1;
     }
     return 0;
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->progress = -1;
+    o->until_ns = FE_SIM_NO_TIME;
+    o->trace_interval_ns = 100000;
+    const struct fe_opt opts[] = {
+        {FE_OPT_STR_("--cc", o->cc)},
+        {FE_OPT_STR_("--hpcc", o->hpcc)},
+        {FE_OPT_STR_("--ns3-roce", o->roce)},
+        {FE_OPT_FLAG_("--skip-unsupported-flows", o->skip_unsupported)},
+        {FE_OPT_STR_("--topology", o->topology)},
+        {FE_OPT_STR_("--flows", o->flows)},
+        {FE_OPT_STR_("--trace", o->trace)},
+        {FE_OPT_STR_("--plot", o->plot)},
+        {FE_OPT_STR_("--fct", o->fct)},
+        {FE_OPT_STR_("--pfc", o->pfc)},
+        {FE_OPT_FN_("--param", param_opt, o)},
+        {FE_OPT_FN_("--set", set_opt, o)},
+        {FE_OPT_FLAG_("--ns3-compat", o->ns3)},
+        {FE_OPT_FLAG_("--json", o->json)},
+        {FE_OPT_FLAG_("--all-flows", o->all_flows)},
+        {FE_OPT_SET_("--progress", o->progress, 1)},
+        {FE_OPT_SET_("--no-progress", o->progress, 0)},
+        {FE_OPT_UINT_("--seed", o->seed), .what = "seed", .seen = &o->have_seed},
+        {FE_OPT_TIME_("--until", o->until_ns), .what = "time"},
+        {FE_OPT_FN_("--trace-interval", trace_interval_opt, &o->trace_interval_ns)},
+        {FE_OPT_FN_("--queue", queue_opt, o)},
+        {0},
+    };
+    const struct fe_opt *const tables[] = {opts, NULL};
+    const struct fe_cli cli = {
+        .cmd = "sim", .tables = tables, .positional = scenario_arg, .ctx = o};
+    if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
+    return check_sources(o);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -277,138 +276,193 @@ static bool foreground_done(const struct fe_sim *sim, const struct fe_sim_ns3roc
     return true;
 }
 
-static int run(int argc, char **argv)
-{
+/* One simulation run: the options, the simulator and the files it writes. */
+struct sim_run {
     struct opts o;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--list")) return list_builtins();
-    if (parse_args(argc, argv, &o)) return 2;
+    struct fe_sim_hpcc_files hf;
+    struct fe_sim_ns3roce_info ri;
+    struct fe_sim *sim;
+    struct fe_sim_trace *tr;
+    FILE *pfc;
+    const char *fct_path, *pfc_path;
+    bool fg_stop, progress;
+    uint64_t total_bytes, end_ns, wall_ns;
+    int r; /* < 0: the run or one of its outputs failed */
+};
+
+/* The scenario from a built-in name, a YAML file, an HPCC or an ns3-roce config. */
+static int load_scenario(struct sim_run *s, struct fe_sim_scenario *sc, char *err, size_t cap)
+{
+    const struct opts *o = &s->o;
+    if (o->hpcc) return fe_sim_hpcc_load(o->hpcc, o->topology, o->flows, sc, &s->hf, err, cap);
+    if (o->roce) {
+        struct fe_sim_ns3roce_opts ro = {.skip_unsupported = o->skip_unsupported, .warn = stderr};
+        return fe_sim_ns3roce_load(o->roce, &ro, sc, &s->ri, err, cap);
+    }
+    if (ends_with(o->scenario, ".yaml") || ends_with(o->scenario, ".yml") ||
+        strchr(o->scenario, '/'))
+        return fe_sim_scenario_load_yaml(o->scenario, sc, err, cap);
+    return fe_sim_builtin_load(o->scenario, sc, err, cap);
+}
+
+/* Loads the scenario, applies the options and creates the simulator: 0, or an exit code. */
+static int create_sim(struct sim_run *s)
+{
     struct fe_sim_scenario sc;
     char err[512] = "";
     int rc;
-    if (o.plot && fe_sim_plot_check(o.plot, err, sizeof(err))) { /* now, not after the run */
+    if (s->o.plot && fe_sim_plot_check(s->o.plot, err, sizeof(err))) { /* now, not after the run */
         fprintf(stderr, "feroce sim: %s\n", err);
         return 2;
     }
-    struct fe_sim_hpcc_files hf;
-    memset(&hf, 0, sizeof(hf));
-    struct fe_sim_ns3roce_info ri;
-    memset(&ri, 0, sizeof(ri));
-    if (o.hpcc) {
-        rc = fe_sim_hpcc_load(o.hpcc, o.topology, o.flows, &sc, &hf, err, sizeof(err));
-    } else if (o.roce) {
-        struct fe_sim_ns3roce_opts ro = {.skip_unsupported = o.skip_unsupported, .warn = stderr};
-        rc = fe_sim_ns3roce_load(o.roce, &ro, &sc, &ri, err, sizeof(err));
-    } else if (ends_with(o.scenario, ".yaml") || ends_with(o.scenario, ".yml") ||
-               strchr(o.scenario, '/'))
-        rc = fe_sim_scenario_load_yaml(o.scenario, &sc, err, sizeof(err));
-    else
-        rc = fe_sim_builtin_load(o.scenario, &sc, err, sizeof(err));
-    if (rc) {
+    if (load_scenario(s, &sc, err, sizeof(err))) {
         fprintf(stderr, "feroce sim: %s\n", err);
         return 1;
     }
-    if (apply_opts(&o, &sc)) {
+    if (apply_opts(&s->o, &sc)) {
         fe_sim_scenario_free(&sc);
-        fe_sim_ns3roce_info_free(&ri);
         return 2;
     }
     /* ns3-roce: with background flows and no stop time, the run ends when the foreground
      * flows are done (checked every 10 us of simulated time) */
-    bool fg_stop = ri.n_background && sc.stop_ns == FE_SIM_NO_TIME;
-    struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
-    uint64_t total = 0, end_ns = o.until_ns < sc.stop_ns ? o.until_ns : sc.stop_ns;
-    for (uint32_t i = 0; i < sc.n_flows; i++) total += sc.flows[i].bytes;
+    s->fg_stop = s->ri.n_background && sc.stop_ns == FE_SIM_NO_TIME;
+    s->sim = fe_sim_create(&sc, &rc, err, sizeof(err));
+    s->end_ns = s->o.until_ns < sc.stop_ns ? s->o.until_ns : sc.stop_ns;
+    for (uint32_t i = 0; i < sc.n_flows; i++) s->total_bytes += sc.flows[i].bytes;
     fe_sim_scenario_free(&sc);
-    if (!sim) {
+    if (!s->sim) {
         fprintf(stderr, "feroce sim: %s\n", err);
-        fe_sim_ns3roce_info_free(&ri);
         return 1;
     }
-    if (o.queue_set) fe_sim_set_queue(sim, o.queue);
-    const char *fct_path = o.fct ? o.fct : hf.fct_out[0] ? hf.fct_out : NULL;
-    const char *pfc_path = o.pfc ? o.pfc : hf.pfc_out[0] ? hf.pfc_out : NULL;
-    FILE *pfc = NULL;
-    if (pfc_path) {
-        pfc = fopen(pfc_path, "w");
-        if (!pfc) {
-            fprintf(stderr, "feroce sim: cannot write %s\n", pfc_path);
-            fe_sim_destroy(sim);
-            return 1;
+    if (s->o.queue_set) fe_sim_set_queue(s->sim, s->o.queue);
+    return 0;
+}
+
+/* The PFC log (written as the run goes) and the trace: 0, or -1 after a message. */
+static int open_outputs(struct sim_run *s)
+{
+    const struct opts *o = &s->o;
+    s->fct_path = o->fct ? o->fct : s->hf.fct_out[0] ? s->hf.fct_out : NULL;
+    s->pfc_path = o->pfc ? o->pfc : s->hf.pfc_out[0] ? s->hf.pfc_out : NULL;
+    if (s->pfc_path) {
+        s->pfc = fopen(s->pfc_path, "w");
+        if (!s->pfc) {
+            fprintf(stderr, "feroce sim: cannot write %s\n", s->pfc_path);
+            return -1;
         }
-        fe_sim_hpcc_log_pfc(sim, pfc);
+        fe_sim_hpcc_log_pfc(s->sim, s->pfc);
     }
-    struct fe_sim_trace *tr = NULL;
-    if (o.trace || o.plot) {
-        tr = fe_sim_trace_open(sim, o.trace, o.trace_interval_ns, err, sizeof(err));
-        if (!tr) {
+    if (o->trace || o->plot) {
+        char err[512] = "";
+        s->tr = fe_sim_trace_open(s->sim, o->trace, o->trace_interval_ns, err, sizeof(err));
+        if (!s->tr) {
             fprintf(stderr, "feroce sim: %s\n", err);
-            if (pfc) fclose(pfc);
-            fe_sim_destroy(sim);
-            return 1;
+            return -1;
         }
     }
-    bool progress = o.progress == 1 || (o.progress == -1 && isatty(2));
+    return 0;
+}
+
+/* The simulated time to run to next: the trace's next sample, the progress line's next
+ * look, the ns3-roce foreground check, --until. */
+static uint64_t next_stop(const struct sim_run *s)
+{
+    uint64_t step = FE_SIM_NO_TIME, now = fe_sim_now(s->sim);
+    if (s->tr) step = fe_sim_trace_next(s->tr);
+    if (s->progress && now + 200000 < step) step = now + 200000;
+    if (s->fg_stop && now + 10000 < step) step = now + 10000;
+    if (s->o.until_ns < step) step = s->o.until_ns;
+    return step;
+}
+
+static void run_loop(struct sim_run *s)
+{
+    s->progress = s->o.progress == 1 || (s->o.progress == -1 && isatty(2));
     uint64_t t0 = fe_wall_ns(), last_print = t0;
-    int r = 0;
     for (;;) {
-        uint64_t step = FE_SIM_NO_TIME;
-        if (tr) step = fe_sim_trace_next(tr);
-        if (progress) {
-            uint64_t p = fe_sim_now(sim) + 200000;
-            if (p < step) step = p;
-        }
-        if (fg_stop && fe_sim_now(sim) + 10000 < step) step = fe_sim_now(sim) + 10000;
-        if (o.until_ns < step) step = o.until_ns;
-        r = fe_sim_run(sim, step);
-        if (r < 0) break;
-        if (tr && fe_sim_now(sim) >= fe_sim_trace_next(tr)) fe_sim_trace_sample(tr);
-        if (progress && fe_wall_ns() - last_print > 250000000) {
+        s->r = fe_sim_run(s->sim, next_stop(s));
+        if (s->r < 0) break;
+        if (s->tr && fe_sim_now(s->sim) >= fe_sim_trace_next(s->tr)) fe_sim_trace_sample(s->tr);
+        if (s->progress && fe_wall_ns() - last_print > 250000000) {
             last_print = fe_wall_ns();
-            progress_line(sim, t0, total, end_ns);
+            progress_line(s->sim, t0, s->total_bytes, s->end_ns);
         }
-        if (r == 1 || fe_sim_now(sim) >= o.until_ns) break;
-        if (fg_stop && foreground_done(sim, &ri)) break;
+        if (s->r == 1 || fe_sim_now(s->sim) >= s->o.until_ns) break;
+        if (s->fg_stop && foreground_done(s->sim, &s->ri)) break;
     }
-    uint64_t wall = fe_wall_ns() - t0;
-    if (progress) fprintf(stderr, "\r%*s\r", 100, "");
-    if (r < 0) {
-        fprintf(stderr, "feroce sim: simulation failed: %s\n", fe_strerror(r));
+    s->wall_ns = fe_wall_ns() - t0;
+    if (s->progress) fprintf(stderr, "\r%*s\r", 100, "");
+    if (s->r < 0) fprintf(stderr, "feroce sim: simulation failed: %s\n", fe_strerror(s->r));
+}
+
+/* The plot and the trace file, whose last rows are written on close. */
+static void close_trace(struct sim_run *s)
+{
+    char err[512] = "";
+    if (s->o.plot && fe_sim_trace_plot(s->tr, s->o.plot, err, sizeof(err))) {
+        fprintf(stderr, "feroce sim: %s\n", err);
+        s->r = -1;
     }
-    if (tr) {
-        if (o.plot && fe_sim_trace_plot(tr, o.plot, err, sizeof(err))) {
-            fprintf(stderr, "feroce sim: %s\n", err);
-            r = -1;
-        }
-        if (fe_sim_trace_close(tr)) {
-            fprintf(stderr, "feroce sim: cannot write %s\n", o.trace);
-            r = -1;
-        }
+    if (fe_sim_trace_close(s->tr)) {
+        fprintf(stderr, "feroce sim: cannot write %s\n", s->o.trace);
+        s->r = -1;
     }
-    struct fe_sim_report_opts ro = {.json = o.json, .all_flows = o.all_flows, .wall_ns = wall};
-    fe_sim_report(stdout, sim, &ro);
-    if (fct_path) {
-        FILE *f = fopen(fct_path, "w");
-        if (f) fe_sim_hpcc_write_fct(sim, f);
+    s->tr = NULL;
+}
+
+/* HPCC's fct.txt, and the PFC log's last writes. */
+static void write_hpcc_outputs(struct sim_run *s)
+{
+    if (s->fct_path) {
+        FILE *f = fopen(s->fct_path, "w");
+        if (f) fe_sim_hpcc_write_fct(s->sim, f);
         if (!f || ferror(f) | fclose(f)) {
-            fprintf(stderr, "feroce sim: cannot write %s\n", fct_path);
-            r = -1;
+            fprintf(stderr, "feroce sim: cannot write %s\n", s->fct_path);
+            s->r = -1;
         }
     }
-    if (pfc && (ferror(pfc) | fclose(pfc))) {
-        fprintf(stderr, "feroce sim: cannot write %s\n", pfc_path);
-        r = -1;
+    if (s->pfc && (ferror(s->pfc) | fclose(s->pfc))) {
+        fprintf(stderr, "feroce sim: cannot write %s\n", s->pfc_path);
+        s->r = -1;
     }
+    s->pfc = NULL;
     /* ns-3 users look for these beside their files: say where they went */
-    if (!o.json && r >= 0 && (fct_path || pfc_path)) {
+    if (!s->o.json && s->r >= 0 && (s->fct_path || s->pfc_path)) {
         printf("HPCC outputs:");
-        if (fct_path) printf(" flow completions in %s", fct_path);
-        if (pfc_path) printf("%s PFC events in %s", fct_path ? "," : "", pfc_path);
+        if (s->fct_path) printf(" flow completions in %s", s->fct_path);
+        if (s->pfc_path) printf("%s PFC events in %s", s->fct_path ? "," : "", s->pfc_path);
         printf("\n");
     }
-    fe_sim_destroy(sim);
-    fe_sim_ns3roce_info_free(&ri);
-    return r < 0 ? 1 : 0;
+}
+
+static void print_report(struct sim_run *s)
+{
+    if (s->tr) close_trace(s);
+    struct fe_sim_report_opts ro = {
+        .json = s->o.json, .all_flows = s->o.all_flows, .wall_ns = s->wall_ns};
+    fe_sim_report(stdout, s->sim, &ro);
+    write_hpcc_outputs(s);
+}
+
+static int run(int argc, char **argv)
+{
+    struct sim_run s;
+    memset(&s, 0, sizeof(s));
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--list")) return list_builtins();
+    if (parse_args(argc, argv, &s.o)) return 2;
+    int rc = create_sim(&s);
+    if (!rc && open_outputs(&s)) rc = 1;
+    if (!rc) {
+        run_loop(&s);
+        print_report(&s);
+        rc = s.r < 0 ? 1 : 0;
+    }
+    if (s.tr) fe_sim_trace_close(s.tr);
+    if (s.pfc) fclose(s.pfc);
+    fe_sim_destroy(s.sim);
+    fe_sim_ns3roce_info_free(&s.ri);
+    return rc;
 }
 
 const struct fe_cmd fe_cmd_sim = {

@@ -63,169 +63,223 @@ static void print_ports(const struct fe_eswitch *s, const struct fe_esw_port_sta
     printf("\n");
 }
 
-static int run(int argc, char **argv)
-{
+/* The switch being run: its configuration, the process options, and the engine. */
+struct sw_run {
     struct fe_eswitch_config c;
-    fe_eswitch_config_default(&c);
-    uint64_t duration = 0, interval = 1000000000ull, v;
-    bool json = false, busy = false;
-    int cpu = -1;
-    const char *bottleneck = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-        bool takes = strcmp(a, "--ecn") && strcmp(a, "--json") && strcmp(a, "--busy-poll");
-        if (takes && !val) {
-            fprintf(stderr, "feroce switch: %s needs a value\n", a);
-            return 2;
-        }
-        if (takes) i++;
-        int bad = 0;
-        if (!strcmp(a, "--backend")) {
-            bad = fe_backend_parse(val, &c.backend);
-        } else if (!strcmp(a, "--port")) {
-            if (c.n_ports >= FE_ESW_MAX_PORTS)
-                bad = 1;
-            else
-                bad = fe_io_parse_addr(val, &c.port_ip[c.n_ports], &c.port_port[c.n_ports]) ||
-                      !c.port_port[c.n_ports];
-            if (!bad) c.n_ports++;
-        } else if (!strcmp(a, "--to")) {
-            bad = fe_io_parse_addr(val, &c.to_ip, &c.to_port);
-        } else if (!strcmp(a, "--if")) {
-            if (c.n_ifs >= FE_ESW_MAX_PORTS)
-                bad = 1;
-            else
-                snprintf(c.ifname[c.n_ifs++], sizeof c.ifname[0], "%s", val);
-        } else if (!strcmp(a, "--bottleneck")) {
-            bottleneck = val;
-        } else if (!strcmp(a, "--rate")) {
-            bad = fe_parse_rate_bps(val, &c.rate_bps, a);
-        } else if (!strcmp(a, "--queue")) {
-            bad = fe_parse_size_bytes(val, &c.queue_bytes, a);
-        } else if (!strcmp(a, "--ecn")) {
-            c.ecn = true;
-        } else if (!strcmp(a, "--kmin")) {
-            bad = fe_parse_size_bytes(val, &c.red.kmin_bytes, a);
-            c.ecn = true;
-        } else if (!strcmp(a, "--kmax")) {
-            bad = fe_parse_size_bytes(val, &c.red.kmax_bytes, a);
-            c.ecn = true;
-        } else if (!strcmp(a, "--pmax")) {
-            bad = parse_prob_ppm(val, &c.red.pmax_ppm, a);
-            c.ecn = true;
-        } else if (!strcmp(a, "--loss")) {
-            bad = parse_prob_ppm(val, &c.loss_ppm, a);
-        } else if (!strcmp(a, "--reorder")) {
-            bad = parse_prob_ppm(val, &c.reorder_ppm, a);
-        } else if (!strcmp(a, "--delay")) {
-            bad = fe_parse_duration_ns(val, &c.delay_ns, a);
-        } else if (!strcmp(a, "--seed")) {
-            bad = fe_parse_u64(val, &c.seed, a);
-        } else if (!strcmp(a, "--threshold")) {
-            bad = fe_parse_rate_bps(val, &c.thresh_bps, a);
-        } else if (!strcmp(a, "--window")) {
-            bad = fe_parse_duration_ns(val, &c.window_ns, a);
-        } else if (!strcmp(a, "--duration")) {
-            bad = fe_parse_duration_ns(val, &duration, a);
-        } else if (!strcmp(a, "--interval")) {
-            bad = fe_parse_duration_ns(val, &interval, a);
-        } else if (!strcmp(a, "--json")) {
-            json = true;
-        } else if (!strcmp(a, "--busy-poll")) {
-            busy = true;
-        } else if (!strcmp(a, "--cpu")) {
-            bad = fe_parse_u64(val, &v, a) || v > 4095;
-            cpu = (int)v;
-        } else {
-            fprintf(stderr, "feroce switch: unknown option '%s' (feroce switch --help)\n", a);
-            return 2;
-        }
-        if (bad) {
-            fprintf(stderr, "feroce switch: invalid value for %s: '%s'\n", a, val ? val : "");
-            return 2;
-        }
+    uint64_t duration_ns, interval_ns;
+    bool json, busy_poll;
+    int cpu;
+    const char *bottleneck;
+    struct fe_loop *loop;
+    struct fe_eswitch *s;
+    uint64_t t0;
+    bool udp;
+};
+
+static int pmax_opt(const char *v, void *p)
+{
+    return parse_prob_ppm(v, p, "--pmax");
+}
+
+static int loss_opt(const char *v, void *p)
+{
+    return parse_prob_ppm(v, p, "--loss");
+}
+
+static int reorder_opt(const char *v, void *p)
+{
+    return parse_prob_ppm(v, p, "--reorder");
+}
+
+/* --port ADDR:PORT, an access port (a port number is needed) */
+static int add_port(const char *v, void *p)
+{
+    struct fe_eswitch_config *c = p;
+    if (c->n_ports >= FE_ESW_MAX_PORTS) return -1;
+    if (fe_io_parse_addr(v, &c->port_ip[c->n_ports], &c->port_port[c->n_ports]) ||
+        !c->port_port[c->n_ports])
+        return -1;
+    c->n_ports++;
+    return 0;
+}
+
+static int add_if(const char *v, void *p)
+{
+    struct fe_eswitch_config *c = p;
+    if (c->n_ifs >= FE_ESW_MAX_PORTS) return -1;
+    snprintf(c->ifname[c->n_ifs++], sizeof c->ifname[0], "%s", v);
+    return 0;
+}
+
+static int backend_opt(const char *v, void *p)
+{
+    return fe_backend_parse(v, p);
+}
+
+static int to_opt(const char *v, void *p)
+{
+    struct fe_eswitch_config *c = p;
+    return fe_io_parse_addr(v, &c->to_ip, &c->to_port);
+}
+
+/* --bottleneck names one of the --if ports */
+static int find_bottleneck(struct sw_run *r)
+{
+    if (!r->bottleneck) return 0;
+    for (unsigned i = 0; i < r->c.n_ifs; i++)
+        if (!strcmp(r->c.ifname[i], r->bottleneck)) r->c.bottleneck_if = (int)i;
+    if (r->c.bottleneck_if < 0) {
+        fprintf(stderr, "feroce switch: --bottleneck %s is not one of the --if ports\n",
+                r->bottleneck);
+        return -1;
     }
-    if (bottleneck) {
-        for (unsigned i = 0; i < c.n_ifs; i++)
-            if (!strcmp(c.ifname[i], bottleneck)) c.bottleneck_if = (int)i;
-        if (c.bottleneck_if < 0) {
-            fprintf(stderr, "feroce switch: --bottleneck %s is not one of the --if ports\n",
-                    bottleneck);
-            return 2;
-        }
-    }
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct sw_run *r)
+{
+    struct fe_eswitch_config *c = &r->c;
+    fe_eswitch_config_default(c);
+    r->interval_ns = 1000000000ull;
+    r->cpu = -1;
+    const struct fe_opt opts[] = {
+        {FE_OPT_FN_("--backend", backend_opt, &c->backend)},
+        {FE_OPT_FN_("--port", add_port, c)},
+        {FE_OPT_FN_("--to", to_opt, c)},
+        {FE_OPT_FN_("--if", add_if, c)},
+        {FE_OPT_STR_("--bottleneck", r->bottleneck)},
+        {FE_OPT_RATE_("--rate", c->rate_bps)},
+        {FE_OPT_SIZE_("--queue", c->queue_bytes)},
+        {FE_OPT_FLAG_("--ecn", c->ecn)},
+        {FE_OPT_SIZE_("--kmin", c->red.kmin_bytes), .seen = &c->ecn},
+        {FE_OPT_SIZE_("--kmax", c->red.kmax_bytes), .seen = &c->ecn},
+        {FE_OPT_FN_("--pmax", pmax_opt, &c->red.pmax_ppm), .seen = &c->ecn},
+        {FE_OPT_FN_("--loss", loss_opt, &c->loss_ppm)},
+        {FE_OPT_FN_("--reorder", reorder_opt, &c->reorder_ppm)},
+        {FE_OPT_TIME_("--delay", c->delay_ns)},
+        {FE_OPT_UINT_("--seed", c->seed)},
+        {FE_OPT_RATE_("--threshold", c->thresh_bps)},
+        {FE_OPT_TIME_("--window", c->window_ns)},
+        {FE_OPT_TIME_("--duration", r->duration_ns)},
+        {FE_OPT_TIME_("--interval", r->interval_ns)},
+        {FE_OPT_FLAG_("--json", r->json)},
+        {FE_OPT_FLAG_("--busy-poll", r->busy_poll)},
+        {FE_OPT_UINT_("--cpu", r->cpu), .max = 4095},
+        {0},
+    };
+    const struct fe_opt *const tables[] = {opts, NULL};
+    const struct fe_cli cli = {.cmd = "switch", .tables = tables, .flags = FE_OPT_SAY_INVALID};
+    if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
+    return find_bottleneck(r);
+}
+
+/* The event loop and the switch, its sockets in the loop. */
+static int setup_switch(struct sw_run *r)
+{
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    lc.busy_poll = busy;
-    lc.cpu = cpu;
+    lc.busy_poll = r->busy_poll;
+    lc.cpu = r->cpu;
     int err;
-    struct fe_loop *loop = fe_loop_create(&lc, &err);
-    if (!loop) return 1;
+    r->loop = fe_loop_create(&lc, &err);
+    if (!r->loop) return -1;
     char msg[256] = "";
-    uint64_t t0 = fe_io_now_ns();
-    struct fe_eswitch *s = fe_eswitch_create(&c, t0, &err, msg, sizeof msg);
-    if (!s) {
+    r->t0 = fe_io_now_ns();
+    r->s = fe_eswitch_create(&r->c, r->t0, &err, msg, sizeof msg);
+    if (!r->s) {
         fprintf(stderr, "feroce switch: %s\n", msg[0] ? msg : fe_strerror(err));
-        fe_loop_destroy(loop);
-        return 1;
+        return -1;
     }
-    int fds[32], nfd = fe_eswitch_fds(s, fds, 32);
-    for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
-    fe_cli_catch_stop_signals();
-    bool udp = c.backend == FE_BACKEND_UDP;
+    int fds[32], nfd = fe_eswitch_fds(r->s, fds, 32);
+    for (int i = 0; i < nfd; i++) fe_loop_add(r->loop, fds[i], i);
+    r->udp = r->c.backend == FE_BACKEND_UDP;
+    return 0;
+}
+
+/* Forwards until --duration or a signal, with a line per --interval. */
+static void run_loop(struct sw_run *r)
+{
     struct fe_esw_port_stats prev[FE_ESW_MAX_PORTS + 1];
     memset(prev, 0, sizeof prev);
+    uint64_t interval = r->interval_ns, duration = r->duration_ns, t0 = r->t0;
     uint64_t next_tick = t0 + (interval ? interval : UINT64_MAX / 2), last = t0;
     unsigned ready = FE_READY_ALL;
     while (!fe_cli_signals) {
         uint64_t now = fe_io_now_ns();
-        fe_eswitch_step(s, now, ready);
+        fe_eswitch_step(r->s, now, ready);
         ready = 0;
         if (duration && now >= t0 + duration) break;
         if (interval && now >= next_tick) {
-            if (!json) {
-                print_ports(s, prev, (double)(now - last) / 1e9, (double)(now - t0) / 1e9, udp);
+            if (!r->json) {
+                print_ports(r->s, prev, (double)(now - last) / 1e9, (double)(now - t0) / 1e9,
+                            r->udp);
                 fflush(stdout);
             }
-            for (unsigned i = 0; i < fe_eswitch_n_ports(s); i++)
-                prev[i] = *fe_eswitch_port_stats(s, i);
+            for (unsigned i = 0; i < fe_eswitch_n_ports(r->s); i++)
+                prev[i] = *fe_eswitch_port_stats(r->s, i);
             last = now;
             while (next_tick <= now) next_tick += interval;
         }
-        uint64_t dl = fe_eswitch_next_deadline(s);
+        uint64_t dl = fe_eswitch_next_deadline(r->s);
         if (interval && next_tick < dl) dl = next_tick;
         if (duration && t0 + duration < dl) dl = t0 + duration;
         int tags[32];
-        int n = fe_loop_wait(loop, dl, tags, 32);
+        int n = fe_loop_wait(r->loop, dl, tags, 32);
         for (int k = 0; k < n; k++) ready |= 1u << tags[k];
     }
-    double secs = (double)(fe_io_now_ns() - t0) / 1e9;
-    if (json) printf("{\"tool\":\"switch\",\"seconds\":%.6f,\"ports\":[", secs);
-    for (unsigned i = 0; i < fe_eswitch_n_ports(s); i++) {
-        const struct fe_esw_port_stats *p = fe_eswitch_port_stats(s, i);
-        const char *name =
-            udp ? (i + 1 == fe_eswitch_n_ports(s) ? "bottleneck" : "access") : c.ifname[i];
-        if (json)
-            printf("%s{\"port\":%u,\"name\":\"%s\",\"rx_pkts\":%" PRIu64 ",\"rx_bytes\":%" PRIu64
-                   ",\"tx_pkts\":%" PRIu64 ",\"tx_bytes\":%" PRIu64 ",\"drops_full\":%" PRIu64
-                   ",\"drops_loss\":%" PRIu64 ",\"marked\":%" PRIu64 ",\"reordered\":%" PRIu64
-                   ",\"cnps_forged\":%" PRIu64 ",\"qlen_max_bytes\":%" PRIu64 "}",
-                   i ? "," : "", i, name, p->rx_pkts, p->rx_bytes, p->tx_pkts, p->tx_bytes,
-                   p->drops_full, p->drops_loss, p->marked, p->reordered, p->cnps_forged,
-                   p->qlen_max_bytes);
+}
+
+static void print_port_json(unsigned i, const char *name, const struct fe_esw_port_stats *p)
+{
+    printf("%s{\"port\":%u,\"name\":\"%s\",\"rx_pkts\":%" PRIu64 ",\"rx_bytes\":%" PRIu64
+           ",\"tx_pkts\":%" PRIu64 ",\"tx_bytes\":%" PRIu64 ",\"drops_full\":%" PRIu64
+           ",\"drops_loss\":%" PRIu64 ",\"marked\":%" PRIu64 ",\"reordered\":%" PRIu64
+           ",\"cnps_forged\":%" PRIu64 ",\"qlen_max_bytes\":%" PRIu64 "}",
+           i ? "," : "", i, name, p->rx_pkts, p->rx_bytes, p->tx_pkts, p->tx_bytes, p->drops_full,
+           p->drops_loss, p->marked, p->reordered, p->cnps_forged, p->qlen_max_bytes);
+}
+
+static void print_port_text(unsigned i, const char *name, const struct fe_esw_port_stats *p)
+{
+    printf("port %u (%s): in %" PRIu64 " pkts %.3f GB, out %" PRIu64 " pkts %.3f GB, "
+           "drops %" PRIu64 " full + %" PRIu64 " injected, %" PRIu64 " CE marks, %" PRIu64
+           " reordered, %" PRIu64 " CNPs forged, max queue %" PRIu64 " KiB\n",
+           i, name, p->rx_pkts, (double)p->rx_bytes / 1e9, p->tx_pkts, (double)p->tx_bytes / 1e9,
+           p->drops_full, p->drops_loss, p->marked, p->reordered, p->cnps_forged,
+           p->qlen_max_bytes / 1024);
+}
+
+/* Every port's counters, as text or one JSON object. */
+static void print_summary(const struct sw_run *r)
+{
+    double secs = (double)(fe_io_now_ns() - r->t0) / 1e9;
+    unsigned n = fe_eswitch_n_ports(r->s);
+    if (r->json) printf("{\"tool\":\"switch\",\"seconds\":%.6f,\"ports\":[", secs);
+    for (unsigned i = 0; i < n; i++) {
+        const struct fe_esw_port_stats *p = fe_eswitch_port_stats(r->s, i);
+        const char *name = r->udp ? (i + 1 == n ? "bottleneck" : "access") : r->c.ifname[i];
+        if (r->json)
+            print_port_json(i, name, p);
         else
-            printf("port %u (%s): in %" PRIu64 " pkts %.3f GB, out %" PRIu64 " pkts %.3f GB, "
-                   "drops %" PRIu64 " full + %" PRIu64 " injected, %" PRIu64 " CE marks, %" PRIu64
-                   " reordered, %" PRIu64 " CNPs forged, max queue %" PRIu64 " KiB\n",
-                   i, name, p->rx_pkts, (double)p->rx_bytes / 1e9, p->tx_pkts,
-                   (double)p->tx_bytes / 1e9, p->drops_full, p->drops_loss, p->marked, p->reordered,
-                   p->cnps_forged, p->qlen_max_bytes / 1024);
+            print_port_text(i, name, p);
     }
-    if (json) printf("]}\n");
-    fe_eswitch_destroy(s);
-    fe_loop_destroy(loop);
-    return 0;
+    if (r->json) printf("]}\n");
+}
+
+static int run(int argc, char **argv)
+{
+    struct sw_run r = {0};
+    if (parse_opts(argc, argv, &r)) return 2;
+    int rc = 1;
+    if (!setup_switch(&r)) {
+        fe_cli_catch_stop_signals();
+        run_loop(&r);
+        print_summary(&r);
+        rc = 0;
+    }
+    fe_eswitch_destroy(r.s);
+    fe_loop_destroy(r.loop);
+    return rc;
 }
 
 const struct fe_cmd fe_cmd_switch = {

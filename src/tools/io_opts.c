@@ -15,55 +15,51 @@ void fe_io_opts_default(struct fe_io_opts *o)
     o->interval_ns = 1000000000ull;
 }
 
-int fe_io_opts_parse(const char *cmd, int argc, char **argv, int *i, struct fe_io_opts *o,
-                     struct fe_ep_config *ep, uint32_t *mtu_bytes)
+static int backend_opt(const char *val, void *ep)
 {
-    const char *a = argv[*i], *val = *i + 1 < argc ? argv[*i + 1] : NULL;
-    bool bad = false;
-    if (!strcmp(a, "--busy-poll")) {
-        o->busy_poll = true;
-    } else if (!strcmp(a, "--quiet")) {
-        o->quiet = true;
-    } else if (!strcmp(a, "--json")) {
-        o->json = true;
-    } else if (!strcmp(a, "--backend")) {
-        FE_OPT_NEED(cmd, a, val, *i);
-        bad = fe_backend_parse(val, &ep->backend) != 0;
-    } else if (!strcmp(a, "--bind")) {
-        FE_OPT_NEED(cmd, a, val, *i);
-        uint32_t ip;
-        uint16_t port = FE_ROCEV2_UDP_PORT;
-        bad = fe_io_parse_addr(val, &ip, &port) != 0;
-        if (!bad) {
-            ep->udp.bind_ip = ip;
-            ep->udp.bind_port = port;
-            ep->raw.ip = ip;
-        }
-    } else if (!strcmp(a, "--if")) {
-        FE_OPT_NEED(cmd, a, val, *i);
-        snprintf(ep->raw.ifname, sizeof ep->raw.ifname, "%s", val);
-    } else if (!strcmp(a, "--mac")) {
-        FE_OPT_NEED(cmd, a, val, *i);
-        if (fe_parse_mac(val, ep->raw.mac, a)) return -1; /* it says why */
-    } else if (!strcmp(a, "--mtu")) {
-        FE_OPT_NEED(cmd, a, val, *i);
-        if (fe_parse_u32_max(val, mtu_bytes, a, 4096)) return -1;
-    } else if (!strcmp(a, "--interval")) {
-        FE_OPT_NEED(cmd, a, val, *i);
-        if (fe_parse_duration_ns(val, &o->interval_ns, a)) return -1;
-    } else if (!strcmp(a, "--cpu")) {
-        FE_OPT_NEED(cmd, a, val, *i);
-        uint32_t cpu;
-        if (fe_parse_u32_max(val, &cpu, a, 4095)) return -1;
-        o->cpu = (int)cpu;
-    } else {
-        return 0;
-    }
-    if (bad) {
-        fprintf(stderr, "feroce %s: invalid value for %s: '%s'\n", cmd, a, val);
-        return -1;
-    }
-    return 1;
+    return fe_backend_parse(val, &((struct fe_ep_config *)ep)->backend);
+}
+
+int fe_io_bind_opt(const char *val, void *p)
+{
+    struct fe_ep_config *ep = p;
+    uint32_t ip;
+    uint16_t port = FE_ROCEV2_UDP_PORT;
+    if (fe_io_parse_addr(val, &ip, &port)) return -1;
+    ep->udp.bind_ip = ip;
+    ep->udp.bind_port = port;
+    ep->raw.ip = ip;
+    return 0;
+}
+
+static int if_opt(const char *val, void *ep)
+{
+    struct fe_ep_config *e = ep;
+    snprintf(e->raw.ifname, sizeof e->raw.ifname, "%s", val);
+    return 0;
+}
+
+static int mac_opt(const char *val, void *ep)
+{
+    return fe_parse_mac(val, ((struct fe_ep_config *)ep)->raw.mac, "--mac");
+}
+
+void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
+                      struct fe_ep_config *ep, uint32_t *mtu_bytes)
+{
+    const struct fe_opt table[FE_IO_OPTS_N + 1] = {
+        {FE_OPT_FLAG_("--busy-poll", o->busy_poll)},
+        {FE_OPT_FLAG_("--quiet", o->quiet)},
+        {FE_OPT_FLAG_("--json", o->json)},
+        {FE_OPT_FN_("--backend", backend_opt, ep), .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_FN_("--bind", fe_io_bind_opt, ep), .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_FN_("--if", if_opt, ep)},
+        {FE_OPT_FN_("--mac", mac_opt, ep)}, /* it says why */
+        {FE_OPT_U32MAX_("--mtu", *mtu_bytes, 4096)},
+        {FE_OPT_TIME_("--interval", o->interval_ns)},
+        {FE_OPT_U32MAX_("--cpu", o->cpu, 4095)},
+    };
+    memcpy(t, table, sizeof table);
 }
 
 int fe_io_opts_check(const char *cmd, const struct fe_ep_config *ep)
