@@ -107,9 +107,11 @@ struct fe_sc_stats {
     uint64_t tx_msgs;               /* datagrams produced (replies, requests, tx-meta) */
     uint64_t tx_acks[8];            /* front-end: replies by ack type */
     uint64_t retries;               /* host: requests sent again after a timeout */
-    uint64_t rts_on_open;   /* host: MODIFY_QP_RTS answered ERROR as the firmware does: RTS */
-    uint64_t strays;        /* host: a resent OPEN_QP got a second QP from the front-end */
-    uint64_t strays_closed; /* host: CLOSE_QP sent for such a QP */
+    uint64_t rts_on_open;     /* host: MODIFY_QP_RTS answered ERROR as the firmware does: RTS */
+    uint64_t strays;          /* host: a resent OPEN_QP got a second QP from the front-end */
+    uint64_t strays_closed;   /* host: CLOSE_QP sent for such a QP */
+    uint64_t replies_limited; /* front-end: replies not sent, over the reply rate */
+    uint64_t replies_undeliverable; /* front-end: replies to port 0 (firmware mode) */
 };
 
 /* Codec. encode: FE_EINVAL when a 24-bit field is out of range or a type does not fit its bits
@@ -119,13 +121,42 @@ int fe_sc_decode(const uint8_t *buf, size_t len, struct fe_sc_msg *m, enum fe_sc
 
 /* ---- front-end role (the FPGA side: listens on 17185, owns up to 16 QPs) ---- */
 
+/* How the front-end role reads the side channel.
+ *  LIBERAL (the default): what host software written for the firmware sends works: a QP is
+ *    named by its QPN alone (a host QPN of 0, or another source address, is accepted), a
+ *    tx-meta start on a QP that is only OPEN makes it RTS (no MODIFY_QP_RTS needed).
+ *  STRICT: only the host that opened a QP (address and host QPN) may drive it; tx-meta needs
+ *    RTS; info valid without a request is refused.
+ *  FIRMWARE: the Lite-RoCEv2 firmware's behaviour, so that a host tested against feroce works
+ *    against the board: RTS on OPEN_QP, a MODIFY after it answered ERROR, a new QPN for every
+ *    OPEN_QP, NO_QP/NAK repeating the previous reply with the ack type changed, no reply to
+ *    SEND_QP_INFO, ERROR or a MODIFY outside the pool, reply PSN 0, replies to port 0 dropped.
+ *    (The firmware also answers from port 0x8765 and has 4 QPs: the I/O layer's settings.) */
+enum fe_sc_fe_mode { FE_SC_FE_LIBERAL = 0, FE_SC_FE_STRICT, FE_SC_FE_FIRMWARE };
+
+#define FE_SC_MAX_ALLOW     16
+#define FE_SC_FW_REPLY_PORT 0x8765 /* the firmware's replies come from this port */
+#define FE_SC_FW_QPS        4      /* the firmware's default QP pool */
+
+/* An allowed source network: (ip & mask) == net, host order. */
+struct fe_sc_cidr {
+    uint32_t net, mask;
+};
+/* Parses "A.B.C.D[/N]"; FE_EINVAL when malformed. */
+int fe_sc_cidr_parse(const char *s, struct fe_sc_cidr *out);
+
 struct fe_sc_fe_config {
     uint32_t local_ip; /* this front-end's IPv4 address (host order), sent in replies */
     uint32_t rkey;     /* this side's region, sent in replies (a pure sender has none: 0) */
     uint64_t va;
-    unsigned max_qps;    /* 1..FE_SC_MAX_QPS */
-    uint32_t first_qpn;  /* FE_SC_FIRST_QPN */
-    uint32_t allowed_ip; /* when not 0, only this host may open QPs */
+    unsigned max_qps;                         /* 1..FE_SC_MAX_QPS */
+    uint32_t first_qpn;                       /* FE_SC_FIRST_QPN */
+    uint32_t allowed_ip;                      /* when not 0, only this host may open QPs */
+    uint8_t mode;                             /* enum fe_sc_fe_mode */
+    struct fe_sc_cidr allow[FE_SC_MAX_ALLOW]; /* when n_allow > 0, only sources in these */
+    unsigned n_allow;
+    uint32_t reply_rate_per_s; /* replies paced at this rate (0: unpaced; default 1000) */
+    uint32_t reply_burst;      /* ... after this many back to back (default 64) */
 };
 void fe_sc_fe_config_default(struct fe_sc_fe_config *cfg);
 
@@ -177,6 +208,8 @@ struct fe_sc_fe {
     struct fe_sc_fe_config cfg;
     struct fe_sc_fe_qp qp[FE_SC_MAX_QPS]; /* all state lives here (tests compare it) */
     struct fe_sc_stats stats;
+    uint8_t last_reply[FE_SC_MSG_LEN]; /* the firmware repeats it in NO_QP/NAK replies */
+    uint64_t reply_tat_ns;             /* reply pacing (theoretical arrival time) */
 };
 
 /* FE_EINVAL for a bad configuration. */

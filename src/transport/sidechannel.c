@@ -2,6 +2,7 @@
  * state machines, front-end and host. See include/feroce/sidechannel.h. */
 #include "feroce/sidechannel.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* Byte offsets of design.md section 4. */
@@ -258,17 +259,38 @@ int fe_sc_decode(const uint8_t *buf, size_t len, struct fe_sc_msg *m, enum fe_sc
 
 /* ---- front-end role ---- */
 
+int fe_sc_cidr_parse(const char *s, struct fe_sc_cidr *out)
+{
+    unsigned a[4], bits = 32;
+    int n = 0;
+    if (!s || sscanf(s, "%3u.%3u.%3u.%3u%n", &a[0], &a[1], &a[2], &a[3], &n) != 4) return FE_EINVAL;
+    if (s[n] == '/') {
+        int m = 0;
+        if (sscanf(s + n + 1, "%2u%n", &bits, &m) != 1 || !m) return FE_EINVAL;
+        n += 1 + m;
+    }
+    if (s[n] || bits > 32 || a[0] > 255 || a[1] > 255 || a[2] > 255 || a[3] > 255) return FE_EINVAL;
+    uint32_t ip = a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
+    out->mask = bits ? ~0u << (32 - bits) : 0;
+    out->net = ip & out->mask;
+    return 0;
+}
+
 void fe_sc_fe_config_default(struct fe_sc_fe_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->max_qps = FE_SC_MAX_QPS;
     cfg->first_qpn = FE_SC_FIRST_QPN;
+    cfg->mode = FE_SC_FE_LIBERAL;
+    cfg->reply_rate_per_s = 1000;
+    cfg->reply_burst = 64;
 }
 
 int fe_sc_fe_init(struct fe_sc_fe *fe, const struct fe_sc_fe_config *cfg)
 {
     if (!cfg->max_qps || cfg->max_qps > FE_SC_MAX_QPS || !cfg->first_qpn ||
-        cfg->first_qpn + cfg->max_qps - 1 > MASK24)
+        cfg->first_qpn + cfg->max_qps - 1 > MASK24 || cfg->mode > FE_SC_FE_FIRMWARE ||
+        cfg->n_allow > FE_SC_MAX_ALLOW || cfg->reply_rate_per_s > 1000000000u)
         return FE_EINVAL;
     memset(fe, 0, sizeof *fe);
     fe->cfg = *cfg;
@@ -309,9 +331,49 @@ static bool same_host_params(const struct fe_sc_qp_info *a, const struct fe_sc_q
            a->ip == b->ip;
 }
 
+static bool mode_is(const struct fe_sc_fe *fe, enum fe_sc_fe_mode mode)
+{
+    return fe->cfg.mode == mode;
+}
+
+/* Replies are paced (GCRA): at most reply_burst back to back, then one per 1/reply_rate_per_s,
+ * so that the front-end cannot be made to flood a forged source address. */
+static bool reply_allowed(struct fe_sc_fe *fe, uint64_t now_ns)
+{
+    if (!fe->cfg.reply_rate_per_s) return true;
+    uint64_t interval_ns = 1000000000ull / fe->cfg.reply_rate_per_s;
+    uint64_t tat = fe->reply_tat_ns > now_ns ? fe->reply_tat_ns : now_ns;
+    if (tat - now_ns > (uint64_t)fe->cfg.reply_burst * interval_ns) {
+        fe->stats.replies_limited++;
+        return false;
+    }
+    fe->reply_tat_ns = tat + interval_ns;
+    return true;
+}
+
+static void emit_reply(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                       uint64_t now_ns, uint8_t ack, struct fe_sc_fe_result *res)
+{
+    memcpy(fe->last_reply, res->reply_msg, FE_SC_MSG_LEN);
+    /* The firmware answers the port named, even 0 (which nobody can receive). */
+    uint16_t port =
+        m->reply_port || mode_is(fe, FE_SC_FE_FIRMWARE) ? m->reply_port : FE_SC_REPLY_PORT;
+    if (!port) {
+        fe->stats.replies_undeliverable++;
+        return;
+    }
+    if (!reply_allowed(fe, now_ns)) return;
+    res->reply = true;
+    res->reply_ip = src_ip;
+    res->reply_port = port;
+    fe->stats.tx_msgs++;
+    fe->stats.tx_acks[ack & 7]++;
+}
+
 /* Builds the reply to request `m`: loc/rem swapped, our side first. */
-static void fe_reply(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip, uint8_t ack,
-                     const struct fe_sc_fe_qp *q, struct fe_sc_fe_result *res)
+static void fe_reply(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                     uint64_t now_ns, uint8_t ack, const struct fe_sc_fe_qp *q,
+                     struct fe_sc_fe_result *res)
 {
     struct fe_sc_msg r;
     memset(&r, 0, sizeof r);
@@ -321,7 +383,8 @@ static void fe_reply(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t sr
     r.ack = ack;
     if (q) {
         r.loc.qpn = q->qpn;
-        r.loc.psn = q->sq_psn;
+        /* the firmware's replies say PSN 0 whatever PSN it sends from */
+        r.loc.psn = mode_is(fe, FE_SC_FE_FIRMWARE) ? 0 : q->sq_psn;
     } else {
         r.loc.qpn = m->request == FE_SC_REQ_OPEN_QP ? 0 : m->rem.qpn; /* the QPN asked about */
     }
@@ -331,11 +394,22 @@ static void fe_reply(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t sr
     r.rem = m->loc;
     r.reply_port = FE_SC_PORT;
     if (fe_sc_encode(res->reply_msg, &r) != 0) return; /* cannot happen: fields came decoded */
-    res->reply = true;
-    res->reply_ip = src_ip;
-    res->reply_port = m->reply_port ? m->reply_port : FE_SC_REPLY_PORT;
-    fe->stats.tx_msgs++;
-    fe->stats.tx_acks[ack & 7]++;
+    emit_reply(fe, m, src_ip, now_ns, ack, res);
+}
+
+/* An error reply (NO_QP, NAK, ERROR). The firmware sends its previous reply again with only the
+ * ack type changed; feroce names the request and QP it answers. */
+static void fe_error_reply(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                           uint64_t now_ns, uint8_t ack, struct fe_sc_fe_result *res)
+{
+    if (!mode_is(fe, FE_SC_FE_FIRMWARE)) {
+        fe_reply(fe, m, src_ip, now_ns, ack, NULL, res);
+        return;
+    }
+    memcpy(res->reply_msg, fe->last_reply, FE_SC_MSG_LEN);
+    res->reply_msg[0] = (uint8_t)((res->reply_msg[0] & 0x0Eu) | FLAG_INFO_VALID | FLAG_ACK_VALID |
+                                  ((ack & 7u) << 5));
+    emit_reply(fe, m, src_ip, now_ns, ack, res);
 }
 
 static void add_event(struct fe_sc_fe_result *res, uint8_t type, const struct fe_sc_fe_qp *q,
@@ -352,11 +426,202 @@ static void add_event(struct fe_sc_fe_result *res, uint8_t type, const struct fe
     e->tx = q->tx;
 }
 
+static unsigned slot_index(const struct fe_sc_fe *fe, const struct fe_sc_fe_qp *q)
+{
+    return (unsigned)(q - fe->qp);
+}
+
 static int fe_reject(struct fe_sc_fe *fe, struct fe_sc_fe_result *res, enum fe_sc_reason r)
 {
     fe->stats.rejected[r]++;
     res->why = r;
     return FE_EPARSE;
+}
+
+static bool check_allowed(const struct fe_sc_fe *fe, uint32_t src_ip)
+{
+    if (fe->cfg.allowed_ip && src_ip != fe->cfg.allowed_ip) return false;
+    if (!fe->cfg.n_allow) return true;
+    for (unsigned i = 0; i < fe->cfg.n_allow && i < FE_SC_MAX_ALLOW; i++)
+        if ((src_ip & fe->cfg.allow[i].mask) == fe->cfg.allow[i].net) return true;
+    return false;
+}
+
+/* Strict: only the host that opened a QP (same address, same host QPN) may drive it. Liberal
+ * and firmware: the QP is named by its QPN alone, as the firmware does (host software sends
+ * loc QPN 0, or closes from another address). */
+static bool check_owner(const struct fe_sc_fe *fe, const struct fe_sc_fe_qp *q,
+                        const struct fe_sc_msg *m, uint32_t src_ip)
+{
+    if (!q || !mode_is(fe, FE_SC_FE_STRICT)) return true;
+    return q->host_addr == src_ip && q->peer.qpn == m->loc.qpn;
+}
+
+/* Whether a tx-meta may start the stream of QP tq. Strict: it must be RTS, or made so by the
+ * same datagram. Liberal: a QP that is only OPEN counts too (host software that never sends
+ * MODIFY_QP_RTS); the firmware's QPs are RTS from OPEN on. */
+static bool check_tx_ready(const struct fe_sc_fe *fe, const struct fe_sc_fe_qp *tq,
+                           const struct fe_sc_msg *m)
+{
+    if (!tq) return false;
+    if (m->info_valid && (m->request == FE_SC_REQ_CLOSE_QP || m->request == FE_SC_REQ_ERROR ||
+                          m->request == FE_SC_REQ_OPEN_QP))
+        return false;
+    if (tq->state == FE_SC_QP_RTS || !mode_is(fe, FE_SC_FE_STRICT)) return true;
+    return m->info_valid && m->request == FE_SC_REQ_MODIFY_QP_RTS;
+}
+
+/* Everything is checked before anything changes, so a refused datagram changes nothing. */
+static int check_request(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                         struct fe_sc_fe_result *res)
+{
+    if (m->ack_valid) return fe_reject(fe, res, FE_SC_R_ROLE);
+    if (!check_allowed(fe, src_ip)) return fe_reject(fe, res, FE_SC_R_SOURCE);
+    if (m->info_valid && m->request == FE_SC_REQ_NULL && mode_is(fe, FE_SC_FE_STRICT))
+        return fe_reject(fe, res, FE_SC_R_REQUEST);
+    if (m->info_valid && m->request != FE_SC_REQ_OPEN_QP &&
+        !check_owner(fe, fe_slot_of(fe, m->rem.qpn), m, src_ip))
+        return fe_reject(fe, res, FE_SC_R_SOURCE);
+    if (m->tx.valid) {
+        const struct fe_sc_fe_qp *tq = fe_slot_of(fe, m->rem.qpn);
+        if (!check_owner(fe, tq, m, src_ip)) return fe_reject(fe, res, FE_SC_R_SOURCE);
+        if (!check_tx_ready(fe, tq, m)) return fe_reject(fe, res, FE_SC_R_NOT_RTS);
+    }
+    return 0;
+}
+
+static struct fe_sc_fe_qp *find_reopen(struct fe_sc_fe *fe, const struct fe_sc_msg *m,
+                                       uint32_t src_ip, struct fe_sc_fe_qp **free_q)
+{
+    struct fe_sc_fe_qp *same = NULL;
+    *free_q = NULL;
+    for (unsigned i = 0; i < fe->cfg.max_qps; i++) {
+        struct fe_sc_fe_qp *c = &fe->qp[i];
+        if (c->state == FE_SC_QP_FREE) {
+            if (!*free_q) *free_q = c;
+        } else if (c->host_addr == src_ip && c->peer.qpn == m->loc.qpn) {
+            same = c;
+        }
+    }
+    /* The firmware pops a new QPN for every OPEN_QP, a repeated one too. */
+    return mode_is(fe, FE_SC_FE_FIRMWARE) ? NULL : same;
+}
+
+static void open_qp(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                    uint64_t now_ns, struct fe_sc_fe_result *res)
+{
+    struct fe_sc_fe_qp *free_q, *same = find_reopen(fe, m, src_ip, &free_q);
+    if (same && same_host_params(&same->peer, &m->loc)) {
+        /* The host sent OPEN_QP again (our ACK was lost): same QP, same answer. */
+        fe_reply(fe, m, src_ip, now_ns, FE_SC_ACK_ACK, same, res);
+        return;
+    }
+    struct fe_sc_fe_qp *use = same ? same : free_q;
+    if (!use) {
+        fe_error_reply(fe, m, src_ip, now_ns, FE_SC_ACK_NO_QP, res);
+        return;
+    }
+    unsigned slot = slot_index(fe, use);
+    memset(use, 0, sizeof *use);
+    use->state = mode_is(fe, FE_SC_FE_FIRMWARE) ? FE_SC_QP_RTS : FE_SC_QP_OPEN;
+    use->qpn = fe->cfg.first_qpn + slot;
+    use->sq_psn = m->loc.psn; /* the front-end's first send PSN is the host's PSN */
+    use->host_addr = src_ip;
+    use->reply_port = m->reply_port ? m->reply_port : FE_SC_REPLY_PORT;
+    use->peer = m->loc;
+    use->opened_ns = now_ns;
+    add_event(res, FE_SC_EV_OPENED, use, slot);
+    if (use->state == FE_SC_QP_RTS) add_event(res, FE_SC_EV_RTS, use, slot);
+    fe_reply(fe, m, src_ip, now_ns, FE_SC_ACK_ACK, use, res);
+}
+
+static void send_qp_info(struct fe_sc_fe *fe, const struct fe_sc_msg *m, struct fe_sc_fe_qp *q,
+                         uint32_t src_ip, uint64_t now_ns, struct fe_sc_fe_result *res)
+{
+    if (q && !same_host_params(&q->peer, &m->loc)) {
+        q->peer = m->loc;
+        q->sq_psn = m->loc.psn;
+        add_event(res, FE_SC_EV_UPDATED, q, slot_index(fe, q));
+    }
+    if (mode_is(fe, FE_SC_FE_FIRMWARE)) return; /* the firmware does not answer it */
+    if (!q)
+        fe_error_reply(fe, m, src_ip, now_ns, FE_SC_ACK_NO_QP, res);
+    else
+        fe_reply(fe, m, src_ip, now_ns, FE_SC_ACK_ACK, q, res);
+}
+
+static void modify_qp_rts(struct fe_sc_fe *fe, const struct fe_sc_msg *m, struct fe_sc_fe_qp *q,
+                          uint32_t src_ip, uint64_t now_ns, struct fe_sc_fe_result *res)
+{
+    if (!q) {
+        bool in_pool =
+            m->rem.qpn >= fe->cfg.first_qpn && m->rem.qpn - fe->cfg.first_qpn < fe->cfg.max_qps;
+        /* the firmware leaves a MODIFY outside its pool unanswered */
+        if (in_pool || !mode_is(fe, FE_SC_FE_FIRMWARE))
+            fe_error_reply(fe, m, src_ip, now_ns, FE_SC_ACK_NO_QP, res);
+        return;
+    }
+    if (mode_is(fe, FE_SC_FE_FIRMWARE)) { /* RTS since OPEN: the firmware answers ERROR */
+        fe_reply(fe, m, src_ip, now_ns, FE_SC_ACK_ERROR, q, res);
+        return;
+    }
+    if (q->state != FE_SC_QP_RTS) { /* a repeated MODIFY is answered, not re-executed */
+        q->state = FE_SC_QP_RTS;
+        add_event(res, FE_SC_EV_RTS, q, slot_index(fe, q));
+    }
+    fe_reply(fe, m, src_ip, now_ns, FE_SC_ACK_ACK, q, res);
+}
+
+static void close_qp(struct fe_sc_fe *fe, const struct fe_sc_msg *m, struct fe_sc_fe_qp *q,
+                     uint32_t src_ip, uint64_t now_ns, struct fe_sc_fe_result *res)
+{
+    bool answer = m->request == FE_SC_REQ_CLOSE_QP || !mode_is(fe, FE_SC_FE_FIRMWARE);
+    if (!q) {
+        if (answer) fe_error_reply(fe, m, src_ip, now_ns, FE_SC_ACK_NO_QP, res);
+        return;
+    }
+    add_event(res, FE_SC_EV_CLOSED, q, slot_index(fe, q));
+    if (answer) fe_reply(fe, m, src_ip, now_ns, FE_SC_ACK_ACK, q, res);
+    memset(q, 0, sizeof *q);
+}
+
+static void handle_request(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                           uint64_t now_ns, struct fe_sc_fe_result *res)
+{
+    struct fe_sc_fe_qp *q = fe_slot_of(fe, m->rem.qpn);
+    switch (m->request) {
+    case FE_SC_REQ_OPEN_QP:
+        open_qp(fe, m, src_ip, now_ns, res);
+        break;
+    case FE_SC_REQ_SEND_QP_INFO:
+        send_qp_info(fe, m, q, src_ip, now_ns, res);
+        break;
+    case FE_SC_REQ_MODIFY_QP_RTS:
+        modify_qp_rts(fe, m, q, src_ip, now_ns, res);
+        break;
+    case FE_SC_REQ_CLOSE_QP:
+    case FE_SC_REQ_ERROR:
+        close_qp(fe, m, q, src_ip, now_ns, res);
+        break;
+    default:
+        break; /* no request: the datagram carries a tx-meta only */
+    }
+}
+
+/* Starts or stops the stream of the QP the tx-meta names (checked by check_request). A liberal
+ * front-end's QP that was only OPEN becomes RTS here: the host asked for the stream. */
+static void apply_tx_meta(struct fe_sc_fe *fe, const struct fe_sc_msg *m,
+                          struct fe_sc_fe_result *res)
+{
+    struct fe_sc_fe_qp *tq = fe_slot_of(fe, m->rem.qpn);
+    if (!tq) return;
+    if (tq->state != FE_SC_QP_RTS) {
+        tq->state = FE_SC_QP_RTS;
+        add_event(res, FE_SC_EV_RTS, tq, slot_index(fe, tq));
+    }
+    tq->tx = m->tx;
+    tq->streaming = m->tx.start;
+    add_event(res, m->tx.start ? FE_SC_EV_START : FE_SC_EV_STOP, tq, slot_index(fe, tq));
 }
 
 int fe_sc_fe_input(struct fe_sc_fe *fe, uint64_t now_ns, const uint8_t *buf, size_t len,
@@ -372,110 +637,10 @@ int fe_sc_fe_input(struct fe_sc_fe *fe, uint64_t now_ns, const uint8_t *buf, siz
         res->why = why;
         return rc;
     }
-    if (m.ack_valid) return fe_reject(fe, res, FE_SC_R_ROLE);
-    if (fe->cfg.allowed_ip && src_ip != fe->cfg.allowed_ip)
-        return fe_reject(fe, res, FE_SC_R_SOURCE);
-
-    /* Everything is checked before anything changes, so a refused datagram changes nothing. */
-    struct fe_sc_fe_qp *q = NULL;
-    if (m.info_valid && m.request != FE_SC_REQ_OPEN_QP) {
-        q = fe_slot_of(fe, m.rem.qpn);
-        /* Only the host that opened a QP (same address, same host QPN) may drive it. */
-        if (q && (q->host_addr != src_ip || q->peer.qpn != m.loc.qpn))
-            return fe_reject(fe, res, FE_SC_R_SOURCE);
-    }
-    struct fe_sc_fe_qp *tq = NULL;
-    if (m.tx.valid) {
-        tq = fe_slot_of(fe, m.rem.qpn);
-        if (tq && (tq->host_addr != src_ip || tq->peer.qpn != m.loc.qpn))
-            return fe_reject(fe, res, FE_SC_R_SOURCE);
-        /* A QP made ready by this very datagram counts as ready. */
-        bool will_be_rts = tq && (tq->state == FE_SC_QP_RTS ||
-                                  (m.info_valid && m.request == FE_SC_REQ_MODIFY_QP_RTS));
-        if (m.info_valid && (m.request == FE_SC_REQ_CLOSE_QP || m.request == FE_SC_REQ_ERROR ||
-                             m.request == FE_SC_REQ_OPEN_QP))
-            will_be_rts = false;
-        if (!will_be_rts) return fe_reject(fe, res, FE_SC_R_NOT_RTS);
-    }
+    if ((rc = check_request(fe, &m, src_ip, res))) return rc;
     fe->stats.rx_ok++;
-
-    if (m.info_valid) {
-        switch (m.request) {
-        case FE_SC_REQ_OPEN_QP: {
-            struct fe_sc_fe_qp *same = NULL, *free_q = NULL;
-            for (unsigned i = 0; i < fe->cfg.max_qps; i++) {
-                struct fe_sc_fe_qp *c = &fe->qp[i];
-                if (c->state == FE_SC_QP_FREE) {
-                    if (!free_q) free_q = c;
-                } else if (c->host_addr == src_ip && c->peer.qpn == m.loc.qpn) {
-                    same = c;
-                }
-            }
-            if (same && same_host_params(&same->peer, &m.loc)) {
-                /* The host sent OPEN_QP again (our ACK was lost): same QP, same answer. */
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, same, res);
-                break;
-            }
-            struct fe_sc_fe_qp *use = same ? same : free_q;
-            if (!use) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            unsigned slot = (unsigned)(use - fe->qp);
-            memset(use, 0, sizeof *use);
-            use->state = FE_SC_QP_OPEN;
-            use->qpn = fe->cfg.first_qpn + slot;
-            use->sq_psn = m.loc.psn; /* the front-end's first send PSN is the host's PSN */
-            use->host_addr = src_ip;
-            use->reply_port = m.reply_port ? m.reply_port : FE_SC_REPLY_PORT;
-            use->peer = m.loc;
-            use->opened_ns = now_ns;
-            add_event(res, FE_SC_EV_OPENED, use, slot);
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, use, res);
-            break;
-        }
-        case FE_SC_REQ_SEND_QP_INFO:
-            if (!q) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            if (!same_host_params(&q->peer, &m.loc)) {
-                q->peer = m.loc;
-                q->sq_psn = m.loc.psn;
-                add_event(res, FE_SC_EV_UPDATED, q, (unsigned)(q - fe->qp));
-            }
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, q, res);
-            break;
-        case FE_SC_REQ_MODIFY_QP_RTS:
-            if (!q) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            if (q->state != FE_SC_QP_RTS) { /* a repeated MODIFY is answered, not re-executed */
-                q->state = FE_SC_QP_RTS;
-                add_event(res, FE_SC_EV_RTS, q, (unsigned)(q - fe->qp));
-            }
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, q, res);
-            break;
-        case FE_SC_REQ_CLOSE_QP:
-        case FE_SC_REQ_ERROR:
-            if (!q) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            add_event(res, FE_SC_EV_CLOSED, q, (unsigned)(q - fe->qp));
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, q, res);
-            memset(q, 0, sizeof *q);
-            break;
-        default:
-            break; /* unreachable: the decoder refused other types */
-        }
-    }
-    if (m.tx.valid && tq && tq->state == FE_SC_QP_RTS) {
-        tq->tx = m.tx;
-        tq->streaming = m.tx.start;
-        add_event(res, m.tx.start ? FE_SC_EV_START : FE_SC_EV_STOP, tq, (unsigned)(tq - fe->qp));
-    }
+    if (m.info_valid) handle_request(fe, &m, src_ip, now_ns, res);
+    if (m.tx.valid) apply_tx_meta(fe, &m, res);
     return 0;
 }
 

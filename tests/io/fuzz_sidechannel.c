@@ -41,6 +41,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fe_sc_fe_config_default(&fc);
     fc.local_ip = 2;
     fc.max_qps = 4;
+    fc.mode = size ? (uint8_t)(data[size - 1] % 3) : 0; /* liberal, strict, firmware */
+    fc.reply_rate_per_s = size > 1 && (data[size - 2] & 1) ? 1000 : 0;
     CHECK(fe_sc_fe_init(&fe, &fc) == 0);
     struct fe_sc_host h;
     struct fe_sc_host_config hc;

@@ -164,6 +164,7 @@ static struct fe_sc_fe new_fe(void)
     struct fe_sc_fe_config c;
     fe_sc_fe_config_default(&c);
     c.local_ip = FE_IP;
+    c.mode = FE_SC_FE_STRICT; /* the liberal and firmware modes are tested apart */
     assert_int_equal(fe_sc_fe_init(&fe, &c), 0);
     return fe;
 }
@@ -378,6 +379,7 @@ static void test_fe_rejects_change_nothing(void **state)
     /* allowed_ip: other hosts cannot even open */
     struct fe_sc_fe_config c;
     fe_sc_fe_config_default(&c);
+    c.mode = FE_SC_FE_STRICT;
     c.allowed_ip = HOST_IP;
     assert_int_equal(fe_sc_fe_init(&fe, &c), 0);
     assert_true(fe_in(&fe, &m, HOST_IP + 5, &res) < 0);
@@ -668,6 +670,146 @@ static void test_host_firmware(void **state)
     assert_true(fw_reply(&h2, FE_SC_REQ_NULL, FE_SC_ACK_NAK, 0, 0) < 0);
 }
 
+static struct fe_sc_fe new_fe_mode(enum fe_sc_fe_mode mode)
+{
+    struct fe_sc_fe fe;
+    struct fe_sc_fe_config c;
+    fe_sc_fe_config_default(&c);
+    c.local_ip = FE_IP;
+    c.mode = (uint8_t)mode;
+    if (mode == FE_SC_FE_FIRMWARE) c.max_qps = FE_SC_FW_QPS;
+    assert_int_equal(fe_sc_fe_init(&fe, &c), 0);
+    return fe;
+}
+
+/* The default front-end, driven as the Rust host client drives the firmware: OPEN_QP, no
+ * MODIFY, a tx-meta start with info valid and no request and loc QPN 0, CLOSE_QP with loc QPN
+ * 0 from another address. */
+static void test_fe_liberal(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe_mode(FE_SC_FE_LIBERAL);
+    struct fe_sc_fe_result res;
+    struct fe_sc_msg m = open_req(0x11, 0x1000);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    assert_int_equal(reply_of(&res).loc.qpn, 256);
+    struct fe_sc_msg tx = {.info_valid = true, .request = FE_SC_REQ_NULL};
+    tx.rem.qpn = 256;
+    tx.tx = (struct fe_sc_tx_meta){
+        .valid = true, .start = true, .write = true, .msg_len_bytes = 4096, .msg_count = 10};
+    assert_int_equal(fe_in(&fe, &tx, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 2);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_RTS);
+    assert_int_equal(res.ev[1].type, FE_SC_EV_START);
+    assert_int_equal(res.ev[1].tx.msg_count, 10);
+    assert_false(res.reply);
+    struct fe_sc_msg cl = {.info_valid = true, .request = FE_SC_REQ_CLOSE_QP};
+    cl.rem.qpn = 256;
+    assert_int_equal(fe_in(&fe, &cl, HOST_IP + 7, &res), 0);
+    assert_int_equal(res.ev[0].type, FE_SC_EV_CLOSED);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_ACK);
+    assert_int_equal(fe_sc_fe_open_count(&fe), 0);
+
+    /* the same datagrams, strict: refused, nothing changes */
+    struct fe_sc_fe st = new_fe_mode(FE_SC_FE_STRICT);
+    assert_int_equal(fe_in(&st, &m, HOST_IP, &res), 0);
+    assert_true(fe_in(&st, &tx, HOST_IP, &res) < 0);
+    assert_int_equal(res.why, FE_SC_R_REQUEST);
+    tx.info_valid = false;
+    assert_true(fe_in(&st, &tx, HOST_IP, &res) < 0);
+    assert_int_equal(res.why, FE_SC_R_SOURCE); /* loc QPN 0 is not the host's QP */
+    assert_true(fe_in(&st, &cl, HOST_IP + 7, &res) < 0);
+    assert_int_equal(fe_sc_fe_open_count(&st), 1);
+
+    /* allow-list: a /24 */
+    struct fe_sc_fe_config c;
+    fe_sc_fe_config_default(&c);
+    assert_int_equal(fe_sc_cidr_parse("192.168.10.0/24", &c.allow[0]), 0);
+    c.n_allow = 1;
+    assert_int_equal(fe_sc_fe_init(&fe, &c), 0);
+    assert_true(fe_in(&fe, &m, 0xC0A80B01, &res) < 0); /* 192.168.11.1 */
+    assert_int_equal(res.why, FE_SC_R_SOURCE);
+    assert_int_equal(fe_in(&fe, &m, 0xC0A80A63, &res), 0); /* 192.168.10.99 */
+    struct fe_sc_cidr x;
+    assert_int_equal(fe_sc_cidr_parse("10.0.0.1", &x), 0);
+    assert_int_equal(x.mask, 0xFFFFFFFFu);
+    assert_int_equal(fe_sc_cidr_parse("0.0.0.0/0", &x), 0);
+    assert_int_equal(x.mask, 0);
+    const char *bad[] = {"10.0.0", "10.0.0.256", "10.0.0.1/33", "10.0.0.1/", "1.2.3.4x", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(fe_sc_cidr_parse(bad[i], &x), FE_EINVAL);
+}
+
+/* Replies are paced: a burst, then one per interval. */
+static void test_fe_reply_rate(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe_mode(FE_SC_FE_LIBERAL);
+    struct fe_sc_fe_result res;
+    struct fe_sc_msg cl = {.info_valid = true, .request = FE_SC_REQ_CLOSE_QP};
+    cl.rem.qpn = 999; /* answered NO_QP, every time */
+    uint8_t b[64];
+    enc(b, &cl);
+    int replies = 0;
+    for (int i = 0; i < 200; i++) {
+        assert_int_equal(fe_sc_fe_input(&fe, 0, b, 64, HOST_IP, 1, &res), 0);
+        replies += res.reply;
+    }
+    assert_int_equal(replies, 65); /* the burst of 64 and the one due at time 0 */
+    assert_int_equal(fe.stats.replies_limited, 135);
+    assert_int_equal(fe_sc_fe_input(&fe, 1000000000ull, b, 64, HOST_IP, 1, &res), 0);
+    assert_true(res.reply); /* a second later the budget is back */
+}
+
+/* The firmware's side channel, as `feroce send --sc-mode firmware` plays it. */
+static void test_fe_firmware(void **state)
+{
+    (void)state;
+    struct fe_sc_fe fe = new_fe_mode(FE_SC_FE_FIRMWARE);
+    struct fe_sc_fe_result res;
+    struct fe_sc_msg m = open_req(0x11, 0x1000);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    assert_int_equal(res.n_events, 2); /* OPENED and RTS at once */
+    assert_int_equal(res.ev[1].type, FE_SC_EV_RTS);
+    struct fe_sc_msg r = reply_of(&res);
+    assert_int_equal(r.loc.qpn, 256);
+    assert_int_equal(r.loc.psn, 0);                     /* the firmware's replies say PSN 0 */
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0); /* the same OPEN: a new QP */
+    assert_int_equal(reply_of(&res).loc.qpn, 257);
+    struct fe_sc_msg mod = m;
+    mod.request = FE_SC_REQ_MODIFY_QP_RTS;
+    mod.rem.qpn = 256;
+    assert_int_equal(fe_in(&fe, &mod, HOST_IP, &res), 0);
+    assert_int_equal(reply_of(&res).ack, FE_SC_ACK_ERROR);
+    mod.rem.qpn = 0x999; /* outside the pool: no answer at all */
+    assert_int_equal(fe_in(&fe, &mod, HOST_IP, &res), 0);
+    assert_false(res.reply);
+    struct fe_sc_msg info = m;
+    info.request = FE_SC_REQ_SEND_QP_INFO;
+    info.rem.qpn = 256;
+    assert_int_equal(fe_in(&fe, &info, HOST_IP, &res), 0);
+    assert_false(res.reply);
+    /* pool of 4: the fifth OPEN gets NO_QP repeating the previous reply's fields */
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    uint8_t prev[64];
+    memcpy(prev, res.reply_msg, 64);
+    assert_int_equal(fe_in(&fe, &m, HOST_IP, &res), 0);
+    assert_true(res.reply);
+    assert_memory_equal(res.reply_msg + 1, prev + 1, 63);
+    r = reply_of(&res);
+    assert_int_equal(r.ack, FE_SC_ACK_NO_QP);
+    /* reply port 0 means port 0: not deliverable */
+    struct fe_sc_msg cl = m;
+    cl.request = FE_SC_REQ_CLOSE_QP;
+    cl.rem.qpn = 256;
+    cl.reply_port = 0;
+    assert_int_equal(fe_in(&fe, &cl, HOST_IP, &res), 0);
+    assert_false(res.reply);
+    assert_int_equal(fe.stats.replies_undeliverable, 1);
+    assert_int_equal(fe_sc_fe_open_count(&fe), 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -680,6 +822,9 @@ int main(void)
         cmocka_unit_test(test_interop_losses),
         cmocka_unit_test(test_host_rejects),
         cmocka_unit_test(test_host_firmware),
+        cmocka_unit_test(test_fe_liberal),
+        cmocka_unit_test(test_fe_reply_rate),
+        cmocka_unit_test(test_fe_firmware),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
