@@ -284,7 +284,8 @@ static bool icmp_input(struct fe_raw *r, const uint8_t *f, size_t len, size_t l3
     size_t icmp_off = l3 + ihl, icmp_len = (size_t)ip.total_len - ihl;
     if (ip.total_len < ihl + 8 || l3 + ip.total_len > len || (ip.frag & 0x3fff)) return false;
     const uint8_t *ic = f + icmp_off;
-    if (ic[0] != 8 || ic[1] != 0) return false;           /* echo request only */
+    if (ic[0] != 8 || ic[1] != 0) return false; /* echo request only */
+    /* fe_ipv4_checksum is the RFC 1071 sum over any length: ICMP's checksum too */
     if (fe_ipv4_checksum(ic, icmp_len) != 0) return true; /* corrupt: swallowed, not answered */
     if (!r->cfg.answer_arp_icmp || icmp_off + icmp_len > sizeof r->icmp_buf) return true;
     uint8_t *o = r->icmp_buf;
