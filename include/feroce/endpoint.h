@@ -42,7 +42,7 @@ struct fe_ep_stats {
     uint64_t rx_other; /* raw: frames that are not RoCE, ARP or ICMP for us */
     uint64_t tx_pkts, tx_bytes;
     uint64_t tx_dropped_hook; /* dropped on purpose by the test hook */
-    uint64_t tx_no_route;     /* raw: peer MAC not resolved yet (the QP retransmits) */
+    uint64_t tx_no_route;     /* raw: polls that held a ready QP back, its peer's MAC unknown */
     uint64_t tx_encode_err;
     uint64_t tx_socket_full; /* times a batch had to wait for the socket */
     struct fe_parse_stats parse;

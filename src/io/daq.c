@@ -189,6 +189,131 @@ static void raw_udp_hook(void *arg, uint64_t now_ns, uint32_t src_ip, uint16_t s
     if (dst_port == d->cfg.sc_reply_port) sc_input(d, now_ns, payload, len, src_ip, src_port);
 }
 
+/* The number of flows the configuration asks for, or 0 (errbuf says why) when it cannot work. */
+static unsigned validate_config(const struct fe_daq *d, char *errbuf, size_t errcap)
+{
+    const struct fe_daq_config *cfg = &d->cfg;
+    unsigned want = cfg->n_manual;
+    for (unsigned k = 0; k < cfg->n_fe; k++) want += cfg->fe[k].qps;
+    if (!want || want > FE_DAQ_MAX_FLOWS || (cfg->n_fe && cfg->n_manual)) {
+        snprintf(errbuf, errcap, "1..%d QPs, from front-ends or manual, not both",
+                 FE_DAQ_MAX_FLOWS);
+        return 0;
+    }
+    if (!cfg->slots || cfg->slots < 2 || !cfg->msg_bytes || ring_bytes(d) > (1ull << 34)) {
+        snprintf(errbuf, errcap, "the ring needs >= 2 slots and at most 16 GiB");
+        return 0;
+    }
+    if (!cfg->imm_every || cfg->slots / 2 < cfg->imm_every) {
+        snprintf(errbuf, errcap, "the doorbell period must be 1..slots/2 (%u slots)", cfg->slots);
+        return 0;
+    }
+    return want;
+}
+
+/* Numbers the `want` flows and allocates each one's ring and completion FIFO. */
+static int alloc_flows(struct fe_daq *d, unsigned want, char *errbuf, size_t errcap)
+{
+    for (unsigned i = 0; i < want; i++) {
+        struct fe_daq_flow *fl = &d->flow[i];
+        struct daq_rt *rt = &d->rt[i];
+        fl->used = true;
+        fl->qpn = (d->cfg.local_qpn + i) & 0xFFFFFF;
+        rt->ring = calloc(1, ring_bytes(d));
+        rt->imm_q = calloc(d->cfg.slots, sizeof *rt->imm_q);
+        rt->bell_q = calloc(d->cfg.slots, 1);
+        if (!rt->ring || !rt->imm_q || !rt->bell_q) {
+            snprintf(errbuf, errcap, "out of memory for %u rings", want);
+            return FE_ENOMEM;
+        }
+        d->n_flows++;
+    }
+    return 0;
+}
+
+/* Where the front-ends' side-channel replies arrive: a UDP socket of its own on the UDP backend,
+ * the endpoint's UDP hook on the raw one (the interface carries no kernel address). */
+static int open_sc_reply(struct fe_daq *d, uint32_t my_ip, char *errbuf, size_t errcap)
+{
+    if (d->cfg.ep.backend != FE_BACKEND_UDP) {
+        fe_ep_set_udp_hook(d->ep, raw_udp_hook, d);
+        return 0;
+    }
+    int e = 0;
+    struct fe_udpsock_config uc;
+    fe_udpsock_config_default(&uc);
+    uc.bind_ip = d->cfg.sc_bind_ip ? d->cfg.sc_bind_ip : my_ip;
+    uc.bind_port = d->cfg.sc_reply_port;
+    uc.rcvbuf_bytes = uc.sndbuf_bytes = 256u << 10;
+    d->sc_sock = fe_udpsock_open(&uc, &e);
+    if (!d->sc_sock) {
+        char a[32];
+        snprintf(errbuf, errcap, "cannot bind the side-channel reply port %s: %s",
+                 fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_strerror(e));
+        return e ? e : FE_EINVAL;
+    }
+    return 0;
+}
+
+/* Starts the side-channel host of flow i, which talks to front-end k. The start goes out when
+ * every QP is ready (fe_daq_step). */
+static int open_sc_host(struct fe_daq *d, unsigned i, unsigned k, uint32_t my_ip, uint64_t now_ns)
+{
+    const struct fe_daq_config *cfg = &d->cfg;
+    struct fe_sc_host_config hc;
+    fe_sc_host_config_default(&hc);
+    hc.fe_ip = cfg->fe[k].ip;
+    hc.fe_port = cfg->fe[k].port ? cfg->fe[k].port : FE_SC_PORT;
+    hc.reply_port = cfg->sc_reply_port;
+    hc.retry_timeout_ns = cfg->sc_timeout_ns;
+    hc.max_tries = cfg->sc_tries;
+    hc.local.qpn = d->flow[i].qpn;
+    hc.local.psn = cfg->psn;
+    hc.local.rkey = cfg->rkey + i;
+    hc.local.va = cfg->va + (uint64_t)i * ring_bytes(d);
+    hc.local.ip = my_ip;
+    int e = fe_sc_host_init(&d->rt[i].host, &hc);
+    if (e) return e;
+    d->rt[i].has_host = true;
+    d->flow[i].fe_index = k;
+    fe_sc_host_open(&d->rt[i].host, now_ns);
+    sc_track(d, i, now_ns);
+    return 0;
+}
+
+/* Flows from front-ends: each one's QP is made when its side-channel handshake gives the peer. */
+static int open_fe_flows(struct fe_daq *d, uint32_t my_ip, uint64_t now_ns, char *errbuf,
+                         size_t errcap)
+{
+    int e = open_sc_reply(d, my_ip, errbuf, errcap);
+    if (e) return e;
+    unsigned i = 0;
+    for (unsigned k = 0; k < d->cfg.n_fe; k++) {
+        for (unsigned q = 0; q < d->cfg.fe[k].qps; q++, i++) {
+            e = open_sc_host(d, i, k, my_ip, now_ns);
+            if (e) {
+                snprintf(errbuf, errcap, "bad side-channel configuration");
+                return e;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Manual flows: the peers are configured, so every QP is made now and ready at once. */
+static int open_manual_flows(struct fe_daq *d, uint64_t now_ns, char *errbuf, size_t errcap)
+{
+    const struct fe_daq_config *cfg = &d->cfg;
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        int e = flow_qp(d, i, (cfg->manual_peer_qpn + i) & 0xFFFFFF, cfg->manual_peer_ip,
+                        cfg->manual_peer_port ? cfg->manual_peer_port : FE_ROCEV2_UDP_PORT, now_ns,
+                        errbuf, errcap);
+        if (e) return e;
+        d->flow[i].sc_state = FE_SC_H_RTS;
+    }
+    return 0;
+}
+
 struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, int *err,
                              char *errbuf, size_t errcap)
 {
@@ -199,21 +324,8 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
         return NULL;
     }
     d->cfg = *cfg;
-    unsigned want = cfg->n_manual;
-    for (unsigned k = 0; k < cfg->n_fe; k++) want += cfg->fe[k].qps;
-    if (!want || want > FE_DAQ_MAX_FLOWS || (cfg->n_fe && cfg->n_manual)) {
-        snprintf(errbuf, errcap, "1..%d QPs, from front-ends or manual, not both",
-                 FE_DAQ_MAX_FLOWS);
-        goto fail;
-    }
-    if (!cfg->slots || cfg->slots < 2 || !cfg->msg_bytes || ring_bytes(d) > (1ull << 34)) {
-        snprintf(errbuf, errcap, "the ring needs >= 2 slots and at most 16 GiB");
-        goto fail;
-    }
-    if (!cfg->imm_every || cfg->slots / 2 < cfg->imm_every) {
-        snprintf(errbuf, errcap, "the doorbell period must be 1..slots/2 (%u slots)", cfg->slots);
-        goto fail;
-    }
+    unsigned want = validate_config(d, errbuf, errcap);
+    if (!want) goto fail;
     d->ep = fe_ep_create(&cfg->ep, &e);
     if (!d->ep) {
         snprintf(errbuf, errcap, "cannot open the data %s: %s",
@@ -222,74 +334,11 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
     }
     uint32_t my_ip = cfg->local_ip;
     if (!my_ip) fe_ep_local(d->ep, &my_ip, NULL);
-    e = FE_ENOMEM;
-    for (unsigned i = 0; i < want; i++) {
-        struct fe_daq_flow *fl = &d->flow[i];
-        struct daq_rt *rt = &d->rt[i];
-        fl->used = true;
-        fl->qpn = (cfg->local_qpn + i) & 0xFFFFFF;
-        rt->ring = calloc(1, ring_bytes(d));
-        rt->imm_q = calloc(cfg->slots, sizeof *rt->imm_q);
-        rt->bell_q = calloc(cfg->slots, 1);
-        if (!rt->ring || !rt->imm_q || !rt->bell_q) {
-            snprintf(errbuf, errcap, "out of memory for %u rings", want);
-            goto fail;
-        }
-        d->n_flows++;
-    }
-    if (cfg->n_fe) {
-        if (cfg->ep.backend == FE_BACKEND_UDP) {
-            struct fe_udpsock_config uc;
-            fe_udpsock_config_default(&uc);
-            uc.bind_ip = cfg->sc_bind_ip ? cfg->sc_bind_ip : my_ip;
-            uc.bind_port = cfg->sc_reply_port;
-            uc.rcvbuf_bytes = uc.sndbuf_bytes = 256u << 10;
-            d->sc_sock = fe_udpsock_open(&uc, &e);
-            if (!d->sc_sock) {
-                char a[32];
-                snprintf(errbuf, errcap, "cannot bind the side-channel reply port %s: %s",
-                         fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_strerror(e));
-                goto fail;
-            }
-        } else {
-            fe_ep_set_udp_hook(d->ep, raw_udp_hook, d);
-        }
-        unsigned i = 0;
-        for (unsigned k = 0; k < cfg->n_fe; k++) {
-            for (unsigned q = 0; q < cfg->fe[k].qps; q++, i++) {
-                struct fe_sc_host_config hc;
-                fe_sc_host_config_default(&hc);
-                hc.fe_ip = cfg->fe[k].ip;
-                hc.fe_port = cfg->fe[k].port ? cfg->fe[k].port : FE_SC_PORT;
-                hc.reply_port = cfg->sc_reply_port;
-                hc.retry_timeout_ns = cfg->sc_timeout_ns;
-                hc.max_tries = cfg->sc_tries;
-                hc.local.qpn = d->flow[i].qpn;
-                hc.local.psn = cfg->psn;
-                hc.local.rkey = cfg->rkey + i;
-                hc.local.va = cfg->va + (uint64_t)i * ring_bytes(d);
-                hc.local.ip = my_ip;
-                /* the start goes out when every QP is ready (fe_daq_step) */
-                e = fe_sc_host_init(&d->rt[i].host, &hc);
-                if (e) {
-                    snprintf(errbuf, errcap, "bad side-channel configuration");
-                    goto fail;
-                }
-                d->rt[i].has_host = true;
-                d->flow[i].fe_index = k;
-                fe_sc_host_open(&d->rt[i].host, now_ns);
-                sc_track(d, i, now_ns);
-            }
-        }
-    } else {
-        for (unsigned i = 0; i < d->n_flows; i++) {
-            e = flow_qp(d, i, (cfg->manual_peer_qpn + i) & 0xFFFFFF, cfg->manual_peer_ip,
-                        cfg->manual_peer_port ? cfg->manual_peer_port : FE_ROCEV2_UDP_PORT, now_ns,
-                        errbuf, errcap);
-            if (e) goto fail;
-            d->flow[i].sc_state = FE_SC_H_RTS;
-        }
-    }
+    e = alloc_flows(d, want, errbuf, errcap);
+    if (!e)
+        e = cfg->n_fe ? open_fe_flows(d, my_ip, now_ns, errbuf, errcap)
+                      : open_manual_flows(d, now_ns, errbuf, errcap);
+    if (e) goto fail;
     d->tokens_ns = now_ns;
     if (err) *err = 0;
     return d;

@@ -6,8 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RX_BUF_LEN      9216  /* a jumbo frame: anything longer is truncated and counted */
-#define ROCE_SPORT_BASE 40128 /* raw: UDP source port = 40128 + local QPN, as the firmware */
+#define RX_BUF_LEN      9216         /* a jumbo frame: anything longer is truncated and counted */
+#define ROCE_SPORT_BASE 40128        /* raw: UDP source port = 40128 + local QPN, as the firmware */
+#define ARP_WAIT_NS     100000000ull /* fe_raw_resolve asks again at most this often */
 
 struct ep_qp {
     struct fe_qp *qp;
@@ -17,6 +18,7 @@ struct ep_qp {
     unsigned flags;
     struct fe_path path; /* raw */
     bool mac_ok;
+    uint64_t arp_wait_ns; /* raw, MAC unknown: when to ask ARP again at the latest */
 };
 
 struct fe_ep {
@@ -334,9 +336,22 @@ static bool flush(struct fe_ep *ep)
     return true;
 }
 
+/* Raw: whether q's peer MAC is known. A QP is not served before: what it would send stays in it
+ * (a frame without a destination would be lost, and the QP would believe it sent, then time out
+ * and retransmit). fe_raw_resolve asks ARP (rate-limited); the reply wakes the loop through the
+ * endpoint's fd, a lost one through fe_ep_next_deadline. */
+static bool peer_resolved(struct fe_ep *ep, struct ep_qp *q, uint64_t now_ns)
+{
+    if (q->mac_ok) return true;
+    q->mac_ok = fe_raw_resolve(ep->raw, q->ip, q->path.dst_mac, now_ns) == 1;
+    if (q->mac_ok) return true;
+    if (fe_qp_next_deadline(q->qp) <= now_ns) ep->st.tx_no_route++;
+    q->arp_wait_ns = now_ns + ARP_WAIT_NS;
+    return false;
+}
+
 /* Frames one packet of q into txd[slot]; false when it is not to be sent. */
-static bool encode(struct fe_ep *ep, struct ep_qp *q, const struct fe_pkt *pkt, int slot,
-                   uint64_t now_ns)
+static bool encode(struct fe_ep *ep, struct ep_qp *q, const struct fe_pkt *pkt, int slot)
 {
     if (ep->drop && ep->drop(ep->drop_arg, q->qpn, pkt)) {
         ep->st.tx_dropped_hook++;
@@ -350,13 +365,6 @@ static bool encode(struct fe_ep *ep, struct ep_qp *q, const struct fe_pkt *pkt, 
         d->port = q->port;
         d->tos = (uint8_t)((pkt->dscp << 2) | (pkt->ecn & 3));
     } else {
-        if (!q->mac_ok) {
-            q->mac_ok = fe_raw_resolve(ep->raw, q->ip, q->path.dst_mac, now_ns) == 1;
-            if (!q->mac_ok) {
-                ep->st.tx_no_route++; /* lost like on a wire: the QP's timers recover */
-                return false;
-            }
-        }
         len = fe_frame_encode(d->buf, FE_MAX_FRAME_LEN, FE_FRAME_ETH, &q->path, ep->ip_id++, pkt);
     }
     if (len <= 0) {
@@ -381,12 +389,12 @@ int fe_ep_poll_tx(struct fe_ep *ep, uint64_t now_ns, int budget)
             if (ep->rr >= ep->n_qps) ep->rr = 0;
             struct ep_qp *q = &ep->qps[ep->rr++];
             struct fe_pkt pkt;
-            if (fe_qp_tx(q->qp, now_ns, &pkt) != 1) {
+            if ((ep->raw && !peer_resolved(ep, q, now_ns)) || fe_qp_tx(q->qp, now_ns, &pkt) != 1) {
                 misses++;
                 continue;
             }
             misses = 0;
-            if (encode(ep, q, &pkt, fill, now_ns)) fill++;
+            if (encode(ep, q, &pkt, fill)) fill++;
         }
         if (fill == 0) break;
         ep->tx_head = 0;
@@ -413,7 +421,10 @@ uint64_t fe_ep_next_deadline(const struct fe_ep *ep)
     if (ep->tx_head < ep->tx_n || fe_ep_rx_pending(ep)) return 0;
     uint64_t d = FE_NO_DEADLINE;
     for (unsigned i = 0; i < ep->n_qps; i++) {
-        uint64_t q = fe_qp_next_deadline(ep->qps[i].qp);
+        const struct ep_qp *e = &ep->qps[i];
+        uint64_t q = fe_qp_next_deadline(e->qp);
+        /* a QP waiting for ARP sends nothing before the reply (or the next request) */
+        if (ep->raw && !e->mac_ok && q < e->arp_wait_ns) q = e->arp_wait_ns;
         if (q < d) d = q;
     }
     return d;

@@ -233,10 +233,123 @@ void fe_eswitch_destroy(struct fe_eswitch *s)
     free(s);
 }
 
+/* Rejects a configuration the switch cannot run (errbuf says why). */
+static int validate_config(const struct fe_eswitch_config *cfg, char *errbuf, size_t errcap)
+{
+    if (cfg->thresh_bps && !cfg->window_ns) {
+        snprintf(errbuf, errcap, "threshold mode needs a window");
+        return FE_EINVAL;
+    }
+    if (cfg->queue_bytes < PKT_MAX) {
+        snprintf(errbuf, errcap, "the queue must hold at least %d bytes", PKT_MAX);
+        return FE_EINVAL;
+    }
+    if (cfg->backend == FE_BACKEND_UDP &&
+        (!cfg->n_ports || cfg->n_ports > FE_ESW_MAX_PORTS || !cfg->to_ip)) {
+        snprintf(errbuf, errcap, "1..%d access ports (--port) and a destination (--to)",
+                 FE_ESW_MAX_PORTS);
+        return FE_EINVAL;
+    }
+    if (cfg->backend != FE_BACKEND_UDP &&
+        (!cfg->n_ifs || cfg->n_ifs > FE_ESW_MAX_PORTS || cfg->bottleneck_if >= (int)cfg->n_ifs)) {
+        snprintf(errbuf, errcap, "1..%d interfaces (--if) and a valid bottleneck",
+                 FE_ESW_MAX_PORTS);
+        return FE_EINVAL;
+    }
+    return 0;
+}
+
+/* UDP form: per access port, the socket senders reach and a back socket (an ephemeral port on
+ * the same address) that forwards towards the destination. */
+static int open_udp_ports(struct fe_eswitch *s, char *errbuf, size_t errcap)
+{
+    const struct fe_eswitch_config *cfg = &s->cfg;
+    s->n_ports = cfg->n_ports + 1;
+    for (unsigned i = 0; i < cfg->n_ports; i++) {
+        int e = 0;
+        struct fe_udpsock_config uc;
+        fe_udpsock_config_default(&uc);
+        uc.bind_ip = cfg->port_ip[i];
+        uc.bind_port = cfg->port_port[i];
+        uc.timestamps = true;
+        s->acc[i] = fe_udpsock_open(&uc, &e);
+        char a[32];
+        if (!s->acc[i]) {
+            snprintf(errbuf, errcap, "cannot bind access port %s: %s",
+                     fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_strerror(e));
+            return e ? e : FE_EINVAL;
+        }
+        uc.bind_port = 0;
+        uc.timestamps = false;
+        s->back[i] = fe_udpsock_open(&uc, &e);
+        if (!s->back[i]) {
+            snprintf(errbuf, errcap, "cannot open a socket on %s: %s",
+                     fe_io_addr_str(uc.bind_ip, 0, a, sizeof a), fe_strerror(e));
+            return e ? e : FE_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* Raw form: every interface promiscuous, as a switch port; the endpoints answer ARP themselves. */
+static int open_raw_ports(struct fe_eswitch *s, char *errbuf, size_t errcap)
+{
+    const struct fe_eswitch_config *cfg = &s->cfg;
+    s->n_ports = cfg->n_ifs;
+    for (unsigned i = 0; i < cfg->n_ifs; i++) {
+        int e = 0;
+        struct fe_raw_config rc;
+        fe_raw_config_default(&rc);
+        snprintf(rc.ifname, sizeof rc.ifname, "%s", cfg->ifname[i]);
+        rc.promisc = true;
+        rc.answer_arp_icmp = false;
+        rc.timestamps = true;
+        s->raw[i] = fe_raw_open(&rc, &e);
+        if (!s->raw[i]) {
+            snprintf(errbuf, errcap, "cannot open interface %s: %s", cfg->ifname[i],
+                     fe_strerror(e));
+            return e ? e : FE_EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* One egress queue per port; only the bottleneck (UDP form), or the chosen interface (raw form,
+ * every one when none is chosen), is shaped. */
+static int alloc_queues(struct fe_eswitch *s, char *errbuf, size_t errcap)
+{
+    const struct fe_eswitch_config *cfg = &s->cfg;
+    for (unsigned i = 0; i < s->n_ports; i++) {
+        int e = fifo_init(&s->port[i].q, cfg->queue_bytes);
+        if (e) {
+            snprintf(errbuf, errcap, "out of memory for the queues");
+            return e;
+        }
+        s->port[i].shaped = cfg->backend == FE_BACKEND_UDP
+                                ? i == bottleneck(s)
+                                : (cfg->bottleneck_if < 0 || (int)i == cfg->bottleneck_if);
+    }
+    return 0;
+}
+
+/* The receive batch and the ingress backlogs (FE_IO_MAX_BATCH packets per input port). */
+static int alloc_ingress(struct fe_eswitch *s, char *errbuf, size_t errcap)
+{
+    for (int i = 0; i < FE_IO_MAX_BATCH; i++) s->d[i].buf = s->rx[i];
+    size_t slots = (size_t)s->n_ports * FE_IO_MAX_BATCH;
+    s->in_mem = malloc(slots * PKT_MAX);
+    s->in_d = calloc(slots, sizeof *s->in_d);
+    s->in_list = calloc(slots, sizeof *s->in_list);
+    if (!s->in_mem || !s->in_d || !s->in_list) {
+        snprintf(errbuf, errcap, "out of memory for the ingress buffers");
+        return FE_ENOMEM;
+    }
+    return 0;
+}
+
 struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64_t now_ns, int *err,
                                      char *errbuf, size_t errcap)
 {
-    int e = FE_EINVAL;
     struct fe_eswitch *s = calloc(1, sizeof *s);
     if (!s) {
         if (err) *err = FE_ENOMEM;
@@ -245,91 +358,19 @@ struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64
     s->cfg = *cfg;
     s->rng = cfg->seed ? cfg->seed * 0x9E3779B97F4A7C15ull : 1;
     s->win_start = now_ns;
-    if (cfg->thresh_bps && !cfg->window_ns) {
-        snprintf(errbuf, errcap, "threshold mode needs a window");
-        goto fail;
-    }
-    if (cfg->queue_bytes < PKT_MAX) {
-        snprintf(errbuf, errcap, "the queue must hold at least %d bytes", PKT_MAX);
-        goto fail;
-    }
-    if (cfg->backend == FE_BACKEND_UDP) {
-        if (!cfg->n_ports || cfg->n_ports > FE_ESW_MAX_PORTS || !cfg->to_ip) {
-            snprintf(errbuf, errcap, "1..%d access ports (--port) and a destination (--to)",
-                     FE_ESW_MAX_PORTS);
-            goto fail;
-        }
-        s->n_ports = cfg->n_ports + 1;
-        for (unsigned i = 0; i < cfg->n_ports; i++) {
-            struct fe_udpsock_config uc;
-            fe_udpsock_config_default(&uc);
-            uc.bind_ip = cfg->port_ip[i];
-            uc.bind_port = cfg->port_port[i];
-            uc.timestamps = true;
-            s->acc[i] = fe_udpsock_open(&uc, &e);
-            char a[32];
-            if (!s->acc[i]) {
-                snprintf(errbuf, errcap, "cannot bind access port %s: %s",
-                         fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_strerror(e));
-                goto fail;
-            }
-            uc.bind_port = 0; /* the back socket: an ephemeral port on the same address */
-            uc.timestamps = false;
-            s->back[i] = fe_udpsock_open(&uc, &e);
-            if (!s->back[i]) {
-                snprintf(errbuf, errcap, "cannot open a socket on %s: %s",
-                         fe_io_addr_str(uc.bind_ip, 0, a, sizeof a), fe_strerror(e));
-                goto fail;
-            }
-        }
-    } else {
-        if (!cfg->n_ifs || cfg->n_ifs > FE_ESW_MAX_PORTS || cfg->bottleneck_if >= (int)cfg->n_ifs) {
-            snprintf(errbuf, errcap, "1..%d interfaces (--if) and a valid bottleneck",
-                     FE_ESW_MAX_PORTS);
-            goto fail;
-        }
-        s->n_ports = cfg->n_ifs;
-        for (unsigned i = 0; i < cfg->n_ifs; i++) {
-            struct fe_raw_config rc;
-            fe_raw_config_default(&rc);
-            snprintf(rc.ifname, sizeof rc.ifname, "%s", cfg->ifname[i]);
-            rc.promisc = true;
-            rc.answer_arp_icmp = false;
-            rc.timestamps = true;
-            s->raw[i] = fe_raw_open(&rc, &e);
-            if (!s->raw[i]) {
-                snprintf(errbuf, errcap, "cannot open interface %s: %s", cfg->ifname[i],
-                         fe_strerror(e));
-                goto fail;
-            }
-        }
-    }
-    for (unsigned i = 0; i < s->n_ports; i++) {
-        e = fifo_init(&s->port[i].q, cfg->queue_bytes);
-        if (e) {
-            snprintf(errbuf, errcap, "out of memory for the queues");
-            goto fail;
-        }
-        s->port[i].shaped = cfg->backend == FE_BACKEND_UDP
-                                ? i == bottleneck(s)
-                                : (cfg->bottleneck_if < 0 || (int)i == cfg->bottleneck_if);
-    }
-    for (int i = 0; i < FE_IO_MAX_BATCH; i++) s->d[i].buf = s->rx[i];
-    size_t slots = (size_t)s->n_ports * FE_IO_MAX_BATCH;
-    s->in_mem = malloc(slots * PKT_MAX);
-    s->in_d = calloc(slots, sizeof *s->in_d);
-    s->in_list = calloc(slots, sizeof *s->in_list);
-    if (!s->in_mem || !s->in_d || !s->in_list) {
-        e = FE_ENOMEM;
-        snprintf(errbuf, errcap, "out of memory for the ingress buffers");
-        goto fail;
+    int e = validate_config(cfg, errbuf, errcap);
+    if (!e)
+        e = cfg->backend == FE_BACKEND_UDP ? open_udp_ports(s, errbuf, errcap)
+                                           : open_raw_ports(s, errbuf, errcap);
+    if (!e) e = alloc_queues(s, errbuf, errcap);
+    if (!e) e = alloc_ingress(s, errbuf, errcap);
+    if (e) {
+        fe_eswitch_destroy(s);
+        if (err) *err = e;
+        return NULL;
     }
     if (err) *err = 0;
     return s;
-fail:
-    fe_eswitch_destroy(s);
-    if (err) *err = e ? e : FE_EINVAL;
-    return NULL;
 }
 
 int fe_eswitch_fds(const struct fe_eswitch *s, int *fds, int max)

@@ -379,10 +379,86 @@ static bool drop_hook(void *arg, uint32_t qpn, const struct fe_pkt *pkt)
 
 /* ---- lifecycle ---- */
 
+/* Rejects a configuration the front-end cannot run (errbuf says why). */
+static int validate_config(const struct fe_frontend_config *cfg, char *errbuf, size_t errcap)
+{
+    if (cfg->stream.op != FE_WR_WRITE && cfg->stream.op != FE_WR_WRITE_IMM &&
+        cfg->stream.op != FE_WR_SEND && cfg->stream.op != FE_WR_SEND_IMM) {
+        snprintf(errbuf, errcap, "unknown operation");
+        return FE_EINVAL;
+    }
+    if (!cfg->stream.slots || !cfg->stream.msg_bytes || cfg->stream.msg_bytes > MAX_MSG_BYTES) {
+        snprintf(errbuf, errcap, "message size must be 1..%u bytes and slots >= 1", MAX_MSG_BYTES);
+        return FE_EINVAL;
+    }
+    if (cfg->stream.pattern == FE_PAT_FRAMES && cfg->stream.msg_bytes < FE_DETFRAME_HDR) {
+        snprintf(errbuf, errcap, "frames need messages of at least %d bytes", FE_DETFRAME_HDR);
+        return FE_EINVAL;
+    }
+    if (!cfg->sc_enable && (cfg->n_qps < 1 || cfg->n_qps > FE_FRONTEND_MAX_QPS)) {
+        snprintf(errbuf, errcap, "1..%d QPs", FE_FRONTEND_MAX_QPS);
+        return FE_EINVAL;
+    }
+    return 0;
+}
+
+/* The side channel in the FPGA role: hosts open the QPs. It listens on a UDP socket of its own
+ * on the UDP backend, through the endpoint's UDP hook on the raw one (the interface carries no
+ * kernel address). */
+static int open_sc(struct fe_frontend *f, char *errbuf, size_t errcap)
+{
+    const struct fe_frontend_config *cfg = &f->cfg;
+    struct fe_sc_fe_config sc = cfg->sc;
+    if (!sc.local_ip) fe_ep_local(f->ep, &sc.local_ip, NULL);
+    if (!sc.local_ip) sc.local_ip = cfg->sc_bind_ip;
+    int e = fe_sc_fe_init(&f->sc, &sc);
+    if (e) {
+        snprintf(errbuf, errcap, "bad side-channel configuration");
+        return e;
+    }
+    if (cfg->ep.backend != FE_BACKEND_UDP) {
+        fe_ep_set_udp_hook(f->ep, raw_udp_hook, f);
+        return 0;
+    }
+    struct fe_udpsock_config uc;
+    fe_udpsock_config_default(&uc);
+    uc.bind_ip = cfg->sc_bind_ip;
+    uc.bind_port = cfg->sc_port;
+    uc.rcvbuf_bytes = uc.sndbuf_bytes = 256u << 10;
+    f->sc_sock = fe_udpsock_open(&uc, &e);
+    if (!f->sc_sock) {
+        char a[32];
+        snprintf(errbuf, errcap, "cannot listen on %s for the side channel: %s",
+                 fe_io_addr_str(cfg->sc_bind_ip, cfg->sc_port, a, sizeof a), fe_strerror(e));
+        return e ? e : FE_EINVAL;
+    }
+    return 0;
+}
+
+/* Without a side channel the peers are configured: every QP is opened and started now. */
+static int open_manual_flows(struct fe_frontend *f, uint64_t now_ns, char *errbuf, size_t errcap)
+{
+    const struct fe_frontend_config *cfg = &f->cfg;
+    for (unsigned i = 0; i < cfg->n_qps; i++) {
+        struct fe_sc_qp_info peer = {
+            .qpn = (cfg->peer_qpn + i) & 0xFFFFFF,
+            .psn = cfg->peer_psn,
+            .rkey = cfg->peer_rkey + i,
+            .va = cfg->peer_va + (uint64_t)i * cfg->stream.slots * cfg->stream.msg_bytes,
+            .ip = cfg->peer_ip,
+        };
+        int e =
+            flow_open(f, i, (cfg->local_qpn + i) & 0xFFFFFF, &peer,
+                      cfg->peer_port ? cfg->peer_port : FE_ROCEV2_UDP_PORT, now_ns, errbuf, errcap);
+        if (e) return e;
+        flow_start(f, i, NULL, now_ns);
+    }
+    return 0;
+}
+
 struct fe_frontend *fe_frontend_create(const struct fe_frontend_config *cfg, uint64_t now_ns,
                                        int *err, char *errbuf, size_t errcap)
 {
-    int e = FE_EINVAL;
     struct fe_frontend *f = calloc(1, sizeof *f);
     if (!f) {
         if (err) *err = FE_ENOMEM;
@@ -390,23 +466,8 @@ struct fe_frontend *fe_frontend_create(const struct fe_frontend_config *cfg, uin
     }
     f->cfg = *cfg;
     if (errbuf && errcap) errbuf[0] = 0;
-    if (cfg->stream.op != FE_WR_WRITE && cfg->stream.op != FE_WR_WRITE_IMM &&
-        cfg->stream.op != FE_WR_SEND && cfg->stream.op != FE_WR_SEND_IMM) {
-        snprintf(errbuf, errcap, "unknown operation");
-        goto fail;
-    }
-    if (!cfg->stream.slots || !cfg->stream.msg_bytes || cfg->stream.msg_bytes > MAX_MSG_BYTES) {
-        snprintf(errbuf, errcap, "message size must be 1..%u bytes and slots >= 1", MAX_MSG_BYTES);
-        goto fail;
-    }
-    if (cfg->stream.pattern == FE_PAT_FRAMES && cfg->stream.msg_bytes < FE_DETFRAME_HDR) {
-        snprintf(errbuf, errcap, "frames need messages of at least %d bytes", FE_DETFRAME_HDR);
-        goto fail;
-    }
-    if (!cfg->sc_enable && (cfg->n_qps < 1 || cfg->n_qps > FE_FRONTEND_MAX_QPS)) {
-        snprintf(errbuf, errcap, "1..%d QPs", FE_FRONTEND_MAX_QPS);
-        goto fail;
-    }
+    int e = validate_config(cfg, errbuf, errcap);
+    if (e) goto fail;
     f->ep = fe_ep_create(&cfg->ep, &e);
     if (!f->ep) {
         snprintf(errbuf, errcap, "cannot open the data %s: %s",
@@ -414,48 +475,8 @@ struct fe_frontend *fe_frontend_create(const struct fe_frontend_config *cfg, uin
         goto fail;
     }
     fe_ep_set_drop_hook(f->ep, drop_hook, f);
-    if (cfg->sc_enable) {
-        struct fe_sc_fe_config sc = cfg->sc;
-        if (!sc.local_ip) fe_ep_local(f->ep, &sc.local_ip, NULL);
-        if (!sc.local_ip) sc.local_ip = cfg->sc_bind_ip;
-        e = fe_sc_fe_init(&f->sc, &sc);
-        if (e) {
-            snprintf(errbuf, errcap, "bad side-channel configuration");
-            goto fail;
-        }
-        if (cfg->ep.backend == FE_BACKEND_UDP) {
-            struct fe_udpsock_config uc;
-            fe_udpsock_config_default(&uc);
-            uc.bind_ip = cfg->sc_bind_ip;
-            uc.bind_port = cfg->sc_port;
-            uc.rcvbuf_bytes = uc.sndbuf_bytes = 256u << 10;
-            f->sc_sock = fe_udpsock_open(&uc, &e);
-            if (!f->sc_sock) {
-                char a[32];
-                snprintf(errbuf, errcap, "cannot listen on %s for the side channel: %s",
-                         fe_io_addr_str(cfg->sc_bind_ip, cfg->sc_port, a, sizeof a),
-                         fe_strerror(e));
-                goto fail;
-            }
-        } else {
-            fe_ep_set_udp_hook(f->ep, raw_udp_hook, f);
-        }
-    } else {
-        for (unsigned i = 0; i < cfg->n_qps; i++) {
-            struct fe_sc_qp_info peer = {
-                .qpn = (cfg->peer_qpn + i) & 0xFFFFFF,
-                .psn = cfg->peer_psn,
-                .rkey = cfg->peer_rkey + i,
-                .va = cfg->peer_va + (uint64_t)i * cfg->stream.slots * cfg->stream.msg_bytes,
-                .ip = cfg->peer_ip,
-            };
-            e = flow_open(f, i, (cfg->local_qpn + i) & 0xFFFFFF, &peer,
-                          cfg->peer_port ? cfg->peer_port : FE_ROCEV2_UDP_PORT, now_ns, errbuf,
-                          errcap);
-            if (e) goto fail;
-            flow_start(f, i, NULL, now_ns);
-        }
-    }
+    e = cfg->sc_enable ? open_sc(f, errbuf, errcap) : open_manual_flows(f, now_ns, errbuf, errcap);
+    if (e) goto fail;
     if (err) *err = 0;
     return f;
 fail:

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "feroce/wire.h"
+#include "wire/bytes.h"
 
 #define ARP_CACHE       64
 #define ARP_RETRY_NS    100000000ull /* one request per address per 100 ms at most */
@@ -58,59 +59,68 @@ void fe_raw_config_default(struct fe_raw_config *cfg)
     cfg->sndbuf_bytes = 4u << 20;
 }
 
-struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
+/* An AF_PACKET socket bound to the interface, blind to its own transmissions where the kernel
+ * allows. */
+static int open_socket(struct fe_raw *r)
 {
-    int e = FE_EIO;
-    struct fe_raw *r = calloc(1, sizeof *r);
-    if (!r) {
-        if (err) *err = FE_ENOMEM;
-        return NULL;
-    }
-    r->fd = -1;
-    r->cfg = *cfg;
-    r->cfg.ifname[sizeof r->cfg.ifname - 1] = 0;
-    r->ifindex = (int)if_nametoindex(r->cfg.ifname);
-    if (!r->ifindex) {
-        e = FE_ENOENT;
-        goto fail;
-    }
     r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
-    if (r->fd < 0) {
-        e = (errno == EPERM || errno == EACCES) ? FE_EACCESS : FE_EIO;
-        goto fail;
-    }
+    if (r->fd < 0) return (errno == EPERM || errno == EACCES) ? FE_EACCESS : FE_EIO;
     struct sockaddr_ll sa;
     memset(&sa, 0, sizeof sa);
     sa.sll_family = AF_PACKET;
     sa.sll_protocol = htons(ETH_P_ALL);
     sa.sll_ifindex = r->ifindex;
-    if (bind(r->fd, (struct sockaddr *)&sa, sizeof sa) != 0) goto fail;
+    if (bind(r->fd, (struct sockaddr *)&sa, sizeof sa) != 0) return FE_EIO;
 #ifdef PACKET_IGNORE_OUTGOING
     int one = 1;
     (void)setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
 #endif
+    return 0;
+}
+
+/* Our MAC: the configured one, else the interface's. A MAC of our own (not the interface's), or
+ * a switch port, needs promiscuous mode to see its frames. */
+static int set_mac(struct fe_raw *r, const struct fe_raw_config *cfg)
+{
     static const uint8_t zero[6];
     if (!memcmp(cfg->mac, zero, 6)) {
         struct ifreq ifr;
         memset(&ifr, 0, sizeof ifr);
         memcpy(ifr.ifr_name, r->cfg.ifname, strlen(r->cfg.ifname));
-        if (ioctl(r->fd, SIOCGIFHWADDR, &ifr) != 0) goto fail;
+        if (ioctl(r->fd, SIOCGIFHWADDR, &ifr) != 0) return FE_EIO;
         memcpy(r->mac, ifr.ifr_hwaddr.sa_data, 6);
     } else {
         memcpy(r->mac, cfg->mac, 6);
     }
-    /* A MAC of our own (not the interface's), or a switch port: see every frame. */
     if (cfg->promisc || memcmp(cfg->mac, zero, 6)) {
         struct packet_mreq mr;
         memset(&mr, 0, sizeof mr);
         mr.mr_ifindex = r->ifindex;
         mr.mr_type = PACKET_MR_PROMISC;
-        if (setsockopt(r->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0) goto fail;
+        if (setsockopt(r->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0)
+            return FE_EIO;
     }
+    return 0;
+}
+
+struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
+{
+    int e = FE_ENOMEM;
+    struct fe_raw *r = calloc(1, sizeof *r);
+    if (!r) goto fail;
+    r->fd = -1;
+    r->cfg = *cfg;
+    r->cfg.ifname[sizeof r->cfg.ifname - 1] = 0;
+    r->ifindex = (int)if_nametoindex(r->cfg.ifname);
+    e = !r->ifindex ? FE_ENOENT : open_socket(r);
+    if (!e) e = set_mac(r, cfg);
+    if (e) goto fail;
     fe_io_size_buffers(r->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
     int on = 1;
-    if (cfg->timestamps && setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0)
+    if (cfg->timestamps && setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
+        e = FE_EIO;
         goto fail;
+    }
     if (err) *err = 0;
     return r;
 fail:
@@ -208,25 +218,6 @@ static void arp_learn(struct fe_raw *r, uint32_t ip, const uint8_t *mac)
     e->valid = true;
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, (uint16_t)(v >> 16));
-    put16(p + 2, (uint16_t)v);
-}
-static uint16_t get16(const uint8_t *p)
-{
-    return (uint16_t)((p[0] << 8) | p[1]);
-}
-static uint32_t get32(const uint8_t *p)
-{
-    return ((uint32_t)get16(p) << 16) | get16(p + 2);
-}
-
 /* Ethernet + ARP (IPv4 over Ethernet): 14 + 28 bytes, padded to the 60-byte minimum. */
 static size_t arp_build(uint8_t *b, const uint8_t *dst_mac, const uint8_t *src_mac, uint16_t op,
                         uint32_t sip, const uint8_t *tha, uint32_t tip)
@@ -234,16 +225,16 @@ static size_t arp_build(uint8_t *b, const uint8_t *dst_mac, const uint8_t *src_m
     memset(b, 0, 60);
     memcpy(b, dst_mac, 6);
     memcpy(b + 6, src_mac, 6);
-    put16(b + 12, FE_ETHERTYPE_ARP);
-    put16(b + 14, 1);      /* Ethernet */
-    put16(b + 16, 0x0800); /* IPv4 */
+    fe_put16(b + 12, FE_ETHERTYPE_ARP);
+    fe_put16(b + 14, 1);      /* Ethernet */
+    fe_put16(b + 16, 0x0800); /* IPv4 */
     b[18] = 6;
     b[19] = 4;
-    put16(b + 20, op);
+    fe_put16(b + 20, op);
     memcpy(b + 22, src_mac, 6);
-    put32(b + 28, sip);
+    fe_put32(b + 28, sip);
     memcpy(b + 32, tha, 6);
-    put32(b + 38, tip);
+    fe_put32(b + 38, tip);
     return 60;
 }
 
@@ -269,9 +260,9 @@ static void arp_input(struct fe_raw *r, const uint8_t *f, size_t len)
 {
     if (len < 14 + 28) return;
     const uint8_t *a = f + 14;
-    if (get16(a) != 1 || get16(a + 2) != 0x0800 || a[4] != 6 || a[5] != 4) return;
-    uint16_t op = get16(a + 6);
-    uint32_t sip = get32(a + 14), tip = get32(a + 24);
+    if (fe_be16(a) != 1 || fe_be16(a + 2) != 0x0800 || a[4] != 6 || a[5] != 4) return;
+    uint16_t op = fe_be16(a + 6);
+    uint32_t sip = fe_be32(a + 14), tip = fe_be32(a + 24);
     if (r->cfg.ip && tip == r->cfg.ip)
         arp_learn(r, sip, a + 8);
     else if (arp_find(r, sip))
@@ -280,15 +271,6 @@ static void arp_input(struct fe_raw *r, const uint8_t *f, size_t len)
         size_t n = arp_build(r->reply, a + 8, r->mac, 2, r->cfg.ip, a + 8, sip);
         if (send_one(r, r->reply, n) == 1) r->st.arp_replies++;
     }
-}
-
-static uint16_t inet_csum(const uint8_t *p, size_t len)
-{
-    uint32_t s = 0;
-    for (size_t i = 0; i + 1 < len; i += 2) s += get16(p + i);
-    if (len & 1) s += (uint32_t)p[len - 1] << 8;
-    while (s >> 16) s = (s & 0xffff) + (s >> 16);
-    return (uint16_t)~s;
 }
 
 /* ICMP echo request to our address -> echo reply (same identifier, sequence and data). Returns
@@ -302,13 +284,14 @@ static bool icmp_input(struct fe_raw *r, const uint8_t *f, size_t len, size_t l3
     size_t icmp_off = l3 + ihl, icmp_len = (size_t)ip.total_len - ihl;
     if (ip.total_len < ihl + 8 || l3 + ip.total_len > len || (ip.frag & 0x3fff)) return false;
     const uint8_t *ic = f + icmp_off;
-    if (ic[0] != 8 || ic[1] != 0) return false;    /* echo request only */
-    if (inet_csum(ic, icmp_len) != 0) return true; /* corrupt: swallowed, not answered */
+    if (ic[0] != 8 || ic[1] != 0) return false; /* echo request only */
+    /* fe_ipv4_checksum is the RFC 1071 sum over any length: ICMP's checksum too */
+    if (fe_ipv4_checksum(ic, icmp_len) != 0) return true; /* corrupt: swallowed, not answered */
     if (!r->cfg.answer_arp_icmp || icmp_off + icmp_len > sizeof r->icmp_buf) return true;
     uint8_t *o = r->icmp_buf;
     memcpy(o, f + 6, 6); /* back to the sender's MAC */
     memcpy(o + 6, r->mac, 6);
-    put16(o + 12, FE_ETHERTYPE_IPV4);
+    fe_put16(o + 12, FE_ETHERTYPE_IPV4);
     struct fe_ipv4 rip = ip;
     rip.ihl = 5;
     rip.src = r->cfg.ip;
@@ -321,98 +304,131 @@ static bool icmp_input(struct fe_raw *r, const uint8_t *f, size_t len, size_t l3
     memcpy(o + 34, ic, icmp_len);
     o[34] = 0; /* echo reply */
     o[36] = o[37] = 0;
-    put16(o + 36, inet_csum(o + 34, icmp_len));
+    fe_put16(o + 36, fe_ipv4_checksum(o + 34, icmp_len));
     if (send_one(r, o, 34 + icmp_len) == 1) r->st.icmp_replies++;
     return true;
+}
+
+/* Fills msg[0..n) to receive into d[0..n). */
+static inline void rx_prepare(struct fe_raw *r, const struct fe_dgram *d, int n)
+{
+    for (int i = 0; i < n; i++) {
+        r->iov[i].iov_base = d[i].buf;
+        r->iov[i].iov_len = d[i].cap;
+        struct msghdr *h = &r->msg[i].msg_hdr;
+        memset(h, 0, sizeof *h);
+        h->msg_name = &r->sll[i];
+        h->msg_namelen = sizeof r->sll[i];
+        h->msg_iov = &r->iov[i];
+        h->msg_iovlen = 1;
+        if (r->cfg.timestamps) {
+            h->msg_control = r->ctl[i].buf;
+            h->msg_controllen = sizeof r->ctl[i].buf;
+        }
+    }
+}
+
+/* One recvmmsg: frames received, 0 when the socket is empty, or FE_EIO. */
+static inline int rx_call(struct fe_raw *r, int n)
+{
+    int k;
+    do {
+        k = recvmmsg(r->fd, r->msg, (unsigned)n, MSG_DONTWAIT | MSG_TRUNC, NULL);
+    } while (k < 0 && errno == EINTR);
+    if (k < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : FE_EIO;
+    return k;
+}
+
+/* Answers ARP and ICMP echo for our address; returns true when the frame was consumed here. */
+static inline bool rx_local(struct fe_raw *r, const uint8_t *f, uint32_t len, bool trunc)
+{
+    uint16_t et = fe_be16(f + 12);
+    size_t l3 = 14;
+    if (et == FE_ETHERTYPE_VLAN && len >= 18) {
+        et = fe_be16(f + 16);
+        l3 = 18;
+    }
+    if (et == FE_ETHERTYPE_ARP && !trunc) {
+        arp_input(r, f, len);
+        return true;
+    }
+    return et == FE_ETHERTYPE_IPV4 && !trunc && icmp_input(r, f, len, l3);
+}
+
+/* Counts received frame f (len bytes as received into the buffer) and decides whether it goes
+ * to the caller: not our own transmissions, not frames for other MACs (unless promiscuous), not
+ * the ARP/ICMP consumed here. */
+static inline bool rx_accept(struct fe_raw *r, int i, const uint8_t *f, uint32_t len, bool trunc)
+{
+    static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    if (r->sll[i].sll_pkttype == PACKET_OUTGOING) return false;
+    if (trunc) r->st.rx_trunc++;
+    r->st.rx_frames++;
+    r->st.rx_bytes += len;
+    if (len < 14) return false;
+    bool for_us = !memcmp(f, r->mac, 6) || !memcmp(f, bcast, 6);
+    if (!for_us && !r->cfg.promisc) {
+        r->st.rx_not_ours++;
+        return false;
+    }
+    if (!r->cfg.promisc && r->cfg.ip && rx_local(r, f, len, trunc)) return false;
+    return true;
+}
+
+/* The kernel's receive time of message mh, on the realtime clock shifted by off (0 if none). */
+static inline uint64_t rx_timestamp(struct msghdr *mh, int64_t off)
+{
+    uint64_t ts_ns = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+            c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            int64_t t = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - off;
+            ts_ns = t > 0 ? (uint64_t)t : 0;
+        }
+    }
+    return ts_ns;
+}
+
+/* Compacts: received frame i becomes output `out` (their buffers swap). */
+static inline void rx_deliver(struct fe_raw *r, struct fe_dgram *d, int i, int out, uint32_t len,
+                              bool trunc, int64_t off)
+{
+    if (out != i) {
+        uint8_t *tmp = d[out].buf;
+        uint32_t tcap = d[out].cap;
+        d[out].buf = d[i].buf;
+        d[out].cap = d[i].cap;
+        d[i].buf = tmp;
+        d[i].cap = tcap;
+    }
+    d[out].ts_ns = r->cfg.timestamps ? rx_timestamp(&r->msg[i].msg_hdr, off) : 0;
+    d[out].len = len;
+    d[out].trunc = trunc;
+    d[out].ip = 0;
+    d[out].port = 0;
+    d[out].tos = 0;
 }
 
 int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n)
 {
     if (n <= 0) return 0;
     if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
-    static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     int out = 0;
     /* ARP/ICMP frames are consumed here, so read again until frames for the caller arrive or
      * the socket is empty. */
     for (int round = 0; round < 4 && out == 0; round++) {
-        for (int i = 0; i < n; i++) {
-            r->iov[i].iov_base = d[i].buf;
-            r->iov[i].iov_len = d[i].cap;
-            struct msghdr *h = &r->msg[i].msg_hdr;
-            memset(h, 0, sizeof *h);
-            h->msg_name = &r->sll[i];
-            h->msg_namelen = sizeof r->sll[i];
-            h->msg_iov = &r->iov[i];
-            h->msg_iovlen = 1;
-            if (r->cfg.timestamps) {
-                h->msg_control = r->ctl[i].buf;
-                h->msg_controllen = sizeof r->ctl[i].buf;
-            }
-        }
-        int k;
-        do {
-            k = recvmmsg(r->fd, r->msg, (unsigned)n, MSG_DONTWAIT | MSG_TRUNC, NULL);
-        } while (k < 0 && errno == EINTR);
-        if (k < 0) return (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : FE_EIO;
-        if (k == 0) return 0;
+        rx_prepare(r, d, n);
+        int k = rx_call(r, n);
+        if (k <= 0) return k;
         int64_t off = r->cfg.timestamps ? fe_io_realtime_offset_ns() : 0;
         for (int i = 0; i < k; i++) {
-            if (r->sll[i].sll_pkttype == PACKET_OUTGOING) continue; /* our own transmissions */
             uint32_t len = r->msg[i].msg_len;
             bool trunc = len > d[i].cap || (r->msg[i].msg_hdr.msg_flags & MSG_TRUNC);
-            const uint8_t *f = d[i].buf;
-            if (trunc) {
-                r->st.rx_trunc++;
-                len = d[i].cap;
-            }
-            r->st.rx_frames++;
-            r->st.rx_bytes += len;
-            if (len < 14) continue;
-            bool for_us = !memcmp(f, r->mac, 6) || !memcmp(f, bcast, 6);
-            if (!for_us && !r->cfg.promisc) {
-                r->st.rx_not_ours++;
-                continue;
-            }
-            if (!r->cfg.promisc && r->cfg.ip) {
-                uint16_t et = get16(f + 12);
-                size_t l3 = 14;
-                if (et == FE_ETHERTYPE_VLAN && len >= 18) {
-                    et = get16(f + 16);
-                    l3 = 18;
-                }
-                if (et == FE_ETHERTYPE_ARP && !trunc) {
-                    arp_input(r, f, len);
-                    continue;
-                }
-                if (et == FE_ETHERTYPE_IPV4 && !trunc && icmp_input(r, f, len, l3)) continue;
-            }
-            /* compact: frame i becomes output `out` */
-            if (out != i) {
-                uint8_t *tmp = d[out].buf;
-                uint32_t tcap = d[out].cap;
-                d[out].buf = d[i].buf;
-                d[out].cap = d[i].cap;
-                d[i].buf = tmp;
-                d[i].cap = tcap;
-            }
-            d[out].ts_ns = 0;
-            struct msghdr *mh = &r->msg[i].msg_hdr;
-            if (r->cfg.timestamps) {
-                for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
-                    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
-                        c->cmsg_len >= CMSG_LEN(sizeof(struct timespec))) {
-                        struct timespec ts;
-                        memcpy(&ts, CMSG_DATA(c), sizeof ts);
-                        int64_t t = (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec - off;
-                        d[out].ts_ns = t > 0 ? (uint64_t)t : 0;
-                    }
-                }
-            }
-            d[out].len = len;
-            d[out].trunc = trunc;
-            d[out].ip = 0;
-            d[out].port = 0;
-            d[out].tos = 0;
+            if (trunc) len = d[i].cap;
+            if (!rx_accept(r, i, d[i].buf, len, trunc)) continue;
+            rx_deliver(r, d, i, out, len, trunc, off);
             out++;
         }
         if (k < n) break; /* the socket is empty */

@@ -68,49 +68,47 @@ void fe_udpsock_config_default(struct fe_udpsock_config *cfg)
     cfg->sndbuf_bytes = 4u << 20;
 }
 
-struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err)
+/* Per-socket options: TOS and (optionally) timestamps reported on receive, no fragmentation. */
+static int set_socket_options(struct fe_udpsock *u, const struct fe_udpsock_config *cfg)
 {
-    int e = FE_EIO;
-    struct fe_udpsock *u = calloc(1, sizeof *u);
-    if (!u) {
-        e = FE_ENOMEM;
-        goto fail;
-    }
-    u->fd = -1;
-    u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (u->fd < 0) goto fail;
     int one = 1;
     if (cfg->reuse_port) (void)setsockopt(u->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    if (setsockopt(u->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) != 0) goto fail;
+    if (setsockopt(u->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) != 0) return FE_EIO;
     if (cfg->timestamps && setsockopt(u->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0)
-        goto fail;
+        return FE_EIO;
     u->timestamps = cfg->timestamps;
     /* RoCE packets are never fragmented: a datagram larger than the path MTU is an error. */
     int pmtu = IP_PMTUDISC_DO;
     (void)setsockopt(u->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof pmtu);
     u->gso = !cfg->no_gso;
-    if (cfg->gro) {
-        /* Without GRO a GSO super-datagram is cut up again on receive; with it, it stays whole. */
-        u->gro_buf = malloc((size_t)GRO_MSGS * GRO_BUF_BYTES);
-        if (!u->gro_buf) {
-            e = FE_ENOMEM;
-            goto fail;
-        }
-        if (setsockopt(u->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0) {
-            free(u->gro_buf);
-            u->gro_buf = NULL;
-        }
-    }
-    fe_io_size_buffers(u->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
+    return 0;
+}
 
+/* Without GRO a GSO super-datagram is cut up again on receive; with it, it stays whole. A kernel
+ * without UDP_GRO leaves the socket on plain receives. */
+static int enable_gro(struct fe_udpsock *u)
+{
+    u->gro_buf = malloc((size_t)GRO_MSGS * GRO_BUF_BYTES);
+    if (!u->gro_buf) return FE_ENOMEM;
+    int one = 1;
+    if (setsockopt(u->fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0) {
+        free(u->gro_buf);
+        u->gro_buf = NULL;
+    }
+    return 0;
+}
+
+/* Binds to the configured address and reads back the address and buffer sizes granted. */
+static int bind_local(struct fe_udpsock *u, const struct fe_udpsock_config *cfg)
+{
     struct sockaddr_in sa;
     memset(&sa, 0, sizeof sa);
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(cfg->bind_ip);
     sa.sin_port = htons(cfg->bind_port);
-    if (bind(u->fd, (struct sockaddr *)&sa, sizeof sa) != 0) goto fail;
+    if (bind(u->fd, (struct sockaddr *)&sa, sizeof sa) != 0) return FE_EIO;
     socklen_t sl = sizeof sa;
-    if (getsockname(u->fd, (struct sockaddr *)&sa, &sl) != 0) goto fail;
+    if (getsockname(u->fd, (struct sockaddr *)&sa, &sl) != 0) return FE_EIO;
     u->ip = ntohl(sa.sin_addr.s_addr);
     u->port = ntohs(sa.sin_port);
     int v = 0;
@@ -118,6 +116,21 @@ struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err
     if (getsockopt(u->fd, SOL_SOCKET, SO_RCVBUF, &v, &sl) == 0) u->rcvbuf = (uint64_t)v;
     sl = sizeof v;
     if (getsockopt(u->fd, SOL_SOCKET, SO_SNDBUF, &v, &sl) == 0) u->sndbuf = (uint64_t)v;
+    return 0;
+}
+
+struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err)
+{
+    int e = FE_ENOMEM;
+    struct fe_udpsock *u = calloc(1, sizeof *u);
+    if (!u) goto fail;
+    u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    e = u->fd < 0 ? FE_EIO : set_socket_options(u, cfg);
+    if (!e && cfg->gro) e = enable_gro(u);
+    if (e) goto fail;
+    fe_io_size_buffers(u->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
+    e = bind_local(u, cfg);
+    if (e) goto fail;
     if (err) *err = 0;
     return u;
 fail:
@@ -178,62 +191,93 @@ static int gso_run(const struct fe_dgram *d, int n)
     return k;
 }
 
-int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
+/* Fills message m for the k datagrams from d[0] (one GSO run when k > 1): the peer's address,
+ * one iovec per packet (the kernel gathers them and cuts the run at seg bytes), the TOS and, for
+ * a run, the segment size. */
+static inline void tx_fill_msg(struct fe_udpsock *u, int m, struct iovec *iov,
+                               const struct fe_dgram *d, int k)
 {
-    if (n <= 0) return 0;
-    if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
-    int cnt[FE_IO_MAX_BATCH]; /* datagrams carried by each message */
+    struct sockaddr_in *sa = &u->addr[m];
+    memset(sa, 0, sizeof *sa);
+    sa->sin_family = AF_INET;
+    sa->sin_addr.s_addr = htonl(d[0].ip);
+    sa->sin_port = htons(d[0].port);
+    for (int j = 0; j < k; j++) {
+        iov[j].iov_base = d[j].buf;
+        iov[j].iov_len = d[j].len;
+    }
+    struct msghdr *h = &u->msg[m].msg_hdr;
+    memset(h, 0, sizeof *h);
+    h->msg_name = sa;
+    h->msg_namelen = sizeof *sa;
+    h->msg_iov = iov;
+    h->msg_iovlen = (size_t)k;
+    h->msg_control = u->ctl[m].buf;
+    h->msg_controllen = CMSG_SPACE(sizeof(int));
+    memset(u->ctl[m].buf, 0, sizeof u->ctl[m].buf);
+    struct cmsghdr *c = CMSG_FIRSTHDR(h);
+    c->cmsg_level = IPPROTO_IP;
+    c->cmsg_type = IP_TOS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    int tos = d[0].tos;
+    memcpy(CMSG_DATA(c), &tos, sizeof tos);
+    if (k > 1) {
+        h->msg_controllen += CMSG_SPACE(sizeof(uint16_t));
+        c = CMSG_NXTHDR(h, c);
+        c->cmsg_level = SOL_UDP;
+        c->cmsg_type = UDP_SEGMENT;
+        c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+        uint16_t seg = (uint16_t)d[0].len;
+        memcpy(CMSG_DATA(c), &seg, sizeof seg);
+    }
+}
+
+/* Builds the messages for d[0..n): returns their count, cnt[m] = datagrams carried by message m. */
+static inline int tx_prepare(struct fe_udpsock *u, const struct fe_dgram *d, int n, int *cnt)
+{
     int nmsg = 0;
     for (int i = 0; i < n; nmsg++) {
         int k = u->gso ? gso_run(d + i, n - i) : 1;
         cnt[nmsg] = k;
-        struct sockaddr_in *sa = &u->addr[nmsg];
-        memset(sa, 0, sizeof *sa);
-        sa->sin_family = AF_INET;
-        sa->sin_addr.s_addr = htonl(d[i].ip);
-        sa->sin_port = htons(d[i].port);
-        /* One iovec per packet: the kernel gathers them and cuts the run at seg bytes. */
-        for (int j = 0; j < k; j++) {
-            u->iov[i + j].iov_base = d[i + j].buf;
-            u->iov[i + j].iov_len = d[i + j].len;
-        }
-        struct msghdr *h = &u->msg[nmsg].msg_hdr;
-        memset(h, 0, sizeof *h);
-        h->msg_name = sa;
-        h->msg_namelen = sizeof *sa;
-        h->msg_iov = &u->iov[i];
-        h->msg_iovlen = (size_t)k;
-        h->msg_control = u->ctl[nmsg].buf;
-        h->msg_controllen = CMSG_SPACE(sizeof(int));
-        memset(u->ctl[nmsg].buf, 0, sizeof u->ctl[nmsg].buf);
-        struct cmsghdr *c = CMSG_FIRSTHDR(h);
-        c->cmsg_level = IPPROTO_IP;
-        c->cmsg_type = IP_TOS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        int tos = d[i].tos;
-        memcpy(CMSG_DATA(c), &tos, sizeof tos);
-        if (k > 1) {
-            h->msg_controllen += CMSG_SPACE(sizeof(uint16_t));
-            c = CMSG_NXTHDR(h, c);
-            c->cmsg_level = SOL_UDP;
-            c->cmsg_type = UDP_SEGMENT;
-            c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-            uint16_t seg = (uint16_t)d[i].len;
-            memcpy(CMSG_DATA(c), &seg, sizeof seg);
-        }
+        tx_fill_msg(u, nmsg, &u->iov[i], d + i, k);
         i += k;
     }
+    return nmsg;
+}
+
+/* Counts the r messages from m that were sent (d: the first datagram they carry); returns the
+ * datagrams they carried. */
+static inline int tx_count_sent(struct fe_udpsock *u, const struct fe_dgram *d, const int *cnt,
+                                int m, int r)
+{
+    int done = 0;
+    for (int j = m; j < m + r; j++) {
+        for (int q = done; q < done + cnt[j]; q++) u->st.tx_bytes += d[q].len;
+        u->st.tx_dgrams += (uint64_t)cnt[j];
+        if (cnt[j] > 1) u->st.tx_gso_sends++;
+        done += cnt[j];
+    }
+    return done;
+}
+
+/* No GSO here (old kernel, device without checksum offload, segment above the path MTU)? */
+static inline bool gso_refused(int cnt, int e)
+{
+    return cnt > 1 && (e == EINVAL || e == EIO || e == ENOPROTOOPT || e == EOPNOTSUPP);
+}
+
+int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
+{
+    if (n <= 0) return 0;
+    if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
+    int cnt[FE_IO_MAX_BATCH];
+    int nmsg = tx_prepare(u, d, n, cnt);
     int done = 0, m = 0; /* datagrams / messages consumed */
     while (m < nmsg) {
         u->st.tx_calls++;
         int r = sendmmsg(u->fd, u->msg + m, (unsigned)(nmsg - m), MSG_DONTWAIT);
         if (r > 0) {
-            for (int j = m; j < m + r; j++) {
-                for (int q = done; q < done + cnt[j]; q++) u->st.tx_bytes += d[q].len;
-                u->st.tx_dgrams += (uint64_t)cnt[j];
-                if (cnt[j] > 1) u->st.tx_gso_sends++;
-                done += cnt[j];
-            }
+            done += tx_count_sent(u, d + done, cnt, m, r);
             m += r;
             continue;
         }
@@ -242,10 +286,8 @@ int fe_udpsock_send(struct fe_udpsock *u, const struct fe_dgram *d, int n)
             u->st.tx_again++;
             break;
         }
-        if (cnt[m] > 1 &&
-            (errno == EINVAL || errno == EIO || errno == ENOPROTOOPT || errno == EOPNOTSUPP)) {
-            /* No GSO here (old kernel, device without checksum offload, segment above the
-             * path MTU): send the rest, and everything after, one datagram per message. */
+        if (gso_refused(cnt[m], errno)) {
+            /* Send the rest, and everything after, one datagram per message. */
             u->gso = false;
             return done + fe_udpsock_send(u, d + done, n - done);
         }

@@ -29,11 +29,9 @@ static int read_int_file(const char *path, int dflt)
     return v;
 }
 
-int fe_verbs_open(struct fe_verbs_dev *d, const char *name, uint8_t port, int gid_index,
-                  uint32_t want_ip4, char *err, size_t errcap)
+/* Opens the device called name (the first one when name is NULL). */
+static int open_device(struct fe_verbs_dev *d, const char *name, char *err, size_t errcap)
 {
-    memset(d, 0, sizeof *d);
-    d->gid_index = -1;
     int n = 0;
     struct ibv_device **list = ibv_get_device_list(&n);
     if (!list || n == 0) {
@@ -59,61 +57,88 @@ int fe_verbs_open(struct fe_verbs_dev *d, const char *name, uint8_t port, int gi
         snprintf(err, errcap, "ibv_open_device(%s): %s", d->name, strerror(errno));
         return FE_EIO;
     }
+    return 0;
+}
+
+/* The port must exist and be Ethernet (RoCE); one that is not active yet only gets a warning. */
+static int check_port(struct fe_verbs_dev *d, uint8_t port, char *err, size_t errcap)
+{
     struct ibv_port_attr pa;
     if (ibv_query_port(d->ctx, port, &pa)) {
         snprintf(err, errcap, "%s: no port %u", d->name, port);
-        fe_verbs_close(d);
         return FE_ENOENT;
     }
     if (pa.state != IBV_PORT_ACTIVE)
         fprintf(stderr, "warning: %s port %u is %s\n", d->name, port, ibv_port_state_str(pa.state));
     if (pa.link_layer != IBV_LINK_LAYER_ETHERNET) {
         snprintf(err, errcap, "%s port %u is not Ethernet (RoCE)", d->name, port);
-        fe_verbs_close(d);
         return FE_ENOTSUP;
     }
     d->port = port;
     d->active_mtu_bytes = fe_verbs_mtu_bytes(pa.active_mtu);
+    return 0;
+}
 
-    if (gid_index >= 0) {
-        if (ibv_query_gid(d->ctx, port, gid_index, &d->gid)) {
-            snprintf(err, errcap, "%s: no GID %d", d->name, gid_index);
-            fe_verbs_close(d);
-            return FE_ENOENT;
-        }
-        d->gid_index = gid_index;
-        if (!gid_ipv4(&d->gid, &d->ip4)) d->ip4 = 0;
-    } else {
-        /* The RoCEv2 GID of an IPv4 address: what the front-ends' IPv4 packets carry. */
-        struct ibv_gid_entry ent[256];
-        ssize_t m = ibv_query_gid_table(d->ctx, ent, 256, 0);
-        for (ssize_t i = 0; i < m; i++) {
-            uint32_t ip;
-            if (ent[i].port_num != port || ent[i].gid_type != IBV_GID_TYPE_ROCE_V2 ||
-                !gid_ipv4(&ent[i].gid, &ip) || (want_ip4 && ip != want_ip4))
-                continue;
-            d->gid_index = (int)ent[i].gid_index;
-            d->gid = ent[i].gid;
-            d->ip4 = ip;
-            break;
-        }
-        if (d->gid_index < 0) {
-            snprintf(err, errcap, "%s port %u has no RoCEv2 GID of an IPv4 address%s", d->name,
-                     port, want_ip4 ? " matching --ip" : "");
-            fe_verbs_close(d);
-            return FE_ENOENT;
-        }
+/* The RoCEv2 GID of an IPv4 address (want_ip4 when not 0): what the front-ends' IPv4 packets
+ * carry. */
+static int find_ipv4_gid(struct fe_verbs_dev *d, uint8_t port, uint32_t want_ip4, char *err,
+                         size_t errcap)
+{
+    struct ibv_gid_entry ent[256];
+    ssize_t m = ibv_query_gid_table(d->ctx, ent, 256, 0);
+    for (ssize_t i = 0; i < m; i++) {
+        uint32_t ip;
+        if (ent[i].port_num != port || ent[i].gid_type != IBV_GID_TYPE_ROCE_V2 ||
+            !gid_ipv4(&ent[i].gid, &ip) || (want_ip4 && ip != want_ip4))
+            continue;
+        d->gid_index = (int)ent[i].gid_index;
+        d->gid = ent[i].gid;
+        d->ip4 = ip;
+        return 0;
     }
+    snprintf(err, errcap, "%s port %u has no RoCEv2 GID of an IPv4 address%s", d->name, port,
+             want_ip4 ? " matching --ip" : "");
+    return FE_ENOENT;
+}
+
+/* The GID at gid_index, or (gid_index < 0) the one found by find_ipv4_gid. */
+static int select_gid(struct fe_verbs_dev *d, uint8_t port, int gid_index, uint32_t want_ip4,
+                      char *err, size_t errcap)
+{
+    if (gid_index < 0) return find_ipv4_gid(d, port, want_ip4, err, errcap);
+    if (ibv_query_gid(d->ctx, port, gid_index, &d->gid)) {
+        snprintf(err, errcap, "%s: no GID %d", d->name, gid_index);
+        return FE_ENOENT;
+    }
+    d->gid_index = gid_index;
+    if (!gid_ipv4(&d->gid, &d->ip4)) d->ip4 = 0;
+    return 0;
+}
+
+static int alloc_pd(struct fe_verbs_dev *d, char *err, size_t errcap)
+{
     char path[256];
     snprintf(path, sizeof path, "/sys/class/infiniband/%s/device/numa_node", d->name);
     d->numa_node = read_int_file(path, -1);
     d->pd = ibv_alloc_pd(d->ctx);
     if (!d->pd) {
         snprintf(err, errcap, "ibv_alloc_pd: %s", strerror(errno));
-        fe_verbs_close(d);
         return FE_EIO;
     }
     return 0;
+}
+
+int fe_verbs_open(struct fe_verbs_dev *d, const char *name, uint8_t port, int gid_index,
+                  uint32_t want_ip4, char *err, size_t errcap)
+{
+    memset(d, 0, sizeof *d);
+    d->gid_index = -1;
+    int e = open_device(d, name, err, errcap);
+    if (!e) e = check_port(d, port, err, errcap);
+    if (!e) e = select_gid(d, port, gid_index, want_ip4, err, errcap);
+    if (!e) e = alloc_pd(d, err, errcap);
+    if (e) fe_verbs_close(d);
+    return e;
 }
 
 void fe_verbs_close(struct fe_verbs_dev *d)
