@@ -40,8 +40,10 @@ struct fe_frontend_config {
     uint16_t to_port;
     /* side channel, front-end role */
     bool sc_enable;
-    uint32_t sc_bind_ip; /* UDP backend: the side-channel socket (raw: the endpoint's IP) */
-    uint16_t sc_port;    /* FE_SC_PORT */
+    uint32_t sc_bind_ip;        /* UDP backend: the side-channel socket (raw: the endpoint's IP) */
+    uint16_t sc_port;           /* FE_SC_PORT */
+    uint16_t sc_reply_src_port; /* replies leave from this port (the firmware's: 0x8765);
+                                 * 0: from sc_port */
     struct fe_sc_fe_config sc;
     bool autostart; /* stream as soon as a QP is RTS instead of waiting for a tx-meta start */
     /* manual peers, without side channel: QP i talks to peer_qpn + i, rkey + i,

@@ -42,7 +42,8 @@ static void drop_bit_set(uint64_t *b, uint32_t psn, bool on)
 struct fe_frontend {
     struct fe_frontend_config cfg;
     struct fe_ep *ep;
-    struct fe_udpsock *sc_sock; /* UDP backend: the side channel's socket */
+    struct fe_udpsock *sc_sock;       /* UDP backend: the side channel's socket */
+    struct fe_udpsock *sc_reply_sock; /* ... replies from another port (firmware mode) */
     struct fe_sc_fe sc;
     struct fe_fe_flow flow[FE_FRONTEND_MAX_QPS];
     struct flow_rt rt[FE_FRONTEND_MAX_QPS];
@@ -318,11 +319,12 @@ static void sc_reply(struct fe_frontend *f, const struct fe_sc_fe_result *res, u
                              .len = FE_SC_MSG_LEN,
                              .ip = res->reply_ip,
                              .port = res->reply_port};
-        (void)fe_udpsock_send(f->sc_sock, &d, 1);
+        (void)fe_udpsock_send(f->sc_reply_sock ? f->sc_reply_sock : f->sc_sock, &d, 1);
     } else {
         /* raw: the host's MAC may still be resolving; the host retries on its timeout */
-        (void)fe_ep_send_udp(f->ep, now_ns, res->reply_ip, f->cfg.sc_port, res->reply_port,
-                             res->reply_msg, FE_SC_MSG_LEN);
+        uint16_t sport = f->cfg.sc_reply_src_port ? f->cfg.sc_reply_src_port : f->cfg.sc_port;
+        (void)fe_ep_send_udp(f->ep, now_ns, res->reply_ip, sport, res->reply_port, res->reply_msg,
+                             FE_SC_MSG_LEN);
     }
 }
 
@@ -402,6 +404,22 @@ static int validate_config(const struct fe_frontend_config *cfg, char *errbuf, s
     return 0;
 }
 
+/* The firmware answers from a port of its own: a second socket, used for sending only. */
+static int open_sc_reply(struct fe_frontend *f, struct fe_udpsock_config *uc, char *errbuf,
+                         size_t errcap)
+{
+    if (!f->cfg.sc_reply_src_port || f->cfg.sc_reply_src_port == f->cfg.sc_port) return 0;
+    int e = 0;
+    uc->bind_port = f->cfg.sc_reply_src_port;
+    f->sc_reply_sock = fe_udpsock_open(uc, &e);
+    if (f->sc_reply_sock) return 0;
+    char a[32];
+    snprintf(errbuf, errcap, "cannot bind %s for the side channel's replies: %s",
+             fe_io_addr_str(f->cfg.sc_bind_ip, f->cfg.sc_reply_src_port, a, sizeof a),
+             fe_strerror(e));
+    return e ? e : FE_EINVAL;
+}
+
 /* The side channel in the FPGA role: hosts open the QPs. It listens on a UDP socket of its own
  * on the UDP backend, through the endpoint's UDP hook on the raw one (the interface carries no
  * kernel address). */
@@ -432,7 +450,7 @@ static int open_sc(struct fe_frontend *f, char *errbuf, size_t errcap)
                  fe_io_addr_str(cfg->sc_bind_ip, cfg->sc_port, a, sizeof a), fe_strerror(e));
         return e ? e : FE_EINVAL;
     }
-    return 0;
+    return open_sc_reply(f, &uc, errbuf, errcap);
 }
 
 /* Without a side channel the peers are configured: every QP is opened and started now. */
@@ -494,6 +512,7 @@ void fe_frontend_destroy(struct fe_frontend *f)
         free(f->rt[i].dropped);
     }
     fe_udpsock_close(f->sc_sock);
+    fe_udpsock_close(f->sc_reply_sock);
     fe_ep_destroy(f->ep);
     free(f);
 }

@@ -31,6 +31,12 @@ static const char usage[] =
     "  --sc ADDR[:PORT]        listen here (0.0.0.0:17185; raw: our address, port 17185)\n"
     "  --autostart             stream when a QP is RTS, without waiting for a tx-meta start\n"
     "  --once                  exit when every opened QP has finished its stream or was closed\n"
+    "  --sc-mode liberal|strict|firmware   how requests are read (liberal): liberal takes what\n"
+    "                          host software written for the firmware sends (QP by its QPN alone,\n"
+    "                          tx-meta start without MODIFY_QP_RTS); strict checks the host's\n"
+    "                          address and QPN and wants RTS; firmware behaves as the Lite-RoCEv2\n"
+    "                          board (RTS on OPEN, replies from port 34661, a pool of 4 QPs;\n"
+    "                          docs/compatibility.md)\n"
     "manual peer (no side channel):\n"
     "  --peer ADDR[:PORT] --peer-qpn N [--peer-psn N] --rkey K --va V [--qpn N] [--qps N]\n"
     "                          QP i talks to peer QPN N+i, rkey K+i, VA V + i*slots*msg-size\n"
@@ -80,6 +86,23 @@ static int sc_opt(const char *val, void *p)
 {
     struct fe_frontend_config *c = p;
     return fe_io_parse_addr(val, &c->sc_bind_ip, &c->sc_port);
+}
+
+static int sc_mode_opt(const char *val, void *p)
+{
+    struct fe_frontend_config *c = p;
+    if (!strcmp(val, "liberal")) {
+        c->sc.mode = FE_SC_FE_LIBERAL;
+    } else if (!strcmp(val, "strict")) {
+        c->sc.mode = FE_SC_FE_STRICT;
+    } else if (!strcmp(val, "firmware")) {
+        c->sc.mode = FE_SC_FE_FIRMWARE;
+        c->sc.max_qps = FE_SC_FW_QPS;
+        c->sc_reply_src_port = FE_SC_FW_REPLY_PORT;
+    } else {
+        return -1;
+    }
+    return 0;
 }
 
 static int peer_opt(const char *val, void *p)
@@ -193,6 +216,7 @@ static int parse_table(int argc, char **argv, struct opts *o, struct cc_args *cc
         {FE_OPT_FN_("--sc", sc_opt, c), .flags = SAY},
         {FE_OPT_FLAG_("--autostart", c->autostart)},
         {FE_OPT_FLAG_("--once", o->once)},
+        {FE_OPT_FN_("--sc-mode", sc_mode_opt, c), .flags = SAY},
         {FE_OPT_FN_("--peer", peer_opt, c), .flags = SAY},
         {FE_OPT_U32MAX_("--peer-qpn", c->peer_qpn, 0xFFFFFF), .seen = manual},
         {FE_OPT_U32MAX_("--peer-psn", c->peer_psn, 0xFFFFFF)},

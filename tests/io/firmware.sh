@@ -11,7 +11,11 @@ D=$(mktemp -d)
 PFX=127.$((100 + $$ % 100)).$((($$ / 100) % 250 + 1))
 FE=$PFX.2
 HOST=$PFX.1
-cleanup() { [ -n "${MPID:-}" ] && kill "$MPID" 2>/dev/null; rm -rf "$D"; }
+cleanup() {
+    [ -n "${MPID:-}" ] && kill "$MPID" 2>/dev/null
+    [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null
+    rm -rf "$D"
+}
 trap cleanup EXIT INT TERM
 
 model() { # state file, model options...
@@ -69,4 +73,20 @@ if [ "$ms" -gt 3000 ]; then
     exit 1
 fi
 echo "pool exhausted: NO_QP reported after ${ms} ms, exit $rc: ok"
+# 3. feroce send playing the firmware (--sc-mode firmware): the same host works against it
+"$BIN" send --bind $FE --sc-mode firmware --once --line-rate 2Gbps --json >"$D/send3.json" \
+    2>"$D/send3.err" &
+SPID=$!
+sleep 0.3
+rc=0
+"$BIN" recv --bind $HOST --fe $FE --count 500 --msg-size 8K --timeout 30s --json \
+    >"$D/recv3.json" 2>"$D/recv3.err" || rc=$?
+wait "$SPID" || { echo "FAIL: feroce send --sc-mode firmware"; cat "$D/send3.err"; exit 1; }
+SPID=
+if [ "$rc" != 0 ]; then
+    echo "FAIL: recv against feroce send --sc-mode firmware (exit $rc)"
+    cat "$D/recv3.err" "$D/recv3.json"
+    exit 1
+fi
+echo "feroce send --sc-mode firmware: OPEN -> MODIFY answered ERROR -> stream -> CLOSE: ok"
 echo "io_firmware: OK"
