@@ -13,6 +13,7 @@
 #include "feroce/io.h"
 #include "tools/cli.h"
 #include "tools/io_opts.h"
+#include "tools/recv_perftest.h"
 
 static const char usage[] =
     "usage: feroce recv [OPTIONS] --fe ADDR[:PORT][,qps=N] ...\n"
@@ -45,6 +46,9 @@ static const char usage[] =
     "     --drain TIME: after asking the senders to stop, wait until nothing arrived for this\n"
     "     long (in-flight messages and their retransmissions), then close (1s)\n"
     "     --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
+    "perftest: --perftest-server  be an ib_write_bw server (TCP 18515 on --bind, or\n"
+    "     --perftest-port N; raw backend): a client on an RDMA NIC writes --msg-size\n"
+    "     messages into our ring; ends with its report (docs/perftest.md)\n"
     "\n"
     "Exit status 0 when every expected message arrived exactly once and verified.\n";
 
@@ -53,6 +57,7 @@ struct opts {
     uint64_t duration_ns, timeout_ns, warmup_ns, drain_ns;
     struct fe_io_opts io;
     const char *record;
+    struct fe_recv_perftest pt;
 };
 
 /* --fe ADDR[:PORT][,qps=N] */
@@ -153,6 +158,8 @@ static int parse_table(int argc, char **argv, struct opts *o)
         {FE_OPT_TIME_("--drain", o->drain_ns)},
         {FE_OPT_TIME_("--warmup", o->warmup_ns)},
         {FE_OPT_TIME_("--timeout", o->timeout_ns)},
+        {FE_OPT_FLAG_("--perftest-server", o->pt.enabled)},
+        {FE_OPT_U32MAX_("--perftest-port", o->pt.port, 65535), .min = 1, .flags = SAY},
         {0},
     };
     struct fe_opt shared[FE_IO_OPTS_N + 1];
@@ -173,7 +180,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     fe_io_opts_default(&o->io);
     o->timeout_ns = 60000000000ull;
     o->drain_ns = 1000000000ull;
+    o->pt.port = FE_PT_PORT;
     if (parse_table(argc, argv, o)) return -1;
+    if (o->pt.enabled) return fe_io_opts_check("recv", &c->ep) ? -1 : 0;
     if (!c->n_fe && !c->n_manual) {
         fprintf(stderr, "feroce recv: name a front-end with --fe ADDR (or use --manual N)\n");
         return -1;
@@ -209,6 +218,7 @@ static int run(int argc, char **argv)
     struct opts o;
     memset(&o, 0, sizeof o);
     if (parse_opts(argc, argv, &o)) return 2;
+    if (o.pt.enabled) return fe_recv_perftest_run(&o.pt, &o.dc, o.timeout_ns, o.io.quiet);
     if (o.record) {
         o.dc.record_fd = open(o.record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (o.dc.record_fd < 0) {
