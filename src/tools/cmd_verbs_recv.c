@@ -13,7 +13,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -168,7 +167,66 @@ static const char *ipstr(uint32_t ip, char *buf)
     return buf;
 }
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+static int fe_arg(const char *val, void *p)
+{
+    struct opts *o = p;
+    if (o->n_fe == MAX_FES) {
+        fprintf(stderr, "feroce verbs-recv: at most %d front-ends\n", MAX_FES);
+        return -1;
+    }
+    o->fe[o->n_fe++] = val;
+    return 0;
+}
+
+static int size_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return parse_list(val, o->sizes, &o->n_sizes, true, "--size");
+}
+
+static int count_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return parse_list(val, o->counts, &o->n_counts, false, "--count");
+}
+
+static int imm_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return parse_list(val, o->imm_every, &o->n_imm, false, "--imm-every");
+}
+
+/* --cpu N, or auto: the CPUs of the device's NUMA node */
+static int cpu_opt(const char *val, void *p)
+{
+    int *cpu = p;
+    uint64_t v;
+    if (!strcmp(val, "auto")) {
+        *cpu = -2;
+        return 0;
+    }
+    if (fe_parse_u64(val, &v, "--cpu") || v > 4095) return -1;
+    *cpu = (int)v;
+    return 0;
+}
+
+static int pattern_opt(const char *val, void *p)
+{
+    int *check = p;
+    if (!strcmp(val, "counter"))
+        *check = CHECK_COUNTER;
+    else if (!strcmp(val, "frames"))
+        *check = CHECK_FRAMES;
+    else if (!strcmp(val, "auto"))
+        *check = CHECK_AUTO;
+    else {
+        fprintf(stderr, "feroce verbs-recv: --pattern is counter, frames or auto\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void default_opts(struct opts *o)
 {
     memset(o, 0, sizeof *o);
     o->qps = 1;
@@ -187,143 +245,41 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->cpu = -1;
     o->timeout_ns = 10000000000ull;
     o->interval_ns = 1000000000ull;
-    enum {
-        O_FE = 256,
-        O_QPS,
-        O_REPLY,
-        O_SIZE,
-        O_COUNT,
-        O_IMM,
-        O_SLOTS,
-        O_PSN,
-        O_GAP,
-        O_NOSTART,
-        O_RNR,
-        O_EVENT,
-        O_CPU,
-        O_RECORD,
-        O_NOVERIFY,
-        O_TIMEOUT,
-        O_DURATION,
-        O_INTERVAL,
-        O_QUIET,
-        O_PATTERN
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    default_opts(o);
+    struct fe_opt dev[FE_VERBS_OPTS_N + 1];
+    fe_verbs_opts_table(dev, &o->dev, "verbs-recv");
+    const struct fe_opt opts[] = {
+        {FE_OPT_FN_("--fe", fe_arg, o)},
+        {FE_OPT_UINT_("--qps", o->qps), .min = 1, .max = FE_SC_MAX_QPS},
+        {FE_OPT_UINT_("--reply-port", o->reply_port), .min = 1, .max = 65535},
+        {FE_OPT_FN_("--size", size_opt, o)},
+        {FE_OPT_FN_("--count", count_opt, o)},
+        {FE_OPT_FN_("--imm-every", imm_opt, o)},
+        {FE_OPT_UINT_("--slots", o->slots)},
+        {FE_OPT_UINT_("--psn", o->psn), .max = 0xFFFFFF},
+        {FE_OPT_TIME_("--gap", o->gap_ns), .max = UINT32_MAX},
+        {FE_OPT_FLAG_("--no-start", o->no_start)},
+        {FE_OPT_UINT_("--min-rnr-timer", o->min_rnr_timer), .max = 31},
+        {FE_OPT_FLAG_("--event", o->event)},
+        {FE_OPT_FN_("--cpu", cpu_opt, &o->cpu)},
+        {FE_OPT_STR_("--record", o->record)},
+        {FE_OPT_SET_("--no-verify", o->check, CHECK_NONE)},
+        {FE_OPT_FN_("--pattern", pattern_opt, &o->check)},
+        {FE_OPT_TIME_("--timeout", o->timeout_ns)},
+        {FE_OPT_TIME_("--duration", o->duration_ns)},
+        {FE_OPT_TIME_("--interval", o->interval_ns)},
+        {FE_OPT_FLAG_("--quiet", o->quiet)},
+        {0},
     };
-    static const struct option lo[] = {FE_VERBS_LONGOPTS,
-                                       {"fe", 1, 0, O_FE},
-                                       {"qps", 1, 0, O_QPS},
-                                       {"reply-port", 1, 0, O_REPLY},
-                                       {"size", 1, 0, O_SIZE},
-                                       {"count", 1, 0, O_COUNT},
-                                       {"imm-every", 1, 0, O_IMM},
-                                       {"slots", 1, 0, O_SLOTS},
-                                       {"psn", 1, 0, O_PSN},
-                                       {"gap", 1, 0, O_GAP},
-                                       {"no-start", 0, 0, O_NOSTART},
-                                       {"min-rnr-timer", 1, 0, O_RNR},
-                                       {"event", 0, 0, O_EVENT},
-                                       {"cpu", 1, 0, O_CPU},
-                                       {"record", 1, 0, O_RECORD},
-                                       {"no-verify", 0, 0, O_NOVERIFY},
-                                       {"pattern", 1, 0, O_PATTERN},
-                                       {"timeout", 1, 0, O_TIMEOUT},
-                                       {"duration", 1, 0, O_DURATION},
-                                       {"interval", 1, 0, O_INTERVAL},
-                                       {"quiet", 0, 0, O_QUIET},
-                                       {0, 0, 0, 0}};
-    optind = 1;
-    int c;
-    uint64_t v;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (c) {
-        case O_FE:
-            if (o->n_fe == MAX_FES) {
-                fprintf(stderr, "feroce verbs-recv: at most %d front-ends\n", MAX_FES);
-                return -1;
-            }
-            o->fe[o->n_fe++] = optarg;
-            break;
-        case O_QPS:
-            if (fe_parse_u64(optarg, &v, "--qps") || !v || v > FE_SC_MAX_QPS) return -1;
-            o->qps = (unsigned)v;
-            break;
-        case O_REPLY:
-            if (fe_parse_u64(optarg, &v, "--reply-port") || !v || v > 65535) return -1;
-            o->reply_port = (uint16_t)v;
-            break;
-        case O_SIZE:
-            if (parse_list(optarg, o->sizes, &o->n_sizes, true, "--size")) return -1;
-            break;
-        case O_COUNT:
-            if (parse_list(optarg, o->counts, &o->n_counts, false, "--count")) return -1;
-            break;
-        case O_IMM:
-            if (parse_list(optarg, o->imm_every, &o->n_imm, false, "--imm-every")) return -1;
-            break;
-        case O_SLOTS:
-            if (fe_parse_u64(optarg, &o->slots, "--slots")) return -1;
-            break;
-        case O_PSN:
-            if (fe_parse_u64(optarg, &v, "--psn") || v > 0xFFFFFF) return -1;
-            o->psn = (int64_t)v;
-            break;
-        case O_GAP:
-            if (fe_parse_duration_ns(optarg, &o->gap_ns, "--gap") || o->gap_ns > UINT32_MAX)
-                return -1;
-            break;
-        case O_NOSTART:
-            o->no_start = true;
-            break;
-        case O_RNR:
-            if (fe_parse_u64(optarg, &v, "--min-rnr-timer") || v > 31) return -1;
-            o->min_rnr_timer = (uint8_t)v;
-            break;
-        case O_EVENT:
-            o->event = true;
-            break;
-        case O_CPU:
-            if (!strcmp(optarg, "auto")) {
-                o->cpu = -2;
-            } else {
-                if (fe_parse_u64(optarg, &v, "--cpu") || v > 4095) return -1;
-                o->cpu = (int)v;
-            }
-            break;
-        case O_RECORD:
-            o->record = optarg;
-            break;
-        case O_NOVERIFY:
-            o->check = CHECK_NONE;
-            break;
-        case O_PATTERN:
-            if (!strcmp(optarg, "counter"))
-                o->check = CHECK_COUNTER;
-            else if (!strcmp(optarg, "frames"))
-                o->check = CHECK_FRAMES;
-            else if (!strcmp(optarg, "auto"))
-                o->check = CHECK_AUTO;
-            else {
-                fprintf(stderr, "feroce verbs-recv: --pattern is counter, frames or auto\n");
-                return -1;
-            }
-            break;
-        case O_TIMEOUT:
-            if (fe_parse_duration_ns(optarg, &o->timeout_ns, "--timeout")) return -1;
-            break;
-        case O_DURATION:
-            if (fe_parse_duration_ns(optarg, &o->duration_ns, "--duration")) return -1;
-            break;
-        case O_INTERVAL:
-            if (fe_parse_duration_ns(optarg, &o->interval_ns, "--interval")) return -1;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        default: /* the device's options, or getopt_long's '?' */
-            if (fe_verbs_opts_parse("verbs-recv", c, optarg, &o->dev, usage)) return -1;
-        }
-    }
-    if (optind < argc || !o->n_fe) {
+    const struct fe_opt *const tables[] = {dev, opts, NULL};
+    const struct fe_cli cli = {.cmd = "verbs-recv", .tables = tables, .getopt_usage = usage};
+    int first = fe_cli_parse(&cli, argc, argv);
+    if (first < 0) return -1;
+    if (first < argc || !o->n_fe) {
         fprintf(stderr, "feroce verbs-recv: %s\n%s",
                 o->n_fe ? "unexpected argument" : "at least one --fe is needed", usage);
         return -1;

@@ -14,7 +14,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -76,6 +75,15 @@ static const char usage[] =
     "  --quiet              final summary only\n"
     "Exit status 0 when no stream failed.\n";
 
+static int pattern_opt(const char *val, void *p)
+{
+    if (fe_data_pattern_parse(val, p)) {
+        fprintf(stderr, "feroce verbs-send: --pattern is counter or frames\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -86,54 +94,25 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->window = 16;
     o->pattern = FE_PAT_COUNTER;
     o->timeout_ns = 60000000000ull;
-    enum { O_SC = 256, O_SLOTS, O_IMM, O_WINDOW, O_PATTERN, O_ONCE, O_TIMEOUT, O_QUIET };
-    static const struct option lo[] = {FE_VERBS_LONGOPTS,          {"sc-port", 1, 0, O_SC},
-                                       {"slots", 1, 0, O_SLOTS},   {"imm-every", 1, 0, O_IMM},
-                                       {"window", 1, 0, O_WINDOW}, {"pattern", 1, 0, O_PATTERN},
-                                       {"once", 0, 0, O_ONCE},     {"timeout", 1, 0, O_TIMEOUT},
-                                       {"quiet", 0, 0, O_QUIET},   {0, 0, 0, 0}};
-    optind = 1;
-    int c;
-    uint64_t v;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (c) {
-        case O_SC:
-            if (fe_parse_u64(optarg, &v, "--sc-port") || !v || v > 65535) return -1;
-            o->sc_port = (uint16_t)v;
-            break;
-        case O_SLOTS:
-            if (fe_parse_u64(optarg, &v, "--slots") || !v || v > (1u << 24)) return -1;
-            o->slots = (uint32_t)v;
-            break;
-        case O_IMM:
-            if (fe_parse_u64(optarg, &v, "--imm-every") || !v || v > UINT32_MAX) return -1;
-            o->imm_every = (uint32_t)v;
-            break;
-        case O_WINDOW:
-            if (fe_parse_u64(optarg, &v, "--window") || !v || v > MAX_WINDOW) return -1;
-            o->window = (uint32_t)v;
-            break;
-        case O_PATTERN:
-            if (fe_data_pattern_parse(optarg, &o->pattern)) {
-                fprintf(stderr, "feroce verbs-send: --pattern is counter or frames\n");
-                return -1;
-            }
-            break;
-        case O_ONCE:
-            o->once = true;
-            break;
-        case O_TIMEOUT:
-            if (fe_parse_duration_ns(optarg, &o->timeout_ns, "--timeout")) return -1;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        default: /* the device's options, or getopt_long's '?' */
-            if (fe_verbs_opts_parse("verbs-send", c, optarg, &o->dev, usage)) return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "feroce verbs-send: unexpected argument '%s'\n%s", argv[optind], usage);
+    struct fe_opt dev[FE_VERBS_OPTS_N + 1];
+    fe_verbs_opts_table(dev, &o->dev, "verbs-send");
+    const struct fe_opt opts[] = {
+        {FE_OPT_UINT_("--sc-port", o->sc_port), .min = 1, .max = 65535},
+        {FE_OPT_UINT_("--slots", o->slots), .min = 1, .max = 1u << 24},
+        {FE_OPT_UINT_("--imm-every", o->imm_every), .min = 1, .max = UINT32_MAX},
+        {FE_OPT_UINT_("--window", o->window), .min = 1, .max = MAX_WINDOW},
+        {FE_OPT_FN_("--pattern", pattern_opt, &o->pattern)},
+        {FE_OPT_FLAG_("--once", o->once)},
+        {FE_OPT_TIME_("--timeout", o->timeout_ns)},
+        {FE_OPT_FLAG_("--quiet", o->quiet)},
+        {0},
+    };
+    const struct fe_opt *const tables[] = {dev, opts, NULL};
+    const struct fe_cli cli = {.cmd = "verbs-send", .tables = tables, .getopt_usage = usage};
+    int first = fe_cli_parse(&cli, argc, argv);
+    if (first < 0) return -1;
+    if (first < argc) {
+        fprintf(stderr, "feroce verbs-send: unexpected argument '%s'\n%s", argv[first], usage);
         return -1;
     }
     return 0;
