@@ -1,6 +1,6 @@
 /* feroce verbs-send: a software front-end on an RDMA NIC (ConnectX, Soft-RoCE).
  *
- * The FPGA side of the side channel (UDP 17185, design.md section 4, the same state machine as
+ * The FPGA side of the side channel (UDP 17185, the same state machine as
  * `feroce send`) over a verbs device: each QP a host opens becomes an RC QP of the NIC, and a
  * tx-meta start streams the counter pattern (or detector frames) as RDMA WRITE / WRITE with
  * immediate, following include/feroce/pattern.h (message k at slot k mod N, immediate k on the
