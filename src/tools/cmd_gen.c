@@ -375,8 +375,8 @@ static int parse_opts(int argc, char **argv, struct gen_opts *o)
 {
     *o = (struct gen_opts){.ipver = 4, .vlan = -1, .mtu = 1024, .seed = 1, .framing = FE_FRAME_ETH};
     const struct fe_opt opts[] = {
-        {.name = "--ipv6", .kind = FE_OPT_FN0, .fn = ipv6_opt, .p = o},
-        {.name = "--ipv4", .kind = FE_OPT_FN0, .fn = ipv4_opt, .p = o},
+        {FE_OPT_FN0_("--ipv6", ipv6_opt, o)},
+        {FE_OPT_FN0_("--ipv4", ipv4_opt, o)},
         {FE_OPT_SET_("--raw-ip", o->framing, FE_FRAME_IP)},
         {FE_OPT_FN_("--mtu", mtu_opt, &o->mtu)},
         {FE_OPT_FN_("--vlan", vlan_opt, &o->vlan)},
