@@ -281,6 +281,7 @@ static int parse_plain(const struct fe_cli *cli, int argc, char **argv)
 }
 
 #define MAX_GETOPT_OPTS 64
+#define GETOPT_CODE     0x1000 /* above any character getopt_long returns */
 
 /* getopt_long over the same tables: the verbs tools have always taken --name=value and
  * abbreviations, and scripts may rely on them. */
@@ -291,18 +292,20 @@ static int parse_getopt(const struct fe_cli *cli, int argc, char **argv)
     int n = 0;
     for (const struct fe_opt *const *t = cli->tables; *t; t++)
         for (const struct fe_opt *o = *t; o->name && n < MAX_GETOPT_OPTS; o++, n++) {
-            lo[n] = (struct option){o->name + 2, takes_value(o) ? 1 : 0, NULL, 0};
+            /* distinct codes: getopt_long then calls a prefix of two options ambiguous */
+            lo[n] = (struct option){o->name + 2, takes_value(o) ? 1 : 0, NULL, GETOPT_CODE + n};
             by_index[n] = o;
         }
     lo[n] = (struct option){0, 0, 0, 0};
     optind = 1;
-    int c, idx;
-    while ((c = getopt_long(argc, argv, "", lo, &idx)) != -1) {
-        if (c != 0) {
+    int c;
+    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        if (c < GETOPT_CODE || c >= GETOPT_CODE + n) { /* getopt_long said what is wrong */
             fputs(cli->getopt_usage, stderr);
             return -1;
         }
-        if (take_opt(cli, by_index[idx], takes_value(by_index[idx]) ? optarg : NULL)) return -1;
+        const struct fe_opt *o = by_index[c - GETOPT_CODE];
+        if (take_opt(cli, o, takes_value(o) ? optarg : NULL)) return -1;
     }
     return optind;
 }

@@ -81,6 +81,7 @@ struct fe_opt {
 #define FE_OPT_TIME_(n, f)       FE_OPT_NUM_(FE_OPT_TIME, n, f)
 #define FE_OPT_RATE_(n, f)       FE_OPT_NUM_(FE_OPT_RATE, n, f)
 #define FE_OPT_FN_(n, f, arg)    .name = (n), .kind = FE_OPT_FN, .fn = (f), .p = (arg)
+#define FE_OPT_FN0_(n, f, arg)   .name = (n), .kind = FE_OPT_FN0, .fn = (f), .p = (arg)
 
 struct fe_cli {
     const char *cmd;                    /* "send": messages begin "feroce send: " */

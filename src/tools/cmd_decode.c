@@ -119,78 +119,110 @@ static void print_json(uint64_t n, uint64_t ts_ns, double t, const struct fe_fra
     printf("}\n");
 }
 
+struct decode_opts {
+    const char *path;
+    bool json;
+};
+
+/* What a file's packets came to: the parser's counts and the packets the capture cut. */
+struct decode_counts {
+    struct fe_parse_stats st;
+    uint64_t n, t0, truncated;
+};
+
+static int path_arg(const char *a, void *p)
+{
+    struct decode_opts *o = p;
+    if (o->path) {
+        fprintf(stderr, "feroce decode: one file only\n");
+        return -1;
+    }
+    o->path = a;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct decode_opts *o)
+{
+    *o = (struct decode_opts){0};
+    const struct fe_opt opts[] = {{FE_OPT_FLAG_("--json", o->json)}, {0}};
+    const struct fe_opt *const tables[] = {opts, NULL};
+    const struct fe_cli cli = {
+        .cmd = "decode", .tables = tables, .positional = path_arg, .ctx = o, .dash_is_arg = true};
+    if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
+    if (!o->path) {
+        fputs("usage: feroce decode FILE.pcap [--json]\n", stderr);
+        return -1;
+    }
+    return 0;
+}
+
+/* A record that is not RoCEv2 (or malformed): why, as text or JSON. */
+static void print_rejected(const struct decode_opts *o, uint64_t n, uint64_t ts_ns, double t,
+                           enum fe_parse_reason why, size_t len, bool cut)
+{
+    if (o->json)
+        printf("{\"n\":%" PRIu64 ",\"ts_ns\":%" PRIu64 ",\"t\":%.9f,\"roce\":false,"
+               "\"reason\":\"%s\",\"reason_text\":\"%s\",\"len\":%zu%s}\n",
+               n, ts_ns, t, fe_parse_reason_name(why), fe_parse_reason_text(why), len,
+               cut ? ",\"truncated\":true" : "");
+    else
+        printf("%" PRIu64 " %.9f not RoCE: %s (%s), %zu bytes%s\n", n, t, fe_parse_reason_name(why),
+               fe_parse_reason_text(why), len,
+               cut ? ", truncated by the capture's snap length" : "");
+}
+
+static void decode_record(const struct decode_opts *o, enum fe_framing framing,
+                          const struct fe_pcap_rec *rec, struct decode_counts *k)
+{
+    k->n++;
+    if (k->n == 1) k->t0 = rec->ts_ns;
+    double t = (double)(rec->ts_ns - k->t0) / 1e9;
+    struct fe_frame f;
+    enum fe_parse_reason why;
+    int drc = fe_frame_decode(rec->data, rec->len, framing, true, &f, &why, &k->st);
+    bool cut = rec->orig_len > rec->len;
+    k->truncated += cut;
+    if (drc != 0)
+        print_rejected(o, k->n, rec->ts_ns, t, why, rec->len, cut);
+    else if (o->json)
+        print_json(k->n, rec->ts_ns, t, &f);
+    else
+        print_text(k->n, t, &f);
+}
+
+static void print_summary(const struct decode_counts *k)
+{
+    uint64_t rejected = 0;
+    for (int i = 0; i < FE_PR_MAX; i++)
+        if (i != FE_PR_ICRC) rejected += k->st.rejected[i];
+    printf("# %" PRIu64 " packets: %" PRIu64 " RoCE (%" PRIu64 " with bad ICRC), %" PRIu64
+           " not RoCE\n",
+           k->n, k->st.ok + k->st.rejected[FE_PR_ICRC], k->st.rejected[FE_PR_ICRC], rejected);
+    if (k->truncated)
+        printf("# %" PRIu64 " packets were cut by the capture's snap length\n", k->truncated);
+}
+
 static int run(int argc, char **argv)
 {
-    const char *path = NULL;
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json"))
-            json = true;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "feroce decode: unknown option '%s'\n", argv[i]);
-            return 2;
-        } else if (!path)
-            path = argv[i];
-        else {
-            fprintf(stderr, "feroce decode: one file only\n");
-            return 2;
-        }
-    }
-    if (!path) {
-        fputs("usage: feroce decode FILE.pcap [--json]\n", stderr);
-        return 2;
-    }
+    struct decode_opts o;
+    if (parse_opts(argc, argv, &o)) return 2;
     char err[256];
     struct fe_pcap_reader *r;
-    if (fe_pcap_reader_open(&r, path, err, sizeof err)) {
+    if (fe_pcap_reader_open(&r, o.path, err, sizeof err)) {
         fprintf(stderr, "feroce decode: %s\n", err);
         return 1;
     }
     enum fe_framing framing = fe_pcap_reader_framing(r);
-    struct fe_parse_stats st = {0};
+    struct decode_counts k = {0};
     struct fe_pcap_rec rec;
-    uint64_t n = 0, t0 = 0, truncated = 0;
     int rc;
-    while ((rc = fe_pcap_read(r, &rec)) == 1) {
-        n++;
-        if (n == 1) t0 = rec.ts_ns;
-        double t = (double)(rec.ts_ns - t0) / 1e9;
-        struct fe_frame f;
-        enum fe_parse_reason why;
-        int drc = fe_frame_decode(rec.data, rec.len, framing, true, &f, &why, &st);
-        bool cut = rec.orig_len > rec.len;
-        truncated += cut;
-        if (drc == 0) {
-            if (json)
-                print_json(n, rec.ts_ns, t, &f);
-            else
-                print_text(n, t, &f);
-        } else if (json) {
-            printf("{\"n\":%" PRIu64 ",\"ts_ns\":%" PRIu64 ",\"t\":%.9f,\"roce\":false,"
-                   "\"reason\":\"%s\",\"reason_text\":\"%s\",\"len\":%zu%s}\n",
-                   n, rec.ts_ns, t, fe_parse_reason_name(why), fe_parse_reason_text(why), rec.len,
-                   cut ? ",\"truncated\":true" : "");
-        } else {
-            printf("%" PRIu64 " %.9f not RoCE: %s (%s), %zu bytes%s\n", n, t,
-                   fe_parse_reason_name(why), fe_parse_reason_text(why), rec.len,
-                   cut ? ", truncated by the capture's snap length" : "");
-        }
-    }
+    while ((rc = fe_pcap_read(r, &rec)) == 1) decode_record(&o, framing, &rec, &k);
     fe_pcap_reader_close(r);
     if (rc < 0) {
-        fprintf(stderr, "feroce decode: read error in %s after %" PRIu64 " packets\n", path, n);
+        fprintf(stderr, "feroce decode: read error in %s after %" PRIu64 " packets\n", o.path, k.n);
         return 1;
     }
-    if (!json) {
-        uint64_t rejected = 0;
-        for (int i = 0; i < FE_PR_MAX; i++)
-            if (i != FE_PR_ICRC) rejected += st.rejected[i];
-        printf("# %" PRIu64 " packets: %" PRIu64 " RoCE (%" PRIu64 " with bad ICRC), %" PRIu64
-               " not RoCE\n",
-               n, st.ok + st.rejected[FE_PR_ICRC], st.rejected[FE_PR_ICRC], rejected);
-        if (truncated)
-            printf("# %" PRIu64 " packets were cut by the capture's snap length\n", truncated);
-    }
+    if (!o.json) print_summary(&k);
     return 0;
 }
 

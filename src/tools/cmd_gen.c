@@ -139,24 +139,35 @@ static void write_msg(struct gen *g, uint32_t *psn, uint64_t va, uint32_t len, u
     *psn = fe_psn_add(*psn, (int32_t)npk);
 }
 
-static void scripted(struct gen *g, uint32_t mtu)
+/* Where the scripted conversation is: the front-end's next PSN, the responder's MSN, the
+ * next message's address. */
+struct script {
+    uint32_t psn, msn, mtu;
+    uint64_t va;
+};
+
+static void ack(struct gen *g, struct script *sc, uint32_t psn)
 {
-    uint32_t psn = 0xfffffd; /* the first WRITE crosses the 2^24 wrap */
-    uint32_t msn = 0;
-    uint64_t va = VA0;
-
-    /* 1. a three-packet WRITE (FIRST, MIDDLE, LAST with 3 bytes of pad), ECT(0) */
-    uint32_t len1 = 2 * mtu + mtu / 2 - 3;
-    write_msg(g, &psn, va, len1, mtu, false, 0, FE_ECN_ECT0, -1, -1);
-    va += (len1 + 63) & ~63u; /* messages start on cache lines */
-    wait_ns(g, ONE_WAY_NS);
-    struct fe_pkt a = ack_pkt(fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID), fe_psn_add(psn, -1), ++msn);
+    struct fe_pkt a = ack_pkt(fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID), psn, ++sc->msn);
     emit(g, false, &a);
+}
 
-    /* 2. WRITE with immediate (event number), marked CE by a congested switch; the receiver
-     *    answers with a CNP (DSCP 48, Not-ECT, PCP 6, BECN, PSN 0, 16 zero bytes) and an ACK. */
-    write_msg(g, &psn, va, 200, mtu, true, 0x00000001, FE_ECN_CE, -1, -1);
-    va += 256;
+/* 1. a three-packet WRITE (FIRST, MIDDLE, LAST with 3 bytes of pad), ECT(0) */
+static void script_write_across_wrap(struct gen *g, struct script *sc)
+{
+    uint32_t len1 = 2 * sc->mtu + sc->mtu / 2 - 3;
+    write_msg(g, &sc->psn, sc->va, len1, sc->mtu, false, 0, FE_ECN_ECT0, -1, -1);
+    sc->va += (len1 + 63) & ~63u; /* messages start on cache lines */
+    wait_ns(g, ONE_WAY_NS);
+    ack(g, sc, fe_psn_add(sc->psn, -1));
+}
+
+/* 2. WRITE with immediate (event number), marked CE by a congested switch; the receiver
+ *    answers with a CNP (DSCP 48, Not-ECT, PCP 6, BECN, PSN 0, 16 zero bytes) and an ACK. */
+static void script_ce_and_cnp(struct gen *g, struct script *sc)
+{
+    write_msg(g, &sc->psn, sc->va, 200, sc->mtu, true, 0x00000001, FE_ECN_CE, -1, -1);
+    sc->va += 256;
     wait_ns(g, ONE_WAY_NS);
     struct fe_pkt cnp = {.bth = {.opcode = FE_OP_CNP,
                                  .pkey = FE_PKEY_DEFAULT,
@@ -168,44 +179,56 @@ static void scripted(struct gen *g, uint32_t mtu)
                          .dscp = DSCP_CNP,
                          .pcp = PCP_CNP};
     emit(g, false, &cnp);
-    a = ack_pkt(fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID), fe_psn_add(psn, -1), ++msn);
-    emit(g, false, &a);
+    ack(g, sc, fe_psn_add(sc->psn, -1));
+}
 
-    /* 3. a SEND with no receive posted yet: RNR NAK (timer 14 = 1.28 ms), resent, ACKed */
+/* 3. a SEND with no receive posted yet: RNR NAK (timer 14 = 1.28 ms), resent, ACKed */
+static void script_rnr(struct gen *g, struct script *sc)
+{
     static const char run_msg[] = "feroce run 42: spill start";
     wait_ns(g, 20000);
     struct fe_pkt s =
-        data_pkt(FE_OP_SEND_ONLY, psn, (const uint8_t *)run_msg, (uint32_t)sizeof run_msg - 1);
+        data_pkt(FE_OP_SEND_ONLY, sc->psn, (const uint8_t *)run_msg, (uint32_t)sizeof run_msg - 1);
     s.bth.ackreq = true;
     emit(g, true, &s);
     wait_ns(g, ONE_WAY_NS);
-    a = ack_pkt(fe_aeth_syn_rnr(14), psn, msn);
+    struct fe_pkt a = ack_pkt(fe_aeth_syn_rnr(14), sc->psn, sc->msn);
     emit(g, false, &a);
     wait_ns(g, fe_rnr_timer_ns(14));
     emit(g, true, &s);
     wait_ns(g, ONE_WAY_NS);
-    a = ack_pkt(fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID), psn, ++msn);
-    emit(g, false, &a);
-    psn = fe_psn_add(psn, 1);
-
-    /* 4. a WRITE whose MIDDLE packet is lost: the LAST gets a PSN sequence error NAK carrying
-     *    the expected PSN; the sender goes back to it (Go-Back-N) and the message completes. */
-    wait_ns(g, 20000);
-    uint32_t first = psn, lost = fe_psn_add(psn, 1);
-    uint32_t len4 = 3 * mtu;
-    write_msg(g, &psn, va, len4, mtu, false, 0, FE_ECN_ECT0, lost, -1);
-    wait_ns(g, ONE_WAY_NS);
-    a = ack_pkt(fe_aeth_syn_nak(FE_NAK_PSN_SEQ), lost, msn);
-    emit(g, false, &a);
-    wait_ns(g, ONE_WAY_NS);
-    psn = first;
-    write_msg(g, &psn, va, len4, mtu, false, 0, FE_ECN_ECT0, -1, lost);
-    wait_ns(g, ONE_WAY_NS);
-    a = ack_pkt(fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID), fe_psn_add(psn, -1), ++msn);
-    emit(g, false, &a);
+    ack(g, sc, sc->psn);
+    sc->psn = fe_psn_add(sc->psn, 1);
 }
 
-/* Random valid frames of every known opcode and random sizes, for independent ICRC checks. */
+/* 4. a WRITE whose MIDDLE packet is lost: the LAST gets a PSN sequence error NAK carrying
+ *    the expected PSN; the sender goes back to it (Go-Back-N) and the message completes. */
+static void script_lost_middle(struct gen *g, struct script *sc)
+{
+    wait_ns(g, 20000);
+    uint32_t first = sc->psn, lost = fe_psn_add(sc->psn, 1);
+    uint32_t len4 = 3 * sc->mtu;
+    write_msg(g, &sc->psn, sc->va, len4, sc->mtu, false, 0, FE_ECN_ECT0, lost, -1);
+    wait_ns(g, ONE_WAY_NS);
+    struct fe_pkt a = ack_pkt(fe_aeth_syn_nak(FE_NAK_PSN_SEQ), lost, sc->msn);
+    emit(g, false, &a);
+    wait_ns(g, ONE_WAY_NS);
+    sc->psn = first;
+    write_msg(g, &sc->psn, sc->va, len4, sc->mtu, false, 0, FE_ECN_ECT0, -1, lost);
+    wait_ns(g, ONE_WAY_NS);
+    ack(g, sc, fe_psn_add(sc->psn, -1));
+}
+
+static void scripted(struct gen *g, uint32_t mtu)
+{
+    /* the first WRITE crosses the 2^24 wrap */
+    struct script sc = {.psn = 0xfffffd, .msn = 0, .mtu = mtu, .va = VA0};
+    script_write_across_wrap(g, &sc);
+    script_ce_and_cnp(g, &sc);
+    script_rnr(g, &sc);
+    script_lost_middle(g, &sc);
+}
+
 static void random_frames(struct gen *g, unsigned n, uint32_t mtu, int ipver)
 {
     static uint8_t pl[4096];
@@ -280,81 +303,125 @@ static void set_paths(struct gen *g, int ipver, int vlan)
     g->to_fe = host;
 }
 
-static int run(int argc, char **argv)
+struct gen_opts {
+    const char *path;
+    int ipver, vlan, random_ipver;
+    uint64_t mtu, nrandom, seed;
+    enum fe_framing framing;
+};
+
+static int ipv6_opt(const char *val, void *p)
 {
-    const char *path = NULL;
-    int ipver = 4, vlan = -1, random_ipver = 0;
-    uint64_t mtu = 1024, nrandom = 0, seed = 1;
-    enum fe_framing framing = FE_FRAME_ETH;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        uint64_t v;
-        if (!strcmp(a, "--ipv6")) {
-            ipver = 6;
-            random_ipver = 6;
-        } else if (!strcmp(a, "--ipv4")) {
-            ipver = 4;
-            random_ipver = 4;
-        } else if (!strcmp(a, "--raw-ip")) {
-            framing = FE_FRAME_IP;
-        } else if (!strcmp(a, "--mtu") && i + 1 < argc) {
-            if (fe_parse_u64(argv[++i], &mtu, "MTU")) return 2;
-            if (mtu != 256 && mtu != 512 && mtu != 1024 && mtu != 2048 && mtu != 4096) {
-                fprintf(stderr, "feroce gen: --mtu must be 256, 512, 1024, 2048 or 4096\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--vlan") && i + 1 < argc) {
-            if (fe_parse_u64(argv[++i], &v, "VLAN id")) return 2;
-            if (v > 4094) {
-                fprintf(stderr, "feroce gen: --vlan must be 0..4094\n");
-                return 2;
-            }
-            vlan = (int)v;
-        } else if (!strcmp(a, "--random") && i + 1 < argc) {
-            if (fe_parse_u64(argv[++i], &nrandom, "packet count")) return 2;
-            if (nrandom == 0 || nrandom > 1000000) {
-                fprintf(stderr, "feroce gen: --random takes 1..1000000\n");
-                return 2;
-            }
-        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-            if (fe_parse_u64(argv[++i], &seed, "seed")) return 2;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "feroce gen: unknown option '%s' (see feroce gen --help)\n", a);
-            return 2;
-        } else if (!path) {
-            path = a;
-        } else {
-            fprintf(stderr, "feroce gen: one output file only\n");
-            return 2;
-        }
+    struct gen_opts *o = p;
+    (void)val;
+    o->ipver = o->random_ipver = 6;
+    return 0;
+}
+
+static int ipv4_opt(const char *val, void *p)
+{
+    struct gen_opts *o = p;
+    (void)val;
+    o->ipver = o->random_ipver = 4;
+    return 0;
+}
+
+static int mtu_opt(const char *val, void *p)
+{
+    uint64_t *mtu = p;
+    if (fe_parse_u64(val, mtu, "MTU")) return -1;
+    if (*mtu != 256 && *mtu != 512 && *mtu != 1024 && *mtu != 2048 && *mtu != 4096) {
+        fprintf(stderr, "feroce gen: --mtu must be 256, 512, 1024, 2048 or 4096\n");
+        return -1;
     }
-    if (!path) {
+    return 0;
+}
+
+static int vlan_opt(const char *val, void *p)
+{
+    uint64_t v;
+    if (fe_parse_u64(val, &v, "VLAN id")) return -1;
+    if (v > 4094) {
+        fprintf(stderr, "feroce gen: --vlan must be 0..4094\n");
+        return -1;
+    }
+    *(int *)p = (int)v;
+    return 0;
+}
+
+static int random_opt(const char *val, void *p)
+{
+    uint64_t *n = p;
+    if (fe_parse_u64(val, n, "packet count")) return -1;
+    if (*n == 0 || *n > 1000000) {
+        fprintf(stderr, "feroce gen: --random takes 1..1000000\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int path_arg(const char *a, void *p)
+{
+    struct gen_opts *o = p;
+    if (o->path) {
+        fprintf(stderr, "feroce gen: one output file only\n");
+        return -1;
+    }
+    o->path = a;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct gen_opts *o)
+{
+    *o = (struct gen_opts){.ipver = 4, .vlan = -1, .mtu = 1024, .seed = 1, .framing = FE_FRAME_ETH};
+    const struct fe_opt opts[] = {
+        {FE_OPT_FN0_("--ipv6", ipv6_opt, o)},
+        {FE_OPT_FN0_("--ipv4", ipv4_opt, o)},
+        {FE_OPT_SET_("--raw-ip", o->framing, FE_FRAME_IP)},
+        {FE_OPT_FN_("--mtu", mtu_opt, &o->mtu)},
+        {FE_OPT_FN_("--vlan", vlan_opt, &o->vlan)},
+        {FE_OPT_FN_("--random", random_opt, &o->nrandom)},
+        {FE_OPT_UINT_("--seed", o->seed), .what = "seed"},
+        {0},
+    };
+    const struct fe_opt *const tables[] = {opts, NULL};
+    const struct fe_cli cli = {
+        .cmd = "gen", .tables = tables, .positional = path_arg, .ctx = o, .dash_is_arg = true};
+    if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
+    if (!o->path) {
         fputs("usage: feroce gen FILE.pcap [--ipv6] [--mtu N] [--vlan VID] [--raw-ip] "
               "[--random N [--seed S]]\n",
               stderr);
-        return 2;
+        return -1;
     }
-    struct gen g = {.framing = framing,
+    return 0;
+}
+
+static int run(int argc, char **argv)
+{
+    struct gen_opts o;
+    if (parse_opts(argc, argv, &o)) return 2;
+    struct gen g = {.framing = o.framing,
                     .t_ns = T0_NS,
                     .id_fe = 0x1c46,
                     .id_host = 0x5d03,
-                    .rng = seed * 0x9E3779B97F4A7C15ull + 1};
-    set_paths(&g, ipver, vlan);
+                    .rng = o.seed * 0x9E3779B97F4A7C15ull + 1};
+    set_paths(&g, o.ipver, o.vlan);
     char err[256];
-    if (fe_pcap_writer_open(&g.w, path, framing, err, sizeof err)) {
+    if (fe_pcap_writer_open(&g.w, o.path, o.framing, err, sizeof err)) {
         fprintf(stderr, "feroce gen: %s\n", err);
         return 1;
     }
-    if (nrandom)
-        random_frames(&g, (unsigned)nrandom, (uint32_t)mtu, random_ipver);
+    if (o.nrandom)
+        random_frames(&g, (unsigned)o.nrandom, (uint32_t)o.mtu, o.random_ipver);
     else
-        scripted(&g, (uint32_t)mtu);
+        scripted(&g, (uint32_t)o.mtu);
     int rc = fe_pcap_writer_close(g.w);
     if (g.err || rc) {
-        fprintf(stderr, "feroce gen: failed writing %s\n", path);
+        fprintf(stderr, "feroce gen: failed writing %s\n", o.path);
         return 1;
     }
-    printf("feroce gen: wrote %u packets to %s\n", g.count, path);
+    printf("feroce gen: wrote %u packets to %s\n", g.count, o.path);
     return 0;
 }
 

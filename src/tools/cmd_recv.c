@@ -213,206 +213,297 @@ static void live(const struct fe_daq *d, const uint64_t *prev_bytes, double dt, 
     }
 }
 
-static int run(int argc, char **argv)
-{
+/* A receiver being run: the options, the engine, the run's phase, and the byte counts the
+ * live lines and the steady-state rates are taken from. */
+struct recv_run {
     struct opts o;
-    memset(&o, 0, sizeof o);
-    if (parse_opts(argc, argv, &o)) return 2;
-    if (o.pt.enabled) return fe_recv_perftest_run(&o.pt, &o.dc, o.timeout_ns, o.io.quiet);
-    if (o.record) {
-        o.dc.record_fd = open(o.record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (o.dc.record_fd < 0) {
-            fprintf(stderr, "feroce recv: cannot create %s: %s\n", o.record, strerror(errno));
-            return 1;
+    struct fe_loop *loop;
+    struct fe_daq *d;
+    int data_fd;
+    uint64_t t0, t1;
+    enum { RUN, DRAIN, LINGER, CLOSING, END } phase;
+    uint64_t phase_ns, last_progress, last_msgs;
+    uint64_t prev_bytes[FE_DAQ_MAX_FLOWS];
+    uint64_t next_tick, last_tick;
+    bool timed_out, blocked;
+    uint64_t warm_bytes[FE_DAQ_MAX_FLOWS], warm_ns, stop_ns;
+    uint64_t stop_bytes[FE_DAQ_MAX_FLOWS];
+};
+
+/* The record file, the event loop and the DAQ engine. */
+static int setup_receiver(struct recv_run *r)
+{
+    if (r->o.record) {
+        r->o.dc.record_fd = open(r->o.record, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (r->o.dc.record_fd < 0) {
+            fprintf(stderr, "feroce recv: cannot create %s: %s\n", r->o.record, strerror(errno));
+            return -1;
         }
     }
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    lc.busy_poll = o.io.busy_poll;
-    lc.cpu = o.io.cpu;
+    lc.busy_poll = r->o.io.busy_poll;
+    lc.cpu = r->o.io.cpu;
     int err;
-    struct fe_loop *loop = fe_loop_create(&lc, &err);
-    if (!loop) {
+    r->loop = fe_loop_create(&lc, &err);
+    if (!r->loop) {
         fprintf(stderr, "feroce recv: event loop: %s\n", fe_strerror(err));
-        return 1;
+        return -1;
     }
     char msg[256] = "";
-    uint64_t t0 = fe_io_now_ns();
-    struct fe_daq *d = fe_daq_create(&o.dc, t0, &err, msg, sizeof msg);
-    if (!d) {
+    r->t0 = fe_io_now_ns();
+    r->d = fe_daq_create(&r->o.dc, r->t0, &err, msg, sizeof msg);
+    if (!r->d) {
         fprintf(stderr, "feroce recv: %s\n", msg[0] ? msg : fe_strerror(err));
-        fe_loop_destroy(loop);
-        return 1;
+        return -1;
     }
-    int fds[4], nfd = fe_daq_fds(d, fds, 4);
-    for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
+    int fds[4], nfd = fe_daq_fds(r->d, fds, 4);
+    for (int i = 0; i < nfd; i++) fe_loop_add(r->loop, fds[i], i);
+    r->data_fd = fds[0];
     fe_cli_catch_stop_signals();
+    r->phase = RUN;
+    r->phase_ns = r->last_progress = r->last_tick = r->t0;
+    r->next_tick = r->t0 + (r->o.io.interval_ns ? r->o.io.interval_ns : UINT64_MAX / 2);
+    return 0;
+}
 
-    enum { RUN, DRAIN, LINGER, CLOSING, END } phase = RUN;
-    uint64_t phase_ns = t0, last_progress = t0, last_msgs = 0;
-    uint64_t prev_bytes[FE_DAQ_MAX_FLOWS] = {0};
-    uint64_t next_tick = t0 + (o.io.interval_ns ? o.io.interval_ns : UINT64_MAX / 2),
-             last_tick = t0;
-    bool timed_out = false, blocked = false;
-    uint64_t warm_bytes[FE_DAQ_MAX_FLOWS] = {0}, warm_ns = 0, stop_ns = 0;
-    uint64_t stop_bytes[FE_DAQ_MAX_FLOWS] = {0};
-    unsigned ready = FE_READY_ALL;
-    while (phase != END) {
-        uint64_t now = fe_io_now_ns();
-        fe_daq_step(d, now, ready);
-        ready = 0;
-        uint64_t msgs = 0;
-        for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
-            const struct fe_daq_flow *fl = fe_daq_flow(d, i);
-            msgs += fl->msgs + (fl->qp ? fe_qp_counters(fl->qp)->rx_pkts : 0);
-        }
-        if (msgs != last_msgs) {
-            last_msgs = msgs;
-            last_progress = now;
-        }
-        if (o.io.interval_ns && now >= next_tick && !o.io.quiet && !o.io.json && phase == RUN) {
-            live(d, prev_bytes, (double)(now - last_tick) / 1e9, (double)(now - t0) / 1e9);
-            for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
-                prev_bytes[i] = fe_daq_flow(d, i)->bytes;
-            fflush(stdout);
-            last_tick = now;
-            while (next_tick <= now) next_tick += o.io.interval_ns;
-        }
-        if (o.warmup_ns && !warm_ns && now >= t0 + o.warmup_ns) {
-            warm_ns = now;
-            for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
-                warm_bytes[i] = fe_daq_flow(d, i)->bytes;
-        }
-        bool all_failed = true;
-        for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
-            const struct fe_daq_flow *fl = fe_daq_flow(d, i);
-            if (!fl->qp_error && fl->sc_state != FE_SC_H_FAILED) all_failed = false;
-        }
-        switch (phase) {
-        case RUN:
-            if (fe_daq_done(d) || all_failed) {
-                phase = LINGER;
-                phase_ns = now;
-            } else if (fe_cli_signals || (o.duration_ns && now >= t0 + o.duration_ns) ||
-                       now >= t0 + o.timeout_ns) {
-                timed_out = !fe_cli_signals && !o.duration_ns;
-                stop_ns = now;
-                for (unsigned i = 0; i < fe_daq_n_flows(d); i++)
-                    stop_bytes[i] = fe_daq_flow(d, i)->bytes;
-                fe_daq_stop(d, now);
-                phase = DRAIN;
-                phase_ns = now;
-            }
-            break;
-        case DRAIN: /* the senders stop; take what is in flight until quiet */
-            if (fe_cli_signals > 1 || now >= phase_ns + 10 * o.drain_ns + 10000000000ull ||
-                (now >= last_progress + o.drain_ns && now >= phase_ns + o.drain_ns)) {
-                phase = LINGER;
-                phase_ns = now;
-            }
-            break;
-        case LINGER: /* our last ACKs reach the senders before CLOSE_QP does */
-            if (now >= phase_ns + 50000000ull || fe_cli_signals > 1) {
-                fe_daq_close(d, now);
-                phase = CLOSING;
-                phase_ns = now;
-            }
-            break;
-        case CLOSING:
-            if (fe_daq_sc_idle(d) || now >= phase_ns + 2000000000ull || fe_cli_signals > 1)
-                phase = END;
-            break;
-        default:
-            break;
-        }
-        if (phase == END) break;
-        uint64_t dl = fe_daq_next_deadline(d);
-        if (o.io.interval_ns && next_tick < dl) dl = next_tick;
-        uint64_t cap = now + 50000000ull; /* re-check the phase at least every 50 ms */
-        if (cap < dl) dl = cap;
-        bool b = fe_ep_tx_blocked(fe_daq_ep(d));
-        if (b != blocked) {
-            fe_loop_want_write(loop, fds[0], 0, b);
-            blocked = b;
-        }
-        int tags[4];
-        int nt = fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
-        for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
+/* Anything that arrived (messages or packets, retransmissions too) counts as progress. */
+static void note_progress(struct recv_run *r, uint64_t now)
+{
+    uint64_t msgs = 0;
+    for (unsigned i = 0; i < fe_daq_n_flows(r->d); i++) {
+        const struct fe_daq_flow *fl = fe_daq_flow(r->d, i);
+        msgs += fl->msgs + (fl->qp ? fe_qp_counters(fl->qp)->rx_pkts : 0);
     }
-    uint64_t t1 = fe_io_now_ns();
-    if (!o.dc.imm) fe_daq_verify_rings(d);
+    if (msgs != r->last_msgs) {
+        r->last_msgs = msgs;
+        r->last_progress = now;
+    }
+}
 
-    int rc = timed_out ? 1 : 0;
-    int rec_err = fe_daq_record_error(d);
-    if (o.dc.record_fd >= 0 && close(o.dc.record_fd) && !rec_err) rec_err = errno;
-    if (rec_err) {
-        uint64_t missed = 0;
-        for (unsigned i = 0; i < fe_daq_n_flows(d); i++) missed += fe_daq_flow(d, i)->record_lost;
-        fprintf(stderr,
-                "feroce recv: recording to %s failed (%s): %" PRIu64
-                " received messages are not in it\n",
-                o.record, strerror(rec_err), missed);
-        rc = 1;
-    }
-    uint64_t tot_msgs = 0, tot_bytes = 0, tot_err = 0;
-    if (o.io.json) printf("{\"tool\":\"recv\",\"flows\":[");
+static void print_live(struct recv_run *r, uint64_t now)
+{
+    live(r->d, r->prev_bytes, (double)(now - r->last_tick) / 1e9, (double)(now - r->t0) / 1e9);
+    for (unsigned i = 0; i < fe_daq_n_flows(r->d); i++)
+        r->prev_bytes[i] = fe_daq_flow(r->d, i)->bytes;
+    fflush(stdout);
+    r->last_tick = now;
+    while (r->next_tick <= now) r->next_tick += r->o.io.interval_ns;
+}
+
+/* Byte counts at the end of --warmup and at the stop: the steady state lies between. */
+static void snapshot_bytes(const struct fe_daq *d, uint64_t *bytes)
+{
+    for (unsigned i = 0; i < fe_daq_n_flows(d); i++) bytes[i] = fe_daq_flow(d, i)->bytes;
+}
+
+static bool all_failed(const struct fe_daq *d)
+{
     for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
         const struct fe_daq_flow *fl = fe_daq_flow(d, i);
-        const struct fe_sc_host *h = fe_daq_sc(d, i);
-        struct fe_qp_counters z;
-        memset(&z, 0, sizeof z);
-        const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &z;
-        double secs = fl->last_ns > fl->first_ns ? (double)(fl->last_ns - fl->first_ns) / 1e9 : 0;
-        double gbps = secs > 0 ? (double)fl->bytes * 8 / secs / 1e9 : 0;
-        if (warm_ns && stop_ns > warm_ns) { /* the steady state: from the warm-up to the stop */
-            secs = (double)(stop_ns - warm_ns) / 1e9;
-            gbps = (double)(stop_bytes[i] - warm_bytes[i]) * 8 / secs / 1e9;
-        }
-        bool lost = o.dc.count && fl->msgs != o.dc.count;
-        bool bad = fl->qp_error || fl->verify_errors || fl->seq_errors || lost || fl->record_lost ||
-                   fl->sc_state == FE_SC_H_FAILED;
-        if (bad) rc = 1;
-        tot_msgs += fl->msgs;
-        tot_bytes += fl->bytes;
-        tot_err += fl->verify_errors + fl->seq_errors;
-        if (o.io.json) {
-            printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
-                   ",\"seconds\":%.6f,\"gbps\":%.6f,\"verify_errors\":%" PRIu64
-                   ",\"seq_errors\":%" PRIu64 ",\"rx_pkts\":%" PRIu64 ",\"dup_pkts\":%" PRIu64
-                   ",\"ooo_pkts\":%" PRIu64 ",\"ce_pkts\":%" PRIu64 ",\"cnps\":%" PRIu64
-                   ",\"rnr_naks\":%" PRIu64 ",\"seq_naks\":%" PRIu64 ",\"bad_icrc\":%" PRIu64
-                   ",\"record_lost\":%" PRIu64 ",\"qp_error\":%s,\"side_channel\":\"%s\"}",
-                   i ? "," : "", fl->qpn, fl->peer_qpn, fl->msgs, fl->bytes, secs, gbps,
-                   fl->verify_errors, fl->seq_errors, c->rx_pkts, c->rx_dup_pkts, c->rx_ooo_pkts,
-                   c->rx_ce_pkts, c->tx_cnps, c->tx_rnr_naks, c->tx_naks[FE_NAK_PSN_SEQ],
-                   c->rx_bad_icrc, fl->record_lost, fl->qp_error ? "true" : "false",
-                   h ? fe_sc_host_state_name(h->state) : "manual");
-        } else {
-            printf("qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64
-                   " verify errors, %" PRIu64 " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64
-                   " RNR NAKs, %" PRIu64 " duplicates%s%s%s%s%s\n",
-                   fl->qpn, fl->peer_qpn, fl->msgs, (double)fl->bytes / 1e9, gbps,
-                   fl->verify_errors, fl->seq_errors, c->tx_cnps, c->tx_rnr_naks, c->rx_dup_pkts,
-                   fl->qp_error ? ", QP ERROR" : "", lost ? ", MESSAGES MISSING" : "",
-                   fl->record_lost ? ", NOT ALL RECORDED" : "",
-                   h && h->state == FE_SC_H_FAILED
-                       ? (h->timed_out ? ", side channel: no answer" : ", side channel refused: ")
-                       : "",
-                   h && h->state == FE_SC_H_FAILED && !h->timed_out ? fe_sc_ack_name(h->fail_ack)
-                                                                    : "");
-        }
+        if (!fl->qp_error && fl->sc_state != FE_SC_H_FAILED) return false;
     }
-    if (o.io.json) {
+    return true;
+}
+
+static void enter(struct recv_run *r, int phase, uint64_t now)
+{
+    r->phase = phase;
+    r->phase_ns = now;
+}
+
+/* RUN until done, --duration, --timeout or a signal; DRAIN: the senders stop, take what is
+ * in flight until quiet; LINGER: our last ACKs reach the senders before CLOSE_QP does;
+ * CLOSING: the side channel's goodbyes. A second signal cuts every wait short. */
+static void advance_phase(struct recv_run *r, uint64_t now)
+{
+    const struct opts *o = &r->o;
+    switch (r->phase) {
+    case RUN:
+        if (fe_daq_done(r->d) || all_failed(r->d)) {
+            enter(r, LINGER, now);
+        } else if (fe_cli_signals || (o->duration_ns && now >= r->t0 + o->duration_ns) ||
+                   now >= r->t0 + o->timeout_ns) {
+            r->timed_out = !fe_cli_signals && !o->duration_ns;
+            r->stop_ns = now;
+            snapshot_bytes(r->d, r->stop_bytes);
+            fe_daq_stop(r->d, now);
+            enter(r, DRAIN, now);
+        }
+        break;
+    case DRAIN:
+        if (fe_cli_signals > 1 || now >= r->phase_ns + 10 * o->drain_ns + 10000000000ull ||
+            (now >= r->last_progress + o->drain_ns && now >= r->phase_ns + o->drain_ns))
+            enter(r, LINGER, now);
+        break;
+    case LINGER:
+        if (now >= r->phase_ns + 50000000ull || fe_cli_signals > 1) {
+            fe_daq_close(r->d, now);
+            enter(r, CLOSING, now);
+        }
+        break;
+    case CLOSING:
+        if (fe_daq_sc_idle(r->d) || now >= r->phase_ns + 2000000000ull || fe_cli_signals > 1)
+            r->phase = END;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Sleeps until the engine's deadline or the next live line, 50 ms at most (the phase is
+ * checked at least that often); 1 ms while the socket is full. */
+static unsigned wait_events(struct recv_run *r, uint64_t now)
+{
+    uint64_t dl = fe_daq_next_deadline(r->d);
+    if (r->o.io.interval_ns && r->next_tick < dl) dl = r->next_tick;
+    uint64_t cap = now + 50000000ull;
+    if (cap < dl) dl = cap;
+    bool b = fe_ep_tx_blocked(fe_daq_ep(r->d));
+    if (b != r->blocked) {
+        fe_loop_want_write(r->loop, r->data_fd, 0, b);
+        r->blocked = b;
+    }
+    int tags[4];
+    int nt = fe_loop_wait(r->loop, b ? now + 1000000 : dl, tags, 4);
+    unsigned ready = 0;
+    for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
+    return ready;
+}
+
+static void run_loop(struct recv_run *r)
+{
+    const struct fe_io_opts *io = &r->o.io;
+    unsigned ready = FE_READY_ALL;
+    while (r->phase != END) {
+        uint64_t now = fe_io_now_ns();
+        fe_daq_step(r->d, now, ready);
+        note_progress(r, now);
+        if (io->interval_ns && now >= r->next_tick && !io->quiet && !io->json && r->phase == RUN)
+            print_live(r, now);
+        if (r->o.warmup_ns && !r->warm_ns && now >= r->t0 + r->o.warmup_ns) {
+            r->warm_ns = now;
+            snapshot_bytes(r->d, r->warm_bytes);
+        }
+        advance_phase(r, now);
+        if (r->phase == END) break;
+        ready = wait_events(r, now);
+    }
+    r->t1 = fe_io_now_ns();
+    if (!r->o.dc.imm) fe_daq_verify_rings(r->d);
+}
+
+/* A record that misses messages is a failed run: 1 after saying how many. */
+static int check_record(const struct recv_run *r)
+{
+    int rec_err = fe_daq_record_error(r->d);
+    if (r->o.dc.record_fd >= 0 && close(r->o.dc.record_fd) && !rec_err) rec_err = errno;
+    if (!rec_err) return 0;
+    uint64_t missed = 0;
+    for (unsigned i = 0; i < fe_daq_n_flows(r->d); i++) missed += fe_daq_flow(r->d, i)->record_lost;
+    fprintf(stderr,
+            "feroce recv: recording to %s failed (%s): %" PRIu64
+            " received messages are not in it\n",
+            r->o.record, strerror(rec_err), missed);
+    return 1;
+}
+
+struct recv_totals {
+    uint64_t msgs, bytes, err;
+};
+
+static void print_flow_json(unsigned i, const struct fe_daq_flow *fl, const struct fe_sc_host *h,
+                            const struct fe_qp_counters *c, double secs, double gbps)
+{
+    printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
+           ",\"seconds\":%.6f,\"gbps\":%.6f,\"verify_errors\":%" PRIu64 ",\"seq_errors\":%" PRIu64
+           ",\"rx_pkts\":%" PRIu64 ",\"dup_pkts\":%" PRIu64 ",\"ooo_pkts\":%" PRIu64
+           ",\"ce_pkts\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
+           ",\"seq_naks\":%" PRIu64 ",\"bad_icrc\":%" PRIu64 ",\"record_lost\":%" PRIu64
+           ",\"qp_error\":%s,\"side_channel\":\"%s\"}",
+           i ? "," : "", fl->qpn, fl->peer_qpn, fl->msgs, fl->bytes, secs, gbps, fl->verify_errors,
+           fl->seq_errors, c->rx_pkts, c->rx_dup_pkts, c->rx_ooo_pkts, c->rx_ce_pkts, c->tx_cnps,
+           c->tx_rnr_naks, c->tx_naks[FE_NAK_PSN_SEQ], c->rx_bad_icrc, fl->record_lost,
+           fl->qp_error ? "true" : "false", h ? fe_sc_host_state_name(h->state) : "manual");
+}
+
+static void print_flow_text(const struct fe_daq_flow *fl, const struct fe_sc_host *h,
+                            const struct fe_qp_counters *c, double gbps, bool lost)
+{
+    printf("qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64
+           " verify errors, %" PRIu64 " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64
+           " RNR NAKs, %" PRIu64 " duplicates%s%s%s%s%s\n",
+           fl->qpn, fl->peer_qpn, fl->msgs, (double)fl->bytes / 1e9, gbps, fl->verify_errors,
+           fl->seq_errors, c->tx_cnps, c->tx_rnr_naks, c->rx_dup_pkts,
+           fl->qp_error ? ", QP ERROR" : "", lost ? ", MESSAGES MISSING" : "",
+           fl->record_lost ? ", NOT ALL RECORDED" : "",
+           h && h->state == FE_SC_H_FAILED
+               ? (h->timed_out ? ", side channel: no answer" : ", side channel refused: ")
+               : "",
+           h && h->state == FE_SC_H_FAILED && !h->timed_out ? fe_sc_ack_name(h->fail_ack) : "");
+}
+
+/* Flow i's result; 1 when it failed (an error, a message missing or not recorded). */
+static int print_flow(const struct recv_run *r, unsigned i, struct recv_totals *t)
+{
+    const struct fe_daq_flow *fl = fe_daq_flow(r->d, i);
+    const struct fe_sc_host *h = fe_daq_sc(r->d, i);
+    struct fe_qp_counters z;
+    memset(&z, 0, sizeof z);
+    const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &z;
+    double secs = fl->last_ns > fl->first_ns ? (double)(fl->last_ns - fl->first_ns) / 1e9 : 0;
+    double gbps = secs > 0 ? (double)fl->bytes * 8 / secs / 1e9 : 0;
+    if (r->warm_ns &&
+        r->stop_ns > r->warm_ns) { /* the steady state: from the warm-up to the stop */
+        secs = (double)(r->stop_ns - r->warm_ns) / 1e9;
+        gbps = (double)(r->stop_bytes[i] - r->warm_bytes[i]) * 8 / secs / 1e9;
+    }
+    bool lost = r->o.dc.count && fl->msgs != r->o.dc.count;
+    t->msgs += fl->msgs;
+    t->bytes += fl->bytes;
+    t->err += fl->verify_errors + fl->seq_errors;
+    if (r->o.io.json)
+        print_flow_json(i, fl, h, c, secs, gbps);
+    else
+        print_flow_text(fl, h, c, gbps, lost);
+    return fl->qp_error || fl->verify_errors || fl->seq_errors || lost || fl->record_lost ||
+           fl->sc_state == FE_SC_H_FAILED;
+}
+
+/* Every flow's result and the totals: 0 when every expected message arrived, verified. */
+static int print_summary(const struct recv_run *r)
+{
+    int rc = r->timed_out ? 1 : 0;
+    if (check_record(r)) rc = 1;
+    struct recv_totals t = {0};
+    if (r->o.io.json) printf("{\"tool\":\"recv\",\"flows\":[");
+    for (unsigned i = 0; i < fe_daq_n_flows(r->d); i++)
+        if (print_flow(r, i, &t)) rc = 1;
+    if (r->o.io.json) {
         printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
                ",\"seconds\":%.6f},\"ok\":%s}\n",
-               tot_msgs, tot_bytes, tot_err, (double)(t1 - t0) / 1e9, rc ? "false" : "true");
+               t.msgs, t.bytes, t.err, (double)(r->t1 - r->t0) / 1e9, rc ? "false" : "true");
     } else {
-        printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors%s\n", tot_bytes, tot_err,
-               o.dc.verify ? "" : " (verification off)");
-        if (timed_out) printf("feroce recv: gave up after --timeout\n");
+        printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors%s\n", t.bytes, t.err,
+               r->o.dc.verify ? "" : " (verification off)");
+        if (r->timed_out) printf("feroce recv: gave up after --timeout\n");
     }
-    fe_daq_destroy(d);
-    fe_loop_destroy(loop);
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    struct recv_run r;
+    memset(&r, 0, sizeof r);
+    if (parse_opts(argc, argv, &r.o)) return 2;
+    if (r.o.pt.enabled) return fe_recv_perftest_run(&r.o.pt, &r.o.dc, r.o.timeout_ns, r.o.io.quiet);
+    int rc = 1;
+    if (!setup_receiver(&r)) {
+        run_loop(&r);
+        rc = print_summary(&r);
+    }
+    fe_daq_destroy(r.d);
+    fe_loop_destroy(r.loop);
     return rc;
 }
 

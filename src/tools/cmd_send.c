@@ -309,167 +309,225 @@ static void live_line(const struct fe_fe_flow *fl, const struct snap *prev, doub
                           : "");
 }
 
-static int run(int argc, char **argv)
-{
+/* A sender being run: the options, the engine, the loop and the live line's snapshots. */
+struct send_run {
     struct opts o;
-    memset(&o, 0, sizeof o);
-    if (parse_opts(argc, argv, &o)) return 2;
-    if (o.have_ccp) o.fc.qp.cc_params = &o.ccp;
+    struct fe_loop *loop;
+    struct fe_frontend *f;
+    struct fe_send_perftest pt;
+    int data_fd;
+    uint64_t t0, t1;
+    struct snap prev[FE_FRONTEND_MAX_QPS];
+    uint64_t next_tick, last_tick;
+    bool blocked, stopping;
+    uint64_t done_ns, stop_deadline;
+};
+
+static void print_banner(const struct send_run *r)
+{
+    char a[32];
+    uint32_t ip;
+    uint16_t port;
+    fe_ep_local(fe_frontend_ep(r->f), &ip, &port);
+    if (r->o.fc.sc_enable)
+        printf("feroce send: data %s, side channel %s, waiting for a host\n",
+               fe_io_addr_str(ip, port, a, sizeof a),
+               r->o.fc.ep.backend == FE_BACKEND_UDP ? "udp" : "raw");
+    fflush(stdout);
+}
+
+/* The event loop, the perftest connection when asked for, and the front-end. */
+static int setup_sender(struct send_run *r)
+{
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    lc.busy_poll = o.io.busy_poll;
-    lc.cpu = o.io.cpu;
+    lc.busy_poll = r->o.io.busy_poll;
+    lc.cpu = r->o.io.cpu;
     int err;
-    struct fe_loop *loop = fe_loop_create(&lc, &err);
-    if (!loop) {
+    r->loop = fe_loop_create(&lc, &err);
+    if (!r->loop) {
         fprintf(stderr, "feroce send: event loop: %s\n", fe_strerror(err));
-        return 1;
+        return -1;
     }
-    struct fe_send_perftest pt;
-    if (o.perftest &&
-        (fe_send_perftest_parse(&pt, o.perftest) || fe_send_perftest_connect(&pt, &o.fc))) {
-        fe_loop_destroy(loop);
-        return 1;
-    }
+    if (r->o.perftest && (fe_send_perftest_parse(&r->pt, r->o.perftest) ||
+                          fe_send_perftest_connect(&r->pt, &r->o.fc)))
+        return -1;
     char msg[256];
-    uint64_t t0 = fe_io_now_ns();
-    struct fe_frontend *f = fe_frontend_create(&o.fc, t0, &err, msg, sizeof msg);
-    if (!f) {
+    r->t0 = fe_io_now_ns();
+    r->f = fe_frontend_create(&r->o.fc, r->t0, &err, msg, sizeof msg);
+    if (!r->f) {
         fprintf(stderr, "feroce send: %s\n", msg[0] ? msg : fe_strerror(err));
-        fe_loop_destroy(loop);
-        return 1;
+        return -1;
     }
-    int fds[4], nfd = fe_frontend_fds(f, fds, 4);
-    for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
+    int fds[4], nfd = fe_frontend_fds(r->f, fds, 4);
+    for (int i = 0; i < nfd; i++) fe_loop_add(r->loop, fds[i], i);
+    r->data_fd = fds[0];
     fe_cli_catch_stop_signals();
-    if (!o.io.quiet && !o.io.json) {
-        char a[32];
-        uint32_t ip;
-        uint16_t port;
-        fe_ep_local(fe_frontend_ep(f), &ip, &port);
-        if (o.fc.sc_enable)
-            printf("feroce send: data %s, side channel %s, waiting for a host\n",
-                   fe_io_addr_str(ip, port, a, sizeof a),
-                   o.fc.ep.backend == FE_BACKEND_UDP ? "udp" : "raw");
-        fflush(stdout);
+    if (!r->o.io.quiet && !r->o.io.json) print_banner(r);
+    uint64_t interval = r->o.io.interval_ns;
+    r->next_tick = r->t0 + (interval ? interval : UINT64_MAX / 2);
+    r->last_tick = r->t0;
+    return 0;
+}
+
+static void print_live(struct send_run *r, uint64_t now)
+{
+    double dt = (double)(now - r->last_tick) / 1e9;
+    for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
+        const struct fe_fe_flow *fl = fe_frontend_flow(r->f, i);
+        if (!fl->used || !fl->qp) continue;
+        live_line(fl, &r->prev[i], dt, (double)(now - r->t0) / 1e9);
+        take(fl, &r->prev[i]);
     }
-    struct snap prev[FE_FRONTEND_MAX_QPS];
-    memset(prev, 0, sizeof prev);
-    uint64_t next_tick = t0 + (o.io.interval_ns ? o.io.interval_ns : UINT64_MAX / 2),
-             last_tick = t0;
-    bool blocked = false, stopping = false;
+    fflush(stdout);
+    r->last_tick = now;
+    while (r->next_tick <= now) r->next_tick += r->o.io.interval_ns;
+}
+
+/* Every stream is done and there is no reason to wait: no side channel, a stop was asked
+ * for, or --once and the host closed its QPs (it answers CLOSE_QP; 2 s at most). */
+static bool finished(struct send_run *r, uint64_t now)
+{
+    bool done = fe_frontend_done(r->f);
+    if (done && !r->done_ns) r->done_ns = now;
+    if (!done) r->done_ns = 0;
+    return done && (!r->o.fc.sc_enable || r->stopping ||
+                    (r->o.once && (fe_sc_fe_open_count(fe_frontend_sc(r->f)) == 0 ||
+                                   now > r->done_ns + 2000000000ull)));
+}
+
+/* Sleeps until the engine's deadline or the next live line; 1 ms while the socket is full. */
+static unsigned wait_events(struct send_run *r, uint64_t now)
+{
+    uint64_t dl = fe_frontend_next_deadline(r->f);
+    if (r->o.io.interval_ns && r->next_tick < dl) dl = r->next_tick;
+    if (r->stopping && r->stop_deadline < dl) dl = r->stop_deadline;
+    bool b = fe_ep_tx_blocked(fe_frontend_ep(r->f));
+    if (b != r->blocked) {
+        fe_loop_want_write(r->loop, r->data_fd, 0, b);
+        r->blocked = b;
+    }
+    int tags[4];
+    int nt = fe_loop_wait(r->loop, b ? now + 1000000 : dl, tags, 4);
+    unsigned ready = 0;
+    for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
+    return ready;
+}
+
+static void run_loop(struct send_run *r)
+{
     unsigned ready = FE_READY_ALL;
-    uint64_t done_ns = 0;
-    uint64_t stop_deadline = 0;
     for (;;) {
         uint64_t now = fe_io_now_ns();
-        fe_frontend_step(f, now, ready);
-        ready = 0;
-        if (fe_cli_signals && !stopping) { /* first signal: finish in-flight messages, then exit */
-            fe_frontend_stop(f, now);
-            stopping = true;
-            stop_deadline = now + 2000000000ull;
+        fe_frontend_step(r->f, now, ready);
+        if (fe_cli_signals && !r->stopping) { /* first signal: finish in-flight messages */
+            fe_frontend_stop(r->f, now);
+            r->stopping = true;
+            r->stop_deadline = now + 2000000000ull;
         }
-        if (fe_cli_signals > 1 || (stopping && now > stop_deadline)) break;
-        if (o.io.interval_ns && now >= next_tick && !o.io.quiet && !o.io.json) {
-            double dt = (double)(now - last_tick) / 1e9;
-            for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-                const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
-                if (!fl->used || !fl->qp) continue;
-                live_line(fl, &prev[i], dt, (double)(now - t0) / 1e9);
-                take(fl, &prev[i]);
-            }
-            fflush(stdout);
-            last_tick = now;
-            while (next_tick <= now) next_tick += o.io.interval_ns;
-        }
-        bool done = fe_frontend_done(f);
-        if (done && !done_ns) done_ns = now;
-        if (!done) done_ns = 0;
-        /* --once: wait for the host's CLOSE_QP (it answers it), 2 s at most */
-        if (done && (!o.fc.sc_enable || stopping ||
-                     (o.once && (fe_sc_fe_open_count(fe_frontend_sc(f)) == 0 ||
-                                 now > done_ns + 2000000000ull))))
-            break;
-        uint64_t dl = fe_frontend_next_deadline(f);
-        if (o.io.interval_ns && next_tick < dl) dl = next_tick;
-        if (stopping && stop_deadline < dl) dl = stop_deadline;
-        bool b = fe_ep_tx_blocked(fe_frontend_ep(f));
-        if (b != blocked) {
-            fe_loop_want_write(loop, fds[0], 0, b);
-            blocked = b;
-        }
-        int tags[4];
-        int nt = fe_loop_wait(loop, b ? now + 1000000 : dl, tags, 4);
-        for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
+        if (fe_cli_signals > 1 || (r->stopping && now > r->stop_deadline)) break;
+        if (r->o.io.interval_ns && now >= r->next_tick && !r->o.io.quiet && !r->o.io.json)
+            print_live(r, now);
+        if (finished(r, now)) break;
+        ready = wait_events(r, now);
     }
-    uint64_t t1 = fe_io_now_ns();
+    r->t1 = fe_io_now_ns();
+}
 
-    /* summary */
-    int rc = 0;
-    uint64_t tot_msgs = 0, tot_bytes = 0, tot_retx = 0;
+/* A WRITE outside the receiver's region means the two sides disagree on the ring. */
+static void explain_access_error(const struct send_run *r)
+{
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
+        const struct fe_fe_flow *fl = fe_frontend_flow(r->f, i);
         if (fl->used && fl->error && fl->fail_status == FE_WC_REM_ACCESS_ERR) {
             fprintf(stderr,
                     "feroce send: the receiver refused a WRITE outside its region: the\n"
                     "  ring must hold --slots x --msg-size; use the same --slots on both "
                     "sides (%u here)\n",
                     fl->stream.slots);
-            break;
+            return;
         }
     }
-    if (o.io.json) printf("{\"tool\":\"send\",\"flows\":[");
-    int k = 0;
+}
+
+struct send_totals {
+    uint64_t msgs, bytes, retx;
+    int k; /* flows printed */
+};
+
+/* One flow's result, as a JSON object or a line; 1 when it failed. */
+static int print_flow(const struct send_run *r, const struct fe_fe_flow *fl, struct send_totals *t)
+{
+    const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &fl->final;
+    uint64_t end = fl->finished_ns ? fl->finished_ns : r->t1;
+    double secs = fl->started_ns && end > fl->started_ns ? (double)(end - fl->started_ns) / 1e9 : 0;
+    double gbps = secs > 0 ? (double)fl->bytes_completed * 8 / secs / 1e9 : 0;
+    double mean_us = c->rtt_samples ? (double)c->rtt_sum_ns / (double)c->rtt_samples / 1e3 : 0;
+    double p99_us = (double)fe_hist_quantile_ns(c->rtt_hist, NULL, 32, 0.99) / 1e3;
+    t->msgs += fl->completed;
+    t->bytes += fl->bytes_completed;
+    t->retx += c->retx_pkts;
+    const char *status = fl->error ? fe_wc_status_name(fl->fail_status) : "ok";
+    if (r->o.io.json) {
+        printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"posted\":%" PRIu64
+               ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbps\":%.6f,\"tx_pkts\":%" PRIu64
+               ",\"retx_pkts\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
+               ",\"seq_naks\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"dropped_on_purpose\":%" PRIu64
+               ",\"rtt_mean_us\":%.3f,\"rtt_p99_us\":%.3f,\"error\":%s,\"status\":\"%s\"}",
+               t->k++ ? "," : "", fl->qpn, fl->peer_qpn, fl->completed, fl->posted,
+               fl->bytes_completed, secs, gbps, c->tx_pkts, c->retx_pkts, c->timeouts,
+               c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ], c->rx_cnps, fl->dropped_on_purpose,
+               mean_us, p99_us, fl->error ? "true" : "false", status);
+    } else if (!r->o.io.quiet || fl->error) {
+        printf("qp %u -> %u: %" PRIu64 " messages, %.3f GB in %.3f s = %.3f Gb/s, %" PRIu64
+               " retransmitted packets (%" PRIu64 " timeouts, %" PRIu64 " RNR NAKs, %" PRIu64
+               " sequence NAKs), %" PRIu64 " CNPs, latency %.1f/%.1f us%s%s\n",
+               fl->qpn, fl->peer_qpn, fl->completed, (double)fl->bytes_completed / 1e9, secs, gbps,
+               c->retx_pkts, c->timeouts, c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ], c->rx_cnps,
+               mean_us, p99_us, fl->error ? ", FAILED: " : "", fl->error ? status : "");
+    }
+    return fl->error ? 1 : 0;
+}
+
+/* Every flow's result and the totals: 0 when no QP failed. */
+static int print_summary(const struct send_run *r)
+{
+    int rc = 0;
+    struct send_totals t = {0};
+    explain_access_error(r);
+    if (r->o.io.json) printf("{\"tool\":\"send\",\"flows\":[");
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        const struct fe_fe_flow *fl = fe_frontend_flow(f, i);
-        if (!fl->used) continue;
-        const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &fl->final;
-        uint64_t end = fl->finished_ns ? fl->finished_ns : t1;
-        double secs =
-            fl->started_ns && end > fl->started_ns ? (double)(end - fl->started_ns) / 1e9 : 0;
-        double gbps = secs > 0 ? (double)fl->bytes_completed * 8 / secs / 1e9 : 0;
-        double mean_us = c->rtt_samples ? (double)c->rtt_sum_ns / (double)c->rtt_samples / 1e3 : 0;
-        double p99_us = (double)fe_hist_quantile_ns(c->rtt_hist, NULL, 32, 0.99) / 1e3;
-        if (fl->error) rc = 1;
-        tot_msgs += fl->completed;
-        tot_bytes += fl->bytes_completed;
-        tot_retx += c->retx_pkts;
-        if (o.io.json) {
-            printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"posted\":%" PRIu64
-                   ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbps\":%.6f,\"tx_pkts\":%" PRIu64
-                   ",\"retx_pkts\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
-                   ",\"seq_naks\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"dropped_on_purpose\":%" PRIu64
-                   ",\"rtt_mean_us\":%.3f,\"rtt_p99_us\":%.3f,\"error\":%s,\"status\":\"%s\"}",
-                   k++ ? "," : "", fl->qpn, fl->peer_qpn, fl->completed, fl->posted,
-                   fl->bytes_completed, secs, gbps, c->tx_pkts, c->retx_pkts, c->timeouts,
-                   c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ], c->rx_cnps, fl->dropped_on_purpose,
-                   mean_us, p99_us, fl->error ? "true" : "false",
-                   fl->error ? fe_wc_status_name(fl->fail_status) : "ok");
-        } else if (!o.io.quiet || fl->error) {
-            printf("qp %u -> %u: %" PRIu64 " messages, %.3f GB in %.3f s = %.3f Gb/s, %" PRIu64
-                   " retransmitted packets (%" PRIu64 " timeouts, %" PRIu64 " RNR NAKs, %" PRIu64
-                   " sequence NAKs), %" PRIu64 " CNPs, latency %.1f/%.1f us%s%s\n",
-                   fl->qpn, fl->peer_qpn, fl->completed, (double)fl->bytes_completed / 1e9, secs,
-                   gbps, c->retx_pkts, c->timeouts, c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ],
-                   c->rx_cnps, mean_us, p99_us, fl->error ? ", FAILED: " : "",
-                   fl->error ? fe_wc_status_name(fl->fail_status) : "");
-        }
+        const struct fe_fe_flow *fl = fe_frontend_flow(r->f, i);
+        if (fl->used && print_flow(r, fl, &t)) rc = 1;
     }
-    double secs = (double)(t1 - t0) / 1e9;
-    if (o.io.json) {
+    double secs = (double)(r->t1 - r->t0) / 1e9;
+    if (r->o.io.json) {
         printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
                ",\"seconds\":%.6f},\"ok\":%s}\n",
-               tot_msgs, tot_bytes, tot_retx, secs, rc ? "false" : "true");
-    } else if (!o.io.quiet) {
-        printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n",
-               tot_msgs, (double)tot_bytes / 1e9, tot_retx);
+               t.msgs, t.bytes, t.retx, secs, rc ? "false" : "true");
+    } else if (!r->o.io.quiet) {
+        printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n", t.msgs,
+               (double)t.bytes / 1e9, t.retx);
     }
-    if (o.perftest &&
-        fe_send_perftest_finish(&pt, fe_frontend_flow(f, 0), t1, o.io.quiet || o.io.json))
-        rc = 1;
-    fe_frontend_destroy(f);
-    fe_loop_destroy(loop);
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    struct send_run r;
+    memset(&r, 0, sizeof r);
+    if (parse_opts(argc, argv, &r.o)) return 2;
+    if (r.o.have_ccp) r.o.fc.qp.cc_params = &r.o.ccp;
+    int rc = 1;
+    if (!setup_sender(&r)) {
+        run_loop(&r);
+        rc = print_summary(&r);
+        if (r.o.perftest && fe_send_perftest_finish(&r.pt, fe_frontend_flow(r.f, 0), r.t1,
+                                                    r.o.io.quiet || r.o.io.json))
+            rc = 1;
+    }
+    fe_frontend_destroy(r.f);
+    fe_loop_destroy(r.loop);
     return rc;
 }
 

@@ -13,7 +13,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -168,7 +167,66 @@ static const char *ipstr(uint32_t ip, char *buf)
     return buf;
 }
 
-static int parse_opts(int argc, char **argv, struct opts *o)
+static int fe_arg(const char *val, void *p)
+{
+    struct opts *o = p;
+    if (o->n_fe == MAX_FES) {
+        fprintf(stderr, "feroce verbs-recv: at most %d front-ends\n", MAX_FES);
+        return -1;
+    }
+    o->fe[o->n_fe++] = val;
+    return 0;
+}
+
+static int size_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return parse_list(val, o->sizes, &o->n_sizes, true, "--size");
+}
+
+static int count_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return parse_list(val, o->counts, &o->n_counts, false, "--count");
+}
+
+static int imm_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    return parse_list(val, o->imm_every, &o->n_imm, false, "--imm-every");
+}
+
+/* --cpu N, or auto: the CPUs of the device's NUMA node */
+static int cpu_opt(const char *val, void *p)
+{
+    int *cpu = p;
+    uint64_t v;
+    if (!strcmp(val, "auto")) {
+        *cpu = -2;
+        return 0;
+    }
+    if (fe_parse_u64(val, &v, "--cpu") || v > 4095) return -1;
+    *cpu = (int)v;
+    return 0;
+}
+
+static int pattern_opt(const char *val, void *p)
+{
+    int *check = p;
+    if (!strcmp(val, "counter"))
+        *check = CHECK_COUNTER;
+    else if (!strcmp(val, "frames"))
+        *check = CHECK_FRAMES;
+    else if (!strcmp(val, "auto"))
+        *check = CHECK_AUTO;
+    else {
+        fprintf(stderr, "feroce verbs-recv: --pattern is counter, frames or auto\n");
+        return -1;
+    }
+    return 0;
+}
+
+static void default_opts(struct opts *o)
 {
     memset(o, 0, sizeof *o);
     o->qps = 1;
@@ -187,143 +245,41 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->cpu = -1;
     o->timeout_ns = 10000000000ull;
     o->interval_ns = 1000000000ull;
-    enum {
-        O_FE = 256,
-        O_QPS,
-        O_REPLY,
-        O_SIZE,
-        O_COUNT,
-        O_IMM,
-        O_SLOTS,
-        O_PSN,
-        O_GAP,
-        O_NOSTART,
-        O_RNR,
-        O_EVENT,
-        O_CPU,
-        O_RECORD,
-        O_NOVERIFY,
-        O_TIMEOUT,
-        O_DURATION,
-        O_INTERVAL,
-        O_QUIET,
-        O_PATTERN
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    default_opts(o);
+    struct fe_opt dev[FE_VERBS_OPTS_N + 1];
+    fe_verbs_opts_table(dev, &o->dev, "verbs-recv");
+    const struct fe_opt opts[] = {
+        {FE_OPT_FN_("--fe", fe_arg, o)},
+        {FE_OPT_UINT_("--qps", o->qps), .min = 1, .max = FE_SC_MAX_QPS},
+        {FE_OPT_UINT_("--reply-port", o->reply_port), .min = 1, .max = 65535},
+        {FE_OPT_FN_("--size", size_opt, o)},
+        {FE_OPT_FN_("--count", count_opt, o)},
+        {FE_OPT_FN_("--imm-every", imm_opt, o)},
+        {FE_OPT_UINT_("--slots", o->slots)},
+        {FE_OPT_UINT_("--psn", o->psn), .max = 0xFFFFFF},
+        {FE_OPT_TIME_("--gap", o->gap_ns), .max = UINT32_MAX},
+        {FE_OPT_FLAG_("--no-start", o->no_start)},
+        {FE_OPT_UINT_("--min-rnr-timer", o->min_rnr_timer), .max = 31},
+        {FE_OPT_FLAG_("--event", o->event)},
+        {FE_OPT_FN_("--cpu", cpu_opt, &o->cpu)},
+        {FE_OPT_STR_("--record", o->record)},
+        {FE_OPT_SET_("--no-verify", o->check, CHECK_NONE)},
+        {FE_OPT_FN_("--pattern", pattern_opt, &o->check)},
+        {FE_OPT_TIME_("--timeout", o->timeout_ns)},
+        {FE_OPT_TIME_("--duration", o->duration_ns)},
+        {FE_OPT_TIME_("--interval", o->interval_ns)},
+        {FE_OPT_FLAG_("--quiet", o->quiet)},
+        {0},
     };
-    static const struct option lo[] = {FE_VERBS_LONGOPTS,
-                                       {"fe", 1, 0, O_FE},
-                                       {"qps", 1, 0, O_QPS},
-                                       {"reply-port", 1, 0, O_REPLY},
-                                       {"size", 1, 0, O_SIZE},
-                                       {"count", 1, 0, O_COUNT},
-                                       {"imm-every", 1, 0, O_IMM},
-                                       {"slots", 1, 0, O_SLOTS},
-                                       {"psn", 1, 0, O_PSN},
-                                       {"gap", 1, 0, O_GAP},
-                                       {"no-start", 0, 0, O_NOSTART},
-                                       {"min-rnr-timer", 1, 0, O_RNR},
-                                       {"event", 0, 0, O_EVENT},
-                                       {"cpu", 1, 0, O_CPU},
-                                       {"record", 1, 0, O_RECORD},
-                                       {"no-verify", 0, 0, O_NOVERIFY},
-                                       {"pattern", 1, 0, O_PATTERN},
-                                       {"timeout", 1, 0, O_TIMEOUT},
-                                       {"duration", 1, 0, O_DURATION},
-                                       {"interval", 1, 0, O_INTERVAL},
-                                       {"quiet", 0, 0, O_QUIET},
-                                       {0, 0, 0, 0}};
-    optind = 1;
-    int c;
-    uint64_t v;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (c) {
-        case O_FE:
-            if (o->n_fe == MAX_FES) {
-                fprintf(stderr, "feroce verbs-recv: at most %d front-ends\n", MAX_FES);
-                return -1;
-            }
-            o->fe[o->n_fe++] = optarg;
-            break;
-        case O_QPS:
-            if (fe_parse_u64(optarg, &v, "--qps") || !v || v > FE_SC_MAX_QPS) return -1;
-            o->qps = (unsigned)v;
-            break;
-        case O_REPLY:
-            if (fe_parse_u64(optarg, &v, "--reply-port") || !v || v > 65535) return -1;
-            o->reply_port = (uint16_t)v;
-            break;
-        case O_SIZE:
-            if (parse_list(optarg, o->sizes, &o->n_sizes, true, "--size")) return -1;
-            break;
-        case O_COUNT:
-            if (parse_list(optarg, o->counts, &o->n_counts, false, "--count")) return -1;
-            break;
-        case O_IMM:
-            if (parse_list(optarg, o->imm_every, &o->n_imm, false, "--imm-every")) return -1;
-            break;
-        case O_SLOTS:
-            if (fe_parse_u64(optarg, &o->slots, "--slots")) return -1;
-            break;
-        case O_PSN:
-            if (fe_parse_u64(optarg, &v, "--psn") || v > 0xFFFFFF) return -1;
-            o->psn = (int64_t)v;
-            break;
-        case O_GAP:
-            if (fe_parse_duration_ns(optarg, &o->gap_ns, "--gap") || o->gap_ns > UINT32_MAX)
-                return -1;
-            break;
-        case O_NOSTART:
-            o->no_start = true;
-            break;
-        case O_RNR:
-            if (fe_parse_u64(optarg, &v, "--min-rnr-timer") || v > 31) return -1;
-            o->min_rnr_timer = (uint8_t)v;
-            break;
-        case O_EVENT:
-            o->event = true;
-            break;
-        case O_CPU:
-            if (!strcmp(optarg, "auto")) {
-                o->cpu = -2;
-            } else {
-                if (fe_parse_u64(optarg, &v, "--cpu") || v > 4095) return -1;
-                o->cpu = (int)v;
-            }
-            break;
-        case O_RECORD:
-            o->record = optarg;
-            break;
-        case O_NOVERIFY:
-            o->check = CHECK_NONE;
-            break;
-        case O_PATTERN:
-            if (!strcmp(optarg, "counter"))
-                o->check = CHECK_COUNTER;
-            else if (!strcmp(optarg, "frames"))
-                o->check = CHECK_FRAMES;
-            else if (!strcmp(optarg, "auto"))
-                o->check = CHECK_AUTO;
-            else {
-                fprintf(stderr, "feroce verbs-recv: --pattern is counter, frames or auto\n");
-                return -1;
-            }
-            break;
-        case O_TIMEOUT:
-            if (fe_parse_duration_ns(optarg, &o->timeout_ns, "--timeout")) return -1;
-            break;
-        case O_DURATION:
-            if (fe_parse_duration_ns(optarg, &o->duration_ns, "--duration")) return -1;
-            break;
-        case O_INTERVAL:
-            if (fe_parse_duration_ns(optarg, &o->interval_ns, "--interval")) return -1;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        default: /* the device's options, or getopt_long's '?' */
-            if (fe_verbs_opts_parse("verbs-recv", c, optarg, &o->dev, usage)) return -1;
-        }
-    }
-    if (optind < argc || !o->n_fe) {
+    const struct fe_opt *const tables[] = {dev, opts, NULL};
+    const struct fe_cli cli = {.cmd = "verbs-recv", .tables = tables, .getopt_usage = usage};
+    int first = fe_cli_parse(&cli, argc, argv);
+    if (first < 0) return -1;
+    if (first < argc || !o->n_fe) {
         fprintf(stderr, "feroce verbs-recv: %s\n%s",
                 o->n_fe ? "unexpected argument" : "at least one --fe is needed", usage);
         return -1;
@@ -487,359 +443,463 @@ static void settle_check(struct flow *f, uint64_t now_ns)
     consume(f, f->count - 1, now_ns);
 }
 
-static int run(int argc, char **argv)
-{
+/* One receiver run: the device, the flows, their ring, CQ and side-channel socket, and what
+ * the loop carries from one turn to the next. */
+struct vrecv {
     struct opts o;
-    if (parse_opts(argc, argv, &o)) return 2;
-    char err[256], desc[160], ipb[16];
-
     struct fe_verbs_dev dev;
-    uint32_t mtu;
-    if (fe_verbs_opts_open("verbs-recv", &o.dev, &dev, &mtu)) return 1;
-    /* Pin before touching the ring so that its pages come from the device's node. */
+    uint32_t mtu, psn;
+    struct flow *flows;
+    unsigned nflows;
+    uint8_t *mem;
+    size_t mem_bytes;
+    struct ibv_mr *mr;
+    struct ibv_comp_channel *ch; /* --event */
+    struct ibv_cq *cq;
+    int sock;
+    uint64_t t_start, last_progress, next_report, last_total, next_sc_rx;
+    bool all_done;
+};
+
+/* Opens the device and pins before touching the ring, so that its pages come from the
+ * device's node. */
+static int open_device(struct vrecv *v)
+{
+    char desc[160], ipb[16];
+    if (fe_verbs_opts_open("verbs-recv", &v->o.dev, &v->dev, &v->mtu)) return -1;
+    int cpu = v->o.cpu;
     int prc =
-        fe_verbs_pin(o.cpu >= 0 ? o.cpu : -1, o.cpu == -2 ? dev.numa_node : -1, desc, sizeof desc);
+        fe_verbs_pin(cpu >= 0 ? cpu : -1, cpu == -2 ? v->dev.numa_node : -1, desc, sizeof desc);
     if (prc) fprintf(stderr, "feroce verbs-recv: pinning failed (%s)\n", fe_strerror(prc));
-    if (!o.quiet)
-        printf("verbs-recv: %s port %u GID %d (%s), MTU %u, NUMA node %d, %s, %s\n", dev.name,
-               dev.port, dev.gid_index, ipstr(dev.ip4, ipb), mtu, dev.numa_node, desc,
-               o.event ? "event mode" : "busy-polling");
+    if (!v->o.quiet)
+        printf("verbs-recv: %s port %u GID %d (%s), MTU %u, NUMA node %d, %s, %s\n", v->dev.name,
+               v->dev.port, v->dev.gid_index, ipstr(v->dev.ip4, ipb), v->mtu, v->dev.numa_node,
+               desc, v->o.event ? "event mode" : "busy-polling");
+    return 0;
+}
 
-    unsigned nflows = o.n_fe * o.qps;
-    struct flow *flows = calloc(nflows, sizeof *flows);
-    int rc = 1;
-    uint8_t *mem = MAP_FAILED;
-    size_t mem_bytes = 0;
-    struct ibv_mr *mr = NULL;
-    struct ibv_comp_channel *ch = NULL;
-    struct ibv_cq *cq = NULL;
-    int sock = -1;
-    if (!flows) goto out;
-
-    /* Describe the flows and size the ring. */
-    uint32_t psn = o.psn >= 0 ? (uint32_t)o.psn : (uint32_t)(fe_wall_ns() * 2654435761u) & 0xFFFFFF;
-    unsigned total_wqes = 0;
-    uint32_t max_size = 1;
-    for (unsigned i = 0; i < nflows; i++) {
-        struct flow *f = &flows[i];
-        f->idx = i;
-        if (parse_fe(o.fe[i / o.qps], &f->fe_ip, &f->fe_port)) {
-            fprintf(stderr, "feroce verbs-recv: invalid --fe '%s'\n", o.fe[i / o.qps]);
-            goto out;
-        }
-        uint64_t size = o.sizes[i % o.n_sizes], m = o.imm_every[i % o.n_imm];
-        f->count = o.counts[i % o.n_counts];
-        if (size == 0 || size > MAX_MSG_BYTES || m > UINT32_MAX) {
-            fprintf(stderr, "feroce verbs-recv: flow %u: message size must be 1..%u bytes\n", i,
-                    MAX_MSG_BYTES);
-            goto out;
-        }
-        f->size = (uint32_t)size;
-        f->imm_every = (uint32_t)m;
-        f->nslots = o.slots;
-        if (!f->nslots && !f->count) {
-            fprintf(stderr, "feroce verbs-recv: an unbounded stream (--count 0) needs --slots\n");
-            goto out;
-        }
-        if (f->nslots && f->imm_every && f->nslots < 2ull * f->imm_every) {
-            fprintf(stderr, "feroce verbs-recv: --slots must be at least 2 x --imm-every\n");
-            goto out;
-        }
-        if (!f->imm_every && !f->count) {
-            fprintf(stderr, "feroce verbs-recv: --imm-every 0 needs a finite --count\n");
-            goto out;
-        }
-        f->ring_bytes = (f->nslots ? f->nslots : f->count) * f->size;
-        f->ring_bytes = (f->ring_bytes + 4095) & ~4095ull;
-        /* A receive stands for a doorbell the sender may complete ahead of us: at most
-         * (slots / M) - 1 of them, so that a slot is never rewritten before it is verified. */
-        uint64_t w = 0;
-        if (f->imm_every) {
-            uint64_t bells = f->count ? (f->count + f->imm_every - 1) / f->imm_every : UINT64_MAX;
-            w = f->nslots ? f->nslots / f->imm_every - 1 : bells;
-            if (w > MAX_RECV_WQES) w = MAX_RECV_WQES;
-        }
-        f->recv_wqes = (uint32_t)w;
-        total_wqes += f->recv_wqes;
-        mem_bytes += f->ring_bytes;
-        if (f->size > max_size) max_size = f->size;
+/* Flow i's stream (its list entries), checked, and the ring and receives it needs. */
+static int describe_flow(struct vrecv *v, unsigned i)
+{
+    const struct opts *o = &v->o;
+    struct flow *f = &v->flows[i];
+    f->idx = i;
+    if (parse_fe(o->fe[i / o->qps], &f->fe_ip, &f->fe_port)) {
+        fprintf(stderr, "feroce verbs-recv: invalid --fe '%s'\n", o->fe[i / o->qps]);
+        return -1;
     }
-    g_check = o.check;
-    if (!(g_scratch = malloc(max_size))) goto out;
-    /* All receive completions share one CQ: keep the receives within what the device allows
-     * (rxe: 32767 CQEs), fewer per flow if need be (backpressure comes sooner, nothing else). */
+    uint64_t size = o->sizes[i % o->n_sizes], m = o->imm_every[i % o->n_imm];
+    f->count = o->counts[i % o->n_counts];
+    if (size == 0 || size > MAX_MSG_BYTES || m > UINT32_MAX) {
+        fprintf(stderr, "feroce verbs-recv: flow %u: message size must be 1..%u bytes\n", i,
+                MAX_MSG_BYTES);
+        return -1;
+    }
+    f->size = (uint32_t)size;
+    f->imm_every = (uint32_t)m;
+    f->nslots = o->slots;
+    if (!f->nslots && !f->count) {
+        fprintf(stderr, "feroce verbs-recv: an unbounded stream (--count 0) needs --slots\n");
+        return -1;
+    }
+    if (f->nslots && f->imm_every && f->nslots < 2ull * f->imm_every) {
+        fprintf(stderr, "feroce verbs-recv: --slots must be at least 2 x --imm-every\n");
+        return -1;
+    }
+    if (!f->imm_every && !f->count) {
+        fprintf(stderr, "feroce verbs-recv: --imm-every 0 needs a finite --count\n");
+        return -1;
+    }
+    f->ring_bytes = (f->nslots ? f->nslots : f->count) * f->size;
+    f->ring_bytes = (f->ring_bytes + 4095) & ~4095ull;
+    /* A receive stands for a doorbell the sender may complete ahead of us: at most
+     * (slots / M) - 1 of them, so that a slot is never rewritten before it is verified. */
+    uint64_t w = 0;
+    if (f->imm_every) {
+        uint64_t bells = f->count ? (f->count + f->imm_every - 1) / f->imm_every : UINT64_MAX;
+        w = f->nslots ? f->nslots / f->imm_every - 1 : bells;
+        if (w > MAX_RECV_WQES) w = MAX_RECV_WQES;
+    }
+    f->recv_wqes = (uint32_t)w;
+    v->mem_bytes += f->ring_bytes;
+    return 0;
+}
+
+/* All receive completions share one CQ: keep the receives within what the device allows
+ * (rxe: 32767 CQEs), fewer per flow if need be (backpressure comes sooner, nothing else).
+ * Returns the receives in all, or -1. */
+static long fit_receives(struct vrecv *v)
+{
     struct ibv_device_attr da;
-    if (ibv_query_device(dev.ctx, &da)) goto out;
+    if (ibv_query_device(v->dev.ctx, &da)) return -1;
     unsigned cq_max = da.max_cqe > 16 ? (unsigned)da.max_cqe - 16 : 1;
     unsigned max_wr = da.max_qp_wr > 0 ? (unsigned)da.max_qp_wr : 1;
-    unsigned want = total_wqes;
-    total_wqes = 0;
-    for (unsigned i = 0; i < nflows; i++) {
-        struct flow *f = &flows[i];
+    unsigned want = 0, total = 0;
+    for (unsigned i = 0; i < v->nflows; i++) want += v->flows[i].recv_wqes;
+    for (unsigned i = 0; i < v->nflows; i++) {
+        struct flow *f = &v->flows[i];
         uint64_t w = f->recv_wqes;
         if (want > cq_max) w = w * cq_max / want;
         if (w > max_wr) w = max_wr;
         if (f->recv_wqes && !w) w = 1;
         f->recv_wqes = (uint32_t)w;
-        total_wqes += f->recv_wqes;
+        total += f->recv_wqes;
     }
-    if (total_wqes > cq_max) {
+    if (total > cq_max) {
         fprintf(stderr, "feroce verbs-recv: %u flows need more completions than %s's CQ holds\n",
-                nflows, dev.name);
-        goto out;
+                v->nflows, v->dev.name);
+        return -1;
     }
-    mem = mmap(NULL, mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) {
-        fprintf(stderr, "feroce verbs-recv: cannot map %zu bytes of ring\n", mem_bytes);
-        goto out;
+    return total;
+}
+
+/* The flows, the first PSN, and the scratch message for showing wrong bytes. */
+static int describe_flows(struct vrecv *v)
+{
+    const struct opts *o = &v->o;
+    v->nflows = o->n_fe * o->qps;
+    v->flows = calloc(v->nflows, sizeof *v->flows);
+    if (!v->flows) return -1;
+    v->psn = o->psn >= 0 ? (uint32_t)o->psn : (uint32_t)(fe_wall_ns() * 2654435761u) & 0xFFFFFF;
+    uint32_t max_size = 1;
+    for (unsigned i = 0; i < v->nflows; i++) {
+        if (describe_flow(v, i)) return -1;
+        if (v->flows[i].size > max_size) max_size = v->flows[i].size;
     }
-    memset(mem, 0, mem_bytes); /* first touch on our node; and no stale pattern */
-    mr = ibv_reg_mr(dev.pd, mem, mem_bytes, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-    if (!mr) {
+    g_check = o->check;
+    return (g_scratch = malloc(max_size)) ? 0 : -1;
+}
+
+/* The ring (every flow's slots in one registered region), the CQ and the reply socket. */
+static int open_resources(struct vrecv *v, unsigned total_wqes)
+{
+    v->mem = mmap(NULL, v->mem_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (v->mem == MAP_FAILED) {
+        fprintf(stderr, "feroce verbs-recv: cannot map %zu bytes of ring\n", v->mem_bytes);
+        return -1;
+    }
+    memset(v->mem, 0, v->mem_bytes); /* first touch on our node; and no stale pattern */
+    v->mr = ibv_reg_mr(v->dev.pd, v->mem, v->mem_bytes,
+                       IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+    if (!v->mr) {
         fprintf(stderr, "feroce verbs-recv: ibv_reg_mr(%zu bytes): %s (memlock limit?)\n",
-                mem_bytes, strerror(errno));
-        goto out;
+                v->mem_bytes, strerror(errno));
+        return -1;
     }
-    if (o.event && !(ch = ibv_create_comp_channel(dev.ctx))) {
+    if (v->o.event && !(v->ch = ibv_create_comp_channel(v->dev.ctx))) {
         fprintf(stderr, "feroce verbs-recv: ibv_create_comp_channel: %s\n", strerror(errno));
-        goto out;
+        return -1;
     }
-    cq = ibv_create_cq(dev.ctx, (int)(total_wqes + 16), NULL, ch, 0);
-    if (!cq) {
+    v->cq = ibv_create_cq(v->dev.ctx, (int)(total_wqes + 16), NULL, v->ch, 0);
+    if (!v->cq) {
         fprintf(stderr, "feroce verbs-recv: ibv_create_cq: %s\n", strerror(errno));
-        goto out;
+        return -1;
     }
-    if (ch && ibv_req_notify_cq(cq, 0)) goto out;
-
-    sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(o.reply_port)};
-    if (sock < 0 || bind(sock, (struct sockaddr *)&sa, sizeof sa)) {
-        fprintf(stderr, "feroce verbs-recv: UDP port %u: %s\n", o.reply_port, strerror(errno));
-        goto out;
+    if (v->ch && ibv_req_notify_cq(v->cq, 0)) return -1;
+    v->sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(v->o.reply_port)};
+    if (v->sock < 0 || bind(v->sock, (struct sockaddr *)&sa, sizeof sa)) {
+        fprintf(stderr, "feroce verbs-recv: UDP port %u: %s\n", v->o.reply_port, strerror(errno));
+        return -1;
     }
+    return 0;
+}
 
-    uint8_t *p = mem;
-    uint64_t t_start = fe_wall_ns();
-    for (unsigned i = 0; i < nflows; i++) {
-        struct flow *f = &flows[i];
-        f->ring = p;
-        f->ring_va = (uint64_t)(uintptr_t)p;
-        p += f->ring_bytes;
-        struct ibv_qp_init_attr qa;
-        memset(&qa, 0, sizeof qa);
-        qa.send_cq = cq;
-        qa.recv_cq = cq;
-        qa.qp_type = IBV_QPT_RC;
-        qa.cap.max_send_wr = 1;
-        qa.cap.max_recv_wr = f->recv_wqes ? f->recv_wqes : 1;
-        qa.cap.max_send_sge = 1;
-        qa.cap.max_recv_sge = 1;
-        f->qp = ibv_create_qp(dev.pd, &qa);
-        if (!f->qp ||
-            fe_verbs_qp_init(f->qp, &dev, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)) {
-            fprintf(stderr, "feroce verbs-recv: flow %u: cannot create the QP: %s\n", i,
-                    strerror(errno));
-            goto out;
-        }
-        if (post_recvs(f, f->recv_wqes)) goto out;
-        struct fe_sc_host_config hc;
-        fe_sc_host_config_default(&hc);
-        hc.fe_ip = f->fe_ip;
-        hc.fe_port = f->fe_port;
-        hc.reply_port = o.reply_port;
-        hc.local.qpn = f->qp->qp_num;
-        hc.local.psn = psn;
-        hc.local.rkey = mr->rkey;
-        hc.local.va = f->ring_va;
-        hc.local.ip = dev.ip4;
-        if (!o.no_start) {
-            hc.start.valid = true;
-            hc.start.start = true;
-            hc.start.write = true;
-            hc.start.immediate = f->imm_every != 0;
-            hc.start.msg_len_bytes = f->size;
-            hc.start.msg_count = (uint32_t)(f->count > UINT32_MAX ? 0 : f->count);
-            hc.start.gap = (uint32_t)o.gap_ns;
-        }
-        if (fe_sc_host_init(&f->sc, &hc) || fe_sc_host_open(&f->sc, t_start)) goto out;
-        if (!o.quiet)
-            printf("flow %u: QP %u, PSN 0x%06x, %u B x %" PRIu64
-                   ", doorbell every %u, ring %" PRIu64 " B at 0x%" PRIx64
-                   " rkey 0x%x, front-end %s:%u\n",
-                   i, f->qp->qp_num, psn, f->size, f->count, f->imm_every, f->ring_bytes,
-                   f->ring_va, mr->rkey, ipstr(f->fe_ip, ipb), f->fe_port);
+/* What the front-end is told in OPEN_QP, and the stream a tx-meta asks of it. */
+static void host_config(const struct vrecv *v, const struct flow *f, struct fe_sc_host_config *hc)
+{
+    fe_sc_host_config_default(hc);
+    hc->fe_ip = f->fe_ip;
+    hc->fe_port = f->fe_port;
+    hc->reply_port = v->o.reply_port;
+    hc->local.qpn = f->qp->qp_num;
+    hc->local.psn = v->psn;
+    hc->local.rkey = v->mr->rkey;
+    hc->local.va = f->ring_va;
+    hc->local.ip = v->dev.ip4;
+    if (v->o.no_start) return;
+    hc->start.valid = true;
+    hc->start.start = true;
+    hc->start.write = true;
+    hc->start.immediate = f->imm_every != 0;
+    hc->start.msg_len_bytes = f->size;
+    hc->start.msg_count = (uint32_t)(f->count > UINT32_MAX ? 0 : f->count);
+    hc->start.gap = (uint32_t)v->o.gap_ns;
+}
+
+/* Flow i's QP with its receives posted, and its OPEN_QP under way. */
+static int open_flow(struct vrecv *v, unsigned i, uint8_t *ring)
+{
+    char ipb[16];
+    struct flow *f = &v->flows[i];
+    f->ring = ring;
+    f->ring_va = (uint64_t)(uintptr_t)ring;
+    struct ibv_qp_init_attr qa;
+    memset(&qa, 0, sizeof qa);
+    qa.send_cq = v->cq;
+    qa.recv_cq = v->cq;
+    qa.qp_type = IBV_QPT_RC;
+    qa.cap.max_send_wr = 1;
+    qa.cap.max_recv_wr = f->recv_wqes ? f->recv_wqes : 1;
+    qa.cap.max_send_sge = 1;
+    qa.cap.max_recv_sge = 1;
+    f->qp = ibv_create_qp(v->dev.pd, &qa);
+    if (!f->qp ||
+        fe_verbs_qp_init(f->qp, &v->dev, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE)) {
+        fprintf(stderr, "feroce verbs-recv: flow %u: cannot create the QP: %s\n", i,
+                strerror(errno));
+        return -1;
+    }
+    if (post_recvs(f, f->recv_wqes)) return -1;
+    struct fe_sc_host_config hc;
+    host_config(v, f, &hc);
+    if (fe_sc_host_init(&f->sc, &hc) || fe_sc_host_open(&f->sc, v->t_start)) return -1;
+    if (!v->o.quiet)
+        printf("flow %u: QP %u, PSN 0x%06x, %u B x %" PRIu64 ", doorbell every %u, ring %" PRIu64
+               " B at 0x%" PRIx64 " rkey 0x%x, front-end %s:%u\n",
+               i, f->qp->qp_num, v->psn, f->size, f->count, f->imm_every, f->ring_bytes, f->ring_va,
+               v->mr->rkey, ipstr(f->fe_ip, ipb), f->fe_port);
+    return 0;
+}
+
+/* Everything up to the first side-channel datagram, and the record file. */
+static int setup_receiver(struct vrecv *v)
+{
+    long total_wqes;
+    if (describe_flows(v) || (total_wqes = fit_receives(v)) < 0 ||
+        open_resources(v, (unsigned)total_wqes))
+        return -1;
+    uint8_t *p = v->mem;
+    v->t_start = fe_wall_ns();
+    for (unsigned i = 0; i < v->nflows; i++) {
+        if (open_flow(v, i, p)) return -1;
+        p += v->flows[i].ring_bytes;
     }
     fflush(stdout);
     g_rec_failed = false;
     g_rec_lost = 0;
-    if (o.record && !(g_rec = fopen(o.record, "wb"))) {
-        fprintf(stderr, "feroce verbs-recv: %s: %s\n", o.record, strerror(errno));
-        goto out;
+    if (v->o.record && !(g_rec = fopen(v->o.record, "wb"))) {
+        fprintf(stderr, "feroce verbs-recv: %s: %s\n", v->o.record, strerror(errno));
+        return -1;
     }
+    return 0;
+}
 
+static void sc_send(const struct vrecv *v, const struct flow *f, const uint8_t *msg)
+{
+    struct sockaddr_in to = {
+        .sin_family = AF_INET, .sin_port = htons(f->fe_port), .sin_addr.s_addr = htonl(f->fe_ip)};
+    if (sendto(v->sock, msg, FE_SC_MSG_LEN, 0, (struct sockaddr *)&to, sizeof to) < 0)
+        fprintf(stderr, "flow %u: side channel send: %s\n", f->idx, strerror(errno));
+}
+
+/* Side channel out: every flow's due datagrams; a flow whose side channel failed fails. */
+static void sc_output(struct vrecv *v, uint64_t now)
+{
+    for (unsigned i = 0; i < v->nflows; i++) {
+        struct flow *f = &v->flows[i];
+        uint8_t msg[FE_SC_MSG_LEN];
+        while (fe_sc_host_poll_tx(&f->sc, now, msg)) sc_send(v, f, msg);
+        if (f->sc.state == FE_SC_H_FAILED && !f->failed) {
+            fprintf(stderr, "flow %u: side channel failed (%s)\n", i,
+                    f->sc.timed_out ? "no answer" : fe_sc_ack_name(f->sc.fail_ack));
+            f->failed = true;
+        }
+    }
+}
+
+/* The front-end's QPN is known: RTR/RTS before telling it to send. */
+static void connect_flow(struct vrecv *v, struct flow *f)
+{
+    char err[256];
+    struct fe_verbs_peer peer = {.qpn = f->sc.remote.qpn,
+                                 .ip4 = f->fe_ip,
+                                 .rq_psn = v->psn,
+                                 .sq_psn = v->psn,
+                                 .mtu_bytes = v->mtu,
+                                 .min_rnr_timer = v->o.min_rnr_timer,
+                                 .timeout = 14,
+                                 .retry_cnt = 7,
+                                 .rnr_retry = 7};
+    if (fe_verbs_qp_connect(f->qp, &v->dev, &peer, err, sizeof err)) {
+        fprintf(stderr, "flow %u: %s\n", f->idx, err);
+        f->failed = true;
+        fe_cli_signals = 1;
+    }
+    f->connected = true;
+    if (!v->o.quiet) printf("flow %u: connected to front-end QP %u\n", f->idx, f->sc.remote.qpn);
+}
+
+/* A side-channel datagram for the flow whose QP it names. */
+static void sc_deliver(struct vrecv *v, uint64_t now, const struct fe_sc_msg *m,
+                       const struct sockaddr_in *from)
+{
+    enum fe_sc_reason why;
+    for (unsigned i = 0; i < v->nflows; i++) {
+        struct flow *f = &v->flows[i];
+        if (f->qp->qp_num != m->rem.qpn) continue;
+        fe_sc_host_input_msg(&f->sc, now, m, ntohl(from->sin_addr.s_addr), ntohs(from->sin_port),
+                             &why);
+        if (f->sc.state == FE_SC_H_MODIFYING && !f->connected) connect_flow(v, f);
+        if (f->sc.state == FE_SC_H_RTS && !f->started) {
+            f->started = true;
+            f->first_ns = f->last_ns = now;
+        }
+        return;
+    }
+}
+
+/* Side channel in: a system call, so at most every millisecond when busy-polling. */
+static void sc_input(struct vrecv *v, uint64_t now)
+{
+    for (bool sc_due = v->ch || now >= v->next_sc_rx; sc_due;) {
+        v->next_sc_rx = now + 1000000;
+        uint8_t buf[256];
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        ssize_t n = recvfrom(v->sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+        if (n < 0) break;
+        struct fe_sc_msg m;
+        enum fe_sc_reason why;
+        if (fe_sc_decode(buf, (size_t)n, &m, &why)) {
+            fprintf(stderr, "side channel: refused a datagram (%s)\n", fe_sc_reason_name(why));
+            continue;
+        }
+        sc_deliver(v, now, &m, &from);
+    }
+}
+
+/* Every completion there is: -1 when the CQ failed. */
+static int poll_completions(struct vrecv *v, uint64_t *now)
+{
+    struct ibv_wc wc[CQ_BATCH];
+    int n;
+    while ((n = ibv_poll_cq(v->cq, CQ_BATCH, wc)) > 0) {
+        *now = fe_wall_ns();
+        for (int i = 0; i < n; i++) on_wc(v->flows, v->nflows, &wc[i], *now);
+    }
+    if (n < 0) {
+        fprintf(stderr, "feroce verbs-recv: ibv_poll_cq failed\n");
+        return -1;
+    }
+    return 0;
+}
+
+/* Settles plain-WRITE flows and sees whether to stop: every flow done, one failed, nothing
+ * arrived for --timeout, or --duration is over. */
+static bool should_stop(struct vrecv *v, uint64_t now)
+{
+    uint64_t total = 0;
+    bool any_failed = false;
+    v->all_done = true;
+    for (unsigned i = 0; i < v->nflows; i++) {
+        settle_check(&v->flows[i], now);
+        total += v->flows[i].bytes;
+        v->all_done &= v->flows[i].done;
+        any_failed |= v->flows[i].failed;
+    }
+    if (v->all_done || any_failed) return true;
+    if (total != v->last_total) {
+        v->last_total = total;
+        v->last_progress = now;
+    }
+    if (v->o.timeout_ns && now - v->last_progress > v->o.timeout_ns) {
+        fprintf(stderr, "feroce verbs-recv: nothing for %.1f s, giving up\n",
+                (double)v->o.timeout_ns / 1e9);
+        return true;
+    }
+    return v->o.duration_ns && now - v->t_start > v->o.duration_ns;
+}
+
+static void print_progress(struct vrecv *v, uint64_t now)
+{
+    double dt = (double)(v->o.interval_ns) / 1e9;
+    for (unsigned i = 0; !v->o.quiet && i < v->nflows; i++) {
+        struct flow *f = &v->flows[i];
+        printf("t=%.1fs flow %u: %.3f Gb/s, %" PRIu64 " messages, %" PRIu64 " errors\n",
+               (double)(now - v->t_start) / 1e9, i,
+               (double)(f->bytes - f->report_bytes) * 8 / dt / 1e9, f->msgs,
+               f->data_errors + f->len_errors + f->imm_out_of_order + f->cqe_errors);
+        f->report_bytes = f->bytes;
+    }
+    fflush(stdout);
+    v->next_report += v->o.interval_ns;
+    if (v->next_report < now) v->next_report = now + v->o.interval_ns;
+}
+
+/* --event: sleep until a completion, a datagram or the next deadline. */
+static void wait_event(struct vrecv *v, uint64_t now)
+{
+    uint64_t wake = v->next_report;
+    for (unsigned i = 0; i < v->nflows; i++) {
+        uint64_t d = fe_sc_host_next_deadline(&v->flows[i].sc);
+        if (d < wake) wake = d;
+    }
+    int ms = wake <= now ? 0 : (int)((wake - now) / 1000000 + 1);
+    if (ms > 100) ms = 100; /* settle checks and the timeout */
+    struct pollfd pf[2] = {{.fd = v->ch->fd, .events = POLLIN}, {.fd = v->sock, .events = POLLIN}};
+    if (poll(pf, 2, ms) > 0 && (pf[0].revents & POLLIN)) {
+        struct ibv_cq *ecq;
+        void *ectx;
+        if (!ibv_get_cq_event(v->ch, &ecq, &ectx)) {
+            ibv_ack_cq_events(ecq, 1);
+            ibv_req_notify_cq(ecq, 0); /* re-arm, then the loop polls it empty */
+        }
+    }
+}
+
+static void run_loop(struct vrecv *v)
+{
     fe_cli_catch_stop_signals();
-    uint64_t last_progress = t_start, next_report = t_start + o.interval_ns;
-    uint64_t last_total = 0, next_sc_rx = 0;
-    bool all_done = false;
+    v->last_progress = v->t_start;
+    v->next_report = v->t_start + v->o.interval_ns;
     while (!fe_cli_signals) {
         uint64_t now = fe_wall_ns();
-        /* side channel out */
-        for (unsigned i = 0; i < nflows; i++) {
-            uint8_t msg[FE_SC_MSG_LEN];
-            while (fe_sc_host_poll_tx(&flows[i].sc, now, msg)) {
-                struct sockaddr_in to = {.sin_family = AF_INET,
-                                         .sin_port = htons(flows[i].fe_port),
-                                         .sin_addr.s_addr = htonl(flows[i].fe_ip)};
-                if (sendto(sock, msg, sizeof msg, 0, (struct sockaddr *)&to, sizeof to) < 0)
-                    fprintf(stderr, "flow %u: side channel send: %s\n", i, strerror(errno));
-            }
-            if (flows[i].sc.state == FE_SC_H_FAILED && !flows[i].failed) {
-                fprintf(stderr, "flow %u: side channel failed (%s)\n", i,
-                        flows[i].sc.timed_out ? "no answer" : fe_sc_ack_name(flows[i].sc.fail_ack));
-                flows[i].failed = true;
-            }
-        }
-        /* side channel in: a system call, so at most every millisecond when busy-polling */
-        for (bool sc_due = ch || now >= next_sc_rx; sc_due;) {
-            next_sc_rx = now + 1000000;
-            uint8_t buf[256];
-            struct sockaddr_in from;
-            socklen_t fl = sizeof from;
-            ssize_t n = recvfrom(sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
-            if (n < 0) break;
-            struct fe_sc_msg m;
-            enum fe_sc_reason why;
-            if (fe_sc_decode(buf, (size_t)n, &m, &why)) {
-                fprintf(stderr, "side channel: refused a datagram (%s)\n", fe_sc_reason_name(why));
-                continue;
-            }
-            for (unsigned i = 0; i < nflows; i++) {
-                struct flow *f = &flows[i];
-                if (f->qp->qp_num != m.rem.qpn) continue;
-                fe_sc_host_input_msg(&f->sc, now, &m, ntohl(from.sin_addr.s_addr),
-                                     ntohs(from.sin_port), &why);
-                if (f->sc.state == FE_SC_H_MODIFYING && !f->connected) {
-                    /* The front-end's QPN is known: RTR/RTS before telling it to send. */
-                    struct fe_verbs_peer peer = {.qpn = f->sc.remote.qpn,
-                                                 .ip4 = f->fe_ip,
-                                                 .rq_psn = psn,
-                                                 .sq_psn = psn,
-                                                 .mtu_bytes = mtu,
-                                                 .min_rnr_timer = o.min_rnr_timer,
-                                                 .timeout = 14,
-                                                 .retry_cnt = 7,
-                                                 .rnr_retry = 7};
-                    if (fe_verbs_qp_connect(f->qp, &dev, &peer, err, sizeof err)) {
-                        fprintf(stderr, "flow %u: %s\n", i, err);
-                        f->failed = true;
-                        fe_cli_signals = 1;
-                    }
-                    f->connected = true;
-                    if (!o.quiet)
-                        printf("flow %u: connected to front-end QP %u\n", i, f->sc.remote.qpn);
-                }
-                if (f->sc.state == FE_SC_H_RTS && !f->started) {
-                    f->started = true;
-                    f->first_ns = f->last_ns = now;
-                }
-                break;
-            }
-        }
-        /* completions */
-        struct ibv_wc wc[CQ_BATCH];
-        int n;
-        while ((n = ibv_poll_cq(cq, CQ_BATCH, wc)) > 0) {
-            now = fe_wall_ns();
-            for (int i = 0; i < n; i++) on_wc(flows, nflows, &wc[i], now);
-        }
-        if (n < 0) {
-            fprintf(stderr, "feroce verbs-recv: ibv_poll_cq failed\n");
-            break;
-        }
-        uint64_t total = 0;
-        all_done = true;
-        bool any_failed = false;
-        for (unsigned i = 0; i < nflows; i++) {
-            settle_check(&flows[i], now);
-            total += flows[i].bytes;
-            all_done &= flows[i].done;
-            any_failed |= flows[i].failed;
-        }
-        if (all_done || any_failed) break;
-        if (total != last_total) {
-            last_total = total;
-            last_progress = now;
-        }
-        if (o.timeout_ns && now - last_progress > o.timeout_ns) {
-            fprintf(stderr, "feroce verbs-recv: nothing for %.1f s, giving up\n",
-                    (double)o.timeout_ns / 1e9);
-            break;
-        }
-        if (o.duration_ns && now - t_start > o.duration_ns) break;
-        if (o.interval_ns && now >= next_report) {
-            double dt = (double)(o.interval_ns) / 1e9;
-            if (!o.quiet)
-                for (unsigned i = 0; i < nflows; i++) {
-                    struct flow *f = &flows[i];
-                    printf("t=%.1fs flow %u: %.3f Gb/s, %" PRIu64 " messages, %" PRIu64 " errors\n",
-                           (double)(now - t_start) / 1e9, i,
-                           (double)(f->bytes - f->report_bytes) * 8 / dt / 1e9, f->msgs,
-                           f->data_errors + f->len_errors + f->imm_out_of_order + f->cqe_errors);
-                    f->report_bytes = f->bytes;
-                }
-            fflush(stdout);
-            next_report += o.interval_ns;
-            if (next_report < now) next_report = now + o.interval_ns;
-        }
-        if (ch) {
-            /* Sleep until a completion, a datagram or the next deadline. */
-            uint64_t wake = next_report;
-            for (unsigned i = 0; i < nflows; i++) {
-                uint64_t d = fe_sc_host_next_deadline(&flows[i].sc);
-                if (d < wake) wake = d;
-            }
-            int ms = wake <= now ? 0 : (int)((wake - now) / 1000000 + 1);
-            if (ms > 100) ms = 100; /* settle checks and the timeout */
-            struct pollfd pf[2] = {{.fd = ch->fd, .events = POLLIN},
-                                   {.fd = sock, .events = POLLIN}};
-            if (poll(pf, 2, ms) > 0 && (pf[0].revents & POLLIN)) {
-                struct ibv_cq *ecq;
-                void *ectx;
-                if (!ibv_get_cq_event(ch, &ecq, &ectx)) {
-                    ibv_ack_cq_events(ecq, 1);
-                    ibv_req_notify_cq(ecq, 0); /* re-arm, then the loop polls it empty */
-                }
-            }
-        }
+        sc_output(v, now);
+        sc_input(v, now);
+        if (poll_completions(v, &now) || should_stop(v, now)) break;
+        if (v->o.interval_ns && now >= v->next_report) print_progress(v, now);
+        if (v->ch) wait_event(v, now);
     }
+}
 
-    /* The record's last buffered messages are written now: a failure here loses them too. */
+/* The record's last buffered messages are written now: a failure here loses them too. */
+static void close_record(void)
+{
     if (g_rec && (ferror(g_rec) | fclose(g_rec))) {
         fprintf(stderr, "feroce verbs-recv: recording failed: %s (the record's end is missing)\n",
                 strerror(errno));
         g_rec_failed = true;
     }
     g_rec = NULL;
+}
 
-    /* Summary. */
+/* Flow i's line; false when it has errors or its QP left RTS. */
+static bool print_flow(const struct vrecv *v, unsigned i, uint64_t *sum_bytes, uint64_t *sum_err)
+{
+    char ipb[16];
+    const struct flow *f = &v->flows[i];
+    enum ibv_qp_state st = fe_verbs_qp_state(f->qp);
+    uint64_t errs = f->data_errors + f->len_errors + f->imm_out_of_order + f->cqe_errors;
+    double secs = f->last_ns > f->first_ns ? (double)(f->last_ns - f->first_ns) / 1e9 : 0;
+    printf("flow %u: fe=%s fe_qpn=%u qpn=%u size=%u msgs=%" PRIu64 " bytes=%" PRIu64
+           " doorbells=%" PRIu64 " imm_out_of_order=%" PRIu64 " len_errors=%" PRIu64
+           " data_errors=%" PRIu64 " cqe_errors=%" PRIu64 " qp_state=%s gbps=%.3f%s\n",
+           i, ipstr(f->fe_ip, ipb), f->sc.remote.qpn, f->qp->qp_num, f->size, f->msgs, f->bytes,
+           f->doorbells, f->imm_out_of_order, f->len_errors, f->data_errors, f->cqe_errors,
+           fe_verbs_qp_state_name(st), secs > 0 ? (double)f->bytes * 8 / secs / 1e9 : 0.0,
+           f->done ? "" : " INCOMPLETE");
+    *sum_bytes += f->bytes;
+    *sum_err += errs;
+    return errs == 0 && st == IBV_QPS_RTS && !f->failed;
+}
+
+/* Every flow's line and the verdict: 0 when every flow has its count, whole and verified. */
+static int print_summary(const struct vrecv *v)
+{
     uint64_t sum_bytes = 0, sum_err = 0;
-    bool ok = all_done && !g_rec_failed;
-    for (unsigned i = 0; i < nflows; i++) {
-        struct flow *f = &flows[i];
-        enum ibv_qp_state st = fe_verbs_qp_state(f->qp);
-        uint64_t errs = f->data_errors + f->len_errors + f->imm_out_of_order + f->cqe_errors;
-        double secs = f->last_ns > f->first_ns ? (double)(f->last_ns - f->first_ns) / 1e9 : 0;
-        printf("flow %u: fe=%s fe_qpn=%u qpn=%u size=%u msgs=%" PRIu64 " bytes=%" PRIu64
-               " doorbells=%" PRIu64 " imm_out_of_order=%" PRIu64 " len_errors=%" PRIu64
-               " data_errors=%" PRIu64 " cqe_errors=%" PRIu64 " qp_state=%s gbps=%.3f%s\n",
-               i, ipstr(f->fe_ip, ipb), f->sc.remote.qpn, f->qp->qp_num, f->size, f->msgs, f->bytes,
-               f->doorbells, f->imm_out_of_order, f->len_errors, f->data_errors, f->cqe_errors,
-               fe_verbs_qp_state_name(st), secs > 0 ? (double)f->bytes * 8 / secs / 1e9 : 0.0,
-               f->done ? "" : " INCOMPLETE");
-        sum_bytes += f->bytes;
-        sum_err += errs;
-        ok &= errs == 0 && st == IBV_QPS_RTS && !f->failed;
-    }
+    bool ok = v->all_done && !g_rec_failed;
+    for (unsigned i = 0; i < v->nflows; i++) ok &= print_flow(v, i, &sum_bytes, &sum_err);
     if (g_rec_lost)
         printf("verbs-recv: the record misses at least the last %" PRIu64
                " messages (a write failed)\n",
@@ -847,59 +907,86 @@ static int run(int argc, char **argv)
     else if (g_rec_failed)
         printf("verbs-recv: the record's end is missing (its last write failed)\n");
     printf("verbs-recv: %s: %" PRIu64 " bytes %s in %u flows, %" PRIu64 " errors\n",
-           ok ? "OK" : "FAILED", sum_bytes, o.check != CHECK_NONE ? "verified" : "received", nflows,
-           sum_err);
-    rc = ok ? 0 : 1;
+           ok ? "OK" : "FAILED", sum_bytes, v->o.check != CHECK_NONE ? "verified" : "received",
+           v->nflows, sum_err);
+    return ok ? 0 : 1;
+}
 
-    /* Free the front-ends' QPs (best effort: a second, then give up). */
-    for (unsigned i = 0; i < nflows; i++)
-        if (flows[i].sc.state == FE_SC_H_RTS || flows[i].sc.state == FE_SC_H_MODIFYING)
-            fe_sc_host_close(&flows[i].sc, fe_wall_ns());
-    for (uint64_t end = fe_wall_ns() + 1000000000ull; fe_wall_ns() < end;) {
-        bool pending = false;
-        uint64_t now = fe_wall_ns();
-        for (unsigned i = 0; i < nflows; i++) {
-            uint8_t msg[FE_SC_MSG_LEN];
-            if (flows[i].sc.state != FE_SC_H_CLOSING) continue;
-            pending = true;
-            while (fe_sc_host_poll_tx(&flows[i].sc, now, msg)) {
-                struct sockaddr_in to = {.sin_family = AF_INET,
-                                         .sin_port = htons(flows[i].fe_port),
-                                         .sin_addr.s_addr = htonl(flows[i].fe_ip)};
-                sendto(sock, msg, sizeof msg, 0, (struct sockaddr *)&to, sizeof to);
-            }
+/* One turn of closing: sends what is due, takes one answer; false when none is pending. */
+static bool close_turn(struct vrecv *v)
+{
+    bool pending = false;
+    uint64_t now = fe_wall_ns();
+    for (unsigned i = 0; i < v->nflows; i++) {
+        uint8_t msg[FE_SC_MSG_LEN];
+        struct flow *f = &v->flows[i];
+        if (f->sc.state != FE_SC_H_CLOSING) continue;
+        pending = true;
+        while (fe_sc_host_poll_tx(&f->sc, now, msg)) {
+            struct sockaddr_in to = {.sin_family = AF_INET,
+                                     .sin_port = htons(f->fe_port),
+                                     .sin_addr.s_addr = htonl(f->fe_ip)};
+            sendto(v->sock, msg, sizeof msg, 0, (struct sockaddr *)&to, sizeof to);
         }
-        if (!pending) break;
-        uint8_t buf[256];
-        struct sockaddr_in from;
-        socklen_t fl = sizeof from;
-        struct pollfd pf = {.fd = sock, .events = POLLIN};
-        if (poll(&pf, 1, 20) <= 0) continue;
-        ssize_t n = recvfrom(sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
-        struct fe_sc_msg m;
-        enum fe_sc_reason why;
-        if (n < 0 || fe_sc_decode(buf, (size_t)n, &m, &why)) continue;
-        for (unsigned i = 0; i < nflows; i++)
-            if (flows[i].qp->qp_num == m.rem.qpn)
-                fe_sc_host_input_msg(&flows[i].sc, now, &m, ntohl(from.sin_addr.s_addr),
-                                     ntohs(from.sin_port), &why);
     }
+    if (!pending) return false;
+    uint8_t buf[256];
+    struct sockaddr_in from;
+    socklen_t fl = sizeof from;
+    struct pollfd pf = {.fd = v->sock, .events = POLLIN};
+    if (poll(&pf, 1, 20) <= 0) return true;
+    ssize_t n = recvfrom(v->sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl);
+    struct fe_sc_msg m;
+    enum fe_sc_reason why;
+    if (n < 0 || fe_sc_decode(buf, (size_t)n, &m, &why)) return true;
+    for (unsigned i = 0; i < v->nflows; i++)
+        if (v->flows[i].qp->qp_num == m.rem.qpn)
+            fe_sc_host_input_msg(&v->flows[i].sc, now, &m, ntohl(from.sin_addr.s_addr),
+                                 ntohs(from.sin_port), &why);
+    return true;
+}
 
-out:
+/* Free the front-ends' QPs (best effort: a second, then give up). */
+static void close_front_ends(struct vrecv *v)
+{
+    for (unsigned i = 0; i < v->nflows; i++)
+        if (v->flows[i].sc.state == FE_SC_H_RTS || v->flows[i].sc.state == FE_SC_H_MODIFYING)
+            fe_sc_host_close(&v->flows[i].sc, fe_wall_ns());
+    for (uint64_t end = fe_wall_ns() + 1000000000ull; fe_wall_ns() < end;)
+        if (!close_turn(v)) break;
+}
+
+static void free_receiver(struct vrecv *v)
+{
     if (g_rec) fclose(g_rec);
     g_rec = NULL;
     free(g_scratch);
     g_scratch = NULL;
-    if (flows)
-        for (unsigned i = 0; i < nflows; i++)
-            if (flows[i].qp) ibv_destroy_qp(flows[i].qp);
-    if (cq) ibv_destroy_cq(cq);
-    if (ch) ibv_destroy_comp_channel(ch);
-    if (mr) ibv_dereg_mr(mr);
-    if (mem != MAP_FAILED) munmap(mem, mem_bytes);
-    if (sock >= 0) close(sock);
-    free(flows);
-    fe_verbs_close(&dev);
+    if (v->flows)
+        for (unsigned i = 0; i < v->nflows; i++)
+            if (v->flows[i].qp) ibv_destroy_qp(v->flows[i].qp);
+    if (v->cq) ibv_destroy_cq(v->cq);
+    if (v->ch) ibv_destroy_comp_channel(v->ch);
+    if (v->mr) ibv_dereg_mr(v->mr);
+    if (v->mem != MAP_FAILED) munmap(v->mem, v->mem_bytes);
+    if (v->sock >= 0) close(v->sock);
+    free(v->flows);
+    fe_verbs_close(&v->dev);
+}
+
+static int run(int argc, char **argv)
+{
+    struct vrecv v = {.mem = MAP_FAILED, .sock = -1};
+    if (parse_opts(argc, argv, &v.o)) return 2;
+    if (open_device(&v)) return 1;
+    int rc = 1;
+    if (!setup_receiver(&v)) {
+        run_loop(&v);
+        close_record();
+        rc = print_summary(&v);
+        close_front_ends(&v);
+    }
+    free_receiver(&v);
     fflush(stdout);
     return rc;
 }

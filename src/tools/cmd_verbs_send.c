@@ -1,6 +1,6 @@
 /* feroce verbs-send: a software front-end on an RDMA NIC (ConnectX, Soft-RoCE).
  *
- * The FPGA side of the side channel (UDP 17185, design.md section 4, the same state machine as
+ * The FPGA side of the side channel (UDP 17185, the same state machine as
  * `feroce send`) over a verbs device: each QP a host opens becomes an RC QP of the NIC, and a
  * tx-meta start streams the counter pattern (or detector frames) as RDMA WRITE / WRITE with
  * immediate, following include/feroce/pattern.h (message k at slot k mod N, immediate k on the
@@ -14,7 +14,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -76,6 +75,15 @@ static const char usage[] =
     "  --quiet              final summary only\n"
     "Exit status 0 when no stream failed.\n";
 
+static int pattern_opt(const char *val, void *p)
+{
+    if (fe_data_pattern_parse(val, p)) {
+        fprintf(stderr, "feroce verbs-send: --pattern is counter or frames\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -86,54 +94,25 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     o->window = 16;
     o->pattern = FE_PAT_COUNTER;
     o->timeout_ns = 60000000000ull;
-    enum { O_SC = 256, O_SLOTS, O_IMM, O_WINDOW, O_PATTERN, O_ONCE, O_TIMEOUT, O_QUIET };
-    static const struct option lo[] = {FE_VERBS_LONGOPTS,          {"sc-port", 1, 0, O_SC},
-                                       {"slots", 1, 0, O_SLOTS},   {"imm-every", 1, 0, O_IMM},
-                                       {"window", 1, 0, O_WINDOW}, {"pattern", 1, 0, O_PATTERN},
-                                       {"once", 0, 0, O_ONCE},     {"timeout", 1, 0, O_TIMEOUT},
-                                       {"quiet", 0, 0, O_QUIET},   {0, 0, 0, 0}};
-    optind = 1;
-    int c;
-    uint64_t v;
-    while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-        switch (c) {
-        case O_SC:
-            if (fe_parse_u64(optarg, &v, "--sc-port") || !v || v > 65535) return -1;
-            o->sc_port = (uint16_t)v;
-            break;
-        case O_SLOTS:
-            if (fe_parse_u64(optarg, &v, "--slots") || !v || v > (1u << 24)) return -1;
-            o->slots = (uint32_t)v;
-            break;
-        case O_IMM:
-            if (fe_parse_u64(optarg, &v, "--imm-every") || !v || v > UINT32_MAX) return -1;
-            o->imm_every = (uint32_t)v;
-            break;
-        case O_WINDOW:
-            if (fe_parse_u64(optarg, &v, "--window") || !v || v > MAX_WINDOW) return -1;
-            o->window = (uint32_t)v;
-            break;
-        case O_PATTERN:
-            if (fe_data_pattern_parse(optarg, &o->pattern)) {
-                fprintf(stderr, "feroce verbs-send: --pattern is counter or frames\n");
-                return -1;
-            }
-            break;
-        case O_ONCE:
-            o->once = true;
-            break;
-        case O_TIMEOUT:
-            if (fe_parse_duration_ns(optarg, &o->timeout_ns, "--timeout")) return -1;
-            break;
-        case O_QUIET:
-            o->quiet = true;
-            break;
-        default: /* the device's options, or getopt_long's '?' */
-            if (fe_verbs_opts_parse("verbs-send", c, optarg, &o->dev, usage)) return -1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "feroce verbs-send: unexpected argument '%s'\n%s", argv[optind], usage);
+    struct fe_opt dev[FE_VERBS_OPTS_N + 1];
+    fe_verbs_opts_table(dev, &o->dev, "verbs-send");
+    const struct fe_opt opts[] = {
+        {FE_OPT_UINT_("--sc-port", o->sc_port), .min = 1, .max = 65535},
+        {FE_OPT_UINT_("--slots", o->slots), .min = 1, .max = 1u << 24},
+        {FE_OPT_UINT_("--imm-every", o->imm_every), .min = 1, .max = UINT32_MAX},
+        {FE_OPT_UINT_("--window", o->window), .min = 1, .max = MAX_WINDOW},
+        {FE_OPT_FN_("--pattern", pattern_opt, &o->pattern)},
+        {FE_OPT_FLAG_("--once", o->once)},
+        {FE_OPT_TIME_("--timeout", o->timeout_ns)},
+        {FE_OPT_FLAG_("--quiet", o->quiet)},
+        {0},
+    };
+    const struct fe_opt *const tables[] = {dev, opts, NULL};
+    const struct fe_cli cli = {.cmd = "verbs-send", .tables = tables, .getopt_usage = usage};
+    int first = fe_cli_parse(&cli, argc, argv);
+    if (first < 0) return -1;
+    if (first < argc) {
+        fprintf(stderr, "feroce verbs-send: unexpected argument '%s'\n%s", argv[first], usage);
         return -1;
     }
     return 0;
@@ -147,6 +126,9 @@ struct ctx {
     struct vqp q[FE_SC_MAX_QPS];
     uint32_t mtu;
     unsigned opened;
+    int sock;               /* the side channel's */
+    uint64_t last_event_ns; /* the last datagram or completion, for --timeout */
+    uint64_t done_ns;       /* since when every stream is done (--once) */
 };
 
 static void vqp_free(struct vqp *v)
@@ -288,8 +270,62 @@ static struct vqp *by_nic_qpn(struct ctx *c, uint32_t qpn, unsigned *slot)
 }
 
 /* One side-channel datagram: translate, run the state machine, act, answer. */
-static void on_datagram(struct ctx *c, int sock, const uint8_t *buf, size_t n,
-                        const struct sockaddr_in *from, uint64_t now)
+/* What the side channel's state machine decided for a QP slot. */
+static void on_sc_event(struct ctx *c, const struct fe_sc_event *ev, uint64_t now)
+{
+    struct vqp *v = &c->q[ev->slot];
+    switch (ev->type) {
+    case FE_SC_EV_OPENED:
+        vqp_open(c, ev->slot, ev);
+        break;
+    case FE_SC_EV_UPDATED:
+        v->peer = ev->peer;
+        v->sq_psn = ev->sq_psn;
+        break;
+    case FE_SC_EV_RTS:
+        if (v->qp && !v->connected) vqp_connect(c, v);
+        break;
+    case FE_SC_EV_START:
+        if (v->qp && v->connected) vqp_start(c, v, &ev->tx, now);
+        break;
+    case FE_SC_EV_STOP:
+        v->streaming = false;
+        break;
+    case FE_SC_EV_CLOSED:
+        v->streaming = false;
+        if (v->qp) {
+            ibv_destroy_qp(v->qp);
+            v->qp = NULL;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* The state machine's reply, naming our QP as the NIC numbers it. */
+static void send_reply(struct ctx *c, const struct fe_sc_fe_result *res)
+{
+    struct fe_sc_msg r;
+    enum fe_sc_reason why;
+    if (fe_sc_decode(res->reply_msg, FE_SC_MSG_LEN, &r, &why)) return;
+    uint32_t first = c->sc.cfg.first_qpn;
+    if (r.loc.qpn >= first && r.loc.qpn < first + FE_SC_MAX_QPS) {
+        struct vqp *v = &c->q[r.loc.qpn - first];
+        if (v->nic_qpn) r.loc.qpn = v->nic_qpn;
+    }
+    uint8_t out[FE_SC_MSG_LEN];
+    if (fe_sc_encode(out, &r)) return;
+    struct sockaddr_in to = {.sin_family = AF_INET,
+                             .sin_port = htons(res->reply_port),
+                             .sin_addr.s_addr = htonl(res->reply_ip)};
+    sendto(c->sock, out, sizeof out, 0, (struct sockaddr *)&to, sizeof to);
+}
+
+/* A datagram from a host: its QPN mapped back to the state machine's, fed to it, then its
+ * events and reply. */
+static void on_datagram(struct ctx *c, const uint8_t *buf, size_t n, const struct sockaddr_in *from,
+                        uint64_t now)
 {
     struct fe_sc_msg m;
     enum fe_sc_reason why;
@@ -307,53 +343,8 @@ static void on_datagram(struct ctx *c, int sock, const uint8_t *buf, size_t n,
         fprintf(stderr, "side channel: refused (%s)\n", fe_sc_reason_name(res.why));
         return;
     }
-    for (int i = 0; i < res.n_events; i++) {
-        const struct fe_sc_event *ev = &res.ev[i];
-        struct vqp *v = &c->q[ev->slot];
-        switch (ev->type) {
-        case FE_SC_EV_OPENED:
-            vqp_open(c, ev->slot, ev);
-            break;
-        case FE_SC_EV_UPDATED:
-            v->peer = ev->peer;
-            v->sq_psn = ev->sq_psn;
-            break;
-        case FE_SC_EV_RTS:
-            if (v->qp && !v->connected) vqp_connect(c, v);
-            break;
-        case FE_SC_EV_START:
-            if (v->qp && v->connected) vqp_start(c, v, &ev->tx, now);
-            break;
-        case FE_SC_EV_STOP:
-            v->streaming = false;
-            break;
-        case FE_SC_EV_CLOSED:
-            v->streaming = false;
-            if (v->qp) {
-                ibv_destroy_qp(v->qp);
-                v->qp = NULL;
-            }
-            break;
-        default:
-            break;
-        }
-    }
-    if (res.reply) {
-        struct fe_sc_msg r;
-        if (fe_sc_decode(res.reply_msg, FE_SC_MSG_LEN, &r, &why)) return;
-        /* our QPN as the NIC numbers it */
-        uint32_t first = c->sc.cfg.first_qpn;
-        if (r.loc.qpn >= first && r.loc.qpn < first + FE_SC_MAX_QPS) {
-            struct vqp *v = &c->q[r.loc.qpn - first];
-            if (v->nic_qpn) r.loc.qpn = v->nic_qpn;
-        }
-        uint8_t out[FE_SC_MSG_LEN];
-        if (fe_sc_encode(out, &r)) return;
-        struct sockaddr_in to = {.sin_family = AF_INET,
-                                 .sin_port = htons(res.reply_port),
-                                 .sin_addr.s_addr = htonl(res.reply_ip)};
-        sendto(sock, out, sizeof out, 0, (struct sockaddr *)&to, sizeof to);
-    }
+    for (int i = 0; i < res.n_events; i++) on_sc_event(c, &res.ev[i], now);
+    if (res.reply) send_reply(c, &res);
 }
 
 static void on_wc(struct ctx *c, const struct ibv_wc *wc, uint64_t now)
@@ -378,30 +369,20 @@ static void on_wc(struct ctx *c, const struct ibv_wc *wc, uint64_t now)
     }
 }
 
-static int run(int argc, char **argv)
+/* The CQ, the side channel's state machine and its socket. */
+static int setup_sender(struct ctx *c)
 {
-    struct ctx *c = calloc(1, sizeof *c);
-    if (!c) return 1;
-    int rc = 1, sock = -1;
     char ipb[INET_ADDRSTRLEN];
-    if (parse_opts(argc, argv, &c->o)) {
-        free(c);
-        return 2;
-    }
-    if (fe_verbs_opts_open("verbs-send", &c->o.dev, &c->dev, &c->mtu)) {
-        free(c);
-        return 1;
-    }
     c->cq = ibv_create_cq(c->dev.ctx, FE_SC_MAX_QPS * (int)c->o.window + 16, NULL, NULL, 0);
     struct fe_sc_fe_config sc;
     fe_sc_fe_config_default(&sc);
     sc.local_ip = c->dev.ip4;
-    if (!c->cq || fe_sc_fe_init(&c->sc, &sc)) goto out;
-    sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (!c->cq || fe_sc_fe_init(&c->sc, &sc)) return -1;
+    c->sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(c->o.sc_port)};
-    if (sock < 0 || bind(sock, (struct sockaddr *)&sa, sizeof sa)) {
+    if (c->sock < 0 || bind(c->sock, (struct sockaddr *)&sa, sizeof sa)) {
         fprintf(stderr, "feroce verbs-send: UDP port %u: %s\n", c->o.sc_port, strerror(errno));
-        goto out;
+        return -1;
     }
     struct in_addr ia = {.s_addr = htonl(c->dev.ip4)};
     if (!c->o.quiet) {
@@ -410,26 +391,45 @@ static int run(int argc, char **argv)
                c->o.sc_port);
         fflush(stdout);
     }
+    return 0;
+}
+
+/* Every datagram waiting, then every completion. */
+static void take_input(struct ctx *c, uint64_t *now)
+{
+    uint8_t buf[256];
+    struct sockaddr_in from;
+    socklen_t fl = sizeof from;
+    ssize_t n;
+    while ((n = recvfrom(c->sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl)) >= 0) {
+        on_datagram(c, buf, (size_t)n, &from, *now);
+        c->last_event_ns = *now;
+        fl = sizeof from;
+    }
+    struct ibv_wc wc[32];
+    int k;
+    while ((k = ibv_poll_cq(c->cq, 32, wc)) > 0) {
+        *now = fe_wall_ns();
+        for (int i = 0; i < k; i++) on_wc(c, &wc[i], *now);
+        c->last_event_ns = *now;
+    }
+}
+
+/* --once and every stream done: the host's CLOSE_QPs came (all QPs gone), or 2 s passed. */
+static bool once_done(struct ctx *c, bool all_done, uint64_t now)
+{
+    if (!c->o.once || !all_done) return false;
+    if (!c->done_ns) c->done_ns = now;
+    return fe_sc_fe_open_count(&c->sc) == 0 || now > c->done_ns + 2000000000ull;
+}
+
+static void run_loop(struct ctx *c)
+{
     fe_cli_catch_stop_signals();
-    uint64_t last_event = fe_wall_ns(), done_ns = 0;
+    c->last_event_ns = fe_wall_ns();
     while (!fe_cli_signals) {
         uint64_t now = fe_wall_ns();
-        uint8_t buf[256];
-        struct sockaddr_in from;
-        socklen_t fl = sizeof from;
-        ssize_t n;
-        while ((n = recvfrom(sock, buf, sizeof buf, 0, (struct sockaddr *)&from, &fl)) >= 0) {
-            on_datagram(c, sock, buf, (size_t)n, &from, now);
-            last_event = now;
-            fl = sizeof from;
-        }
-        struct ibv_wc wc[32];
-        int k;
-        while ((k = ibv_poll_cq(c->cq, 32, wc)) > 0) {
-            now = fe_wall_ns();
-            for (int i = 0; i < k; i++) on_wc(c, &wc[i], now);
-            last_event = now;
-        }
+        take_input(c, &now);
         bool busy = false, all_done = c->opened > 0;
         for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
             struct vqp *v = &c->q[i];
@@ -437,24 +437,25 @@ static int run(int argc, char **argv)
             busy |= v->streaming && !v->error;
             if (v->qp && !v->finished && !v->error) all_done = false;
         }
-        if (c->o.once && all_done) {
-            if (!done_ns) done_ns = now;
-            /* wait for the host's CLOSE_QPs (all QPs gone), 2 s at most */
-            if (fe_sc_fe_open_count(&c->sc) == 0 || now > done_ns + 2000000000ull) break;
-        }
-        if (c->o.timeout_ns && now - last_event > c->o.timeout_ns) {
+        if (once_done(c, all_done, now)) break;
+        if (c->o.timeout_ns && now - c->last_event_ns > c->o.timeout_ns) {
             fprintf(stderr, "feroce verbs-send: nothing for %.1f s, giving up\n",
                     (double)c->o.timeout_ns / 1e9);
             break;
         }
         if (!busy) {
-            struct pollfd pf = {.fd = sock, .events = POLLIN};
+            struct pollfd pf = {.fd = c->sock, .events = POLLIN};
             poll(&pf, 1, 1);
         }
     }
-    rc = 0;
+}
+
+/* A line per QP that streamed: 0 when none failed. */
+static int print_summary(const struct ctx *c)
+{
+    int rc = 0;
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
-        struct vqp *v = &c->q[i];
+        const struct vqp *v = &c->q[i];
         if (!v->nic_qpn) continue;
         uint64_t end = v->finished_ns ? v->finished_ns : fe_wall_ns();
         double secs =
@@ -467,13 +468,29 @@ static int run(int argc, char **argv)
                              : "unfinished");
         if (v->error) rc = 1;
     }
-out:
+    return rc;
+}
+
+static int run(int argc, char **argv)
+{
+    struct ctx *c = calloc(1, sizeof *c); /* every QP slot's state: large for a stack */
+    if (!c) return 1;
+    c->sock = -1;
+    int rc = 2;
+    if (parse_opts(argc, argv, &c->o)) goto out;
+    rc = 1;
+    if (fe_verbs_opts_open("verbs-send", &c->o.dev, &c->dev, &c->mtu)) goto out;
+    if (!setup_sender(c)) {
+        run_loop(c);
+        rc = print_summary(c);
+    }
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) vqp_free(&c->q[i]);
     if (c->cq) ibv_destroy_cq(c->cq);
-    if (sock >= 0) close(sock);
+    if (c->sock >= 0) close(c->sock);
     fe_verbs_close(&c->dev);
-    free(c);
     fflush(stdout);
+out:
+    free(c);
     return rc;
 }
 

@@ -69,9 +69,9 @@ int fe_send_perftest_parse(struct fe_send_perftest *p, const char *arg)
     return 0;
 }
 
-int fe_send_perftest_connect(struct fe_send_perftest *p, struct fe_frontend_config *fc)
+/* The server is a RoCE NIC or Soft-RoCE, and a perftest run has an end. */
+static int check_config(const struct fe_frontend_config *fc)
 {
-    char a[32];
     if (fc->ep.backend != FE_BACKEND_RAW) {
         fprintf(stderr, "feroce send: --perftest needs --backend raw (the server is a RoCE NIC "
                         "or Soft-RoCE: whole frames, real ICRC)\n");
@@ -81,6 +81,12 @@ int fe_send_perftest_connect(struct fe_send_perftest *p, struct fe_frontend_conf
         fprintf(stderr, "feroce send: --perftest needs --count or --duration\n");
         return FE_EINVAL;
     }
+    return 0;
+}
+
+/* Our side of the exchange: QPN, first PSN, and the IPv4-mapped GID of our address. */
+static void set_local(struct fe_send_perftest *p, const struct fe_frontend_config *fc)
+{
     uint32_t ip = fc->ep.raw.ip;
     p->local.qpn = fc->local_qpn;
     p->local.psn = fc->peer_psn; /* the server expects what we send first */
@@ -90,9 +96,12 @@ int fe_send_perftest_connect(struct fe_send_perftest *p, struct fe_frontend_conf
     p->local.gid[13] = (uint8_t)(ip >> 16);
     p->local.gid[14] = (uint8_t)(ip >> 8);
     p->local.gid[15] = (uint8_t)ip;
+}
 
-    /* The server resolves our MAC by ARP when its QP goes to RTR, mid-exchange: a raw endpoint
-     * on our address answers until the front-end takes over. */
+/* The TCP exchange in a thread. The server resolves our MAC by ARP when its QP goes to RTR,
+ * mid-exchange: a raw endpoint on our address answers until the front-end takes over. */
+static int run_handshake(struct fe_send_perftest *p, const struct fe_frontend_config *fc)
+{
     int err;
     struct fe_ep *keeper = fe_ep_create(&fc->ep, &err);
     if (!keeper) {
@@ -117,12 +126,22 @@ int fe_send_perftest_connect(struct fe_send_perftest *p, struct fe_frontend_conf
     pthread_join(t, NULL);
     fe_ep_destroy(keeper);
     if (h.rc) {
+        char a[32];
         fprintf(stderr, "feroce send: perftest server %s: %s\n",
                 fe_io_addr_str(p->server_ip, p->server_port, a, sizeof a), p->s.err);
         if (p->fd >= 0) close(p->fd);
         p->fd = -1;
-        return h.rc;
     }
+    return h.rc;
+}
+
+int fe_send_perftest_connect(struct fe_send_perftest *p, struct fe_frontend_config *fc)
+{
+    int rc = check_config(fc);
+    if (rc) return rc;
+    set_local(p, fc);
+    rc = run_handshake(p, fc);
+    if (rc) return rc;
     fc->sc_enable = false;
     fc->n_qps = 1;
     fc->peer_ip = p->server_ip;

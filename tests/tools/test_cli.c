@@ -1,0 +1,136 @@
+/* fe_cli_parse: every kind of option, bounds, 'needs a value', unknown options, positional
+ * arguments, and getopt_long's manner (--name=value, prefixes, ambiguity). Messages go to
+ * stderr; these tests look at results and return values. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "tools/cli.h"
+
+struct t_opts {
+    bool flag, on, seen_rate;
+    int mode;
+    const char *name, *pos;
+    uint8_t small;
+    uint16_t port;
+    uint32_t qpn;
+    uint64_t size, time_ns, rate_bps, count;
+    int fn_calls;
+};
+
+static int count_fn(const char *val, void *p)
+{
+    struct t_opts *o = p;
+    o->fn_calls++;
+    return val && !strcmp(val, "bad") ? -1 : 0;
+}
+
+static int pos_fn(const char *a, void *ctx)
+{
+    struct t_opts *o = ctx;
+    if (o->pos) return -1;
+    o->pos = a;
+    return 0;
+}
+
+static int parse(struct t_opts *o, bool getopt_mode, int argc, const char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->on = true;
+    const struct fe_opt opts[] = {
+        {FE_OPT_FLAG_("--flag", o->flag)},
+        {FE_OPT_CLEAR_("--off", o->on)},
+        {FE_OPT_SET_("--mode-b", o->mode, 2)},
+        {FE_OPT_STR_("--name", o->name)},
+        {FE_OPT_UINT_("--small", o->small), .max = 31},
+        {FE_OPT_UINT_("--port", o->port), .min = 1, .max = 65535},
+        {FE_OPT_U32MAX_("--qpn", o->qpn, 0xFFFFFF)},
+        {FE_OPT_SIZE_("--size", o->size), .min = 1},
+        {FE_OPT_TIME_("--time", o->time_ns)},
+        {FE_OPT_RATE_("--rate", o->rate_bps), .seen = &o->seen_rate},
+        {FE_OPT_FN_("--fn", count_fn, o)},
+        {FE_OPT_FN0_("--fn0", count_fn, o)},
+        {FE_OPT_UINT_("--count", o->count)},
+        {0},
+    };
+    const struct fe_opt *const tables[] = {opts, NULL};
+    const struct fe_cli cli = {.cmd = "test",
+                               .tables = tables,
+                               .positional = getopt_mode ? NULL : pos_fn,
+                               .ctx = o,
+                               .getopt_usage = getopt_mode ? "usage\n" : NULL};
+    return fe_cli_parse(&cli, argc, (char **)argv);
+}
+
+#define PARSE(o, g, ...)                                                                           \
+    parse(o, g, (int)(sizeof((const char *[]){"test", __VA_ARGS__}) / sizeof(const char *)),       \
+          (const char *[]){"test", __VA_ARGS__})
+
+static void test_kinds(void **state)
+{
+    (void)state;
+    struct t_opts o;
+    assert_int_equal(PARSE(&o, false, "--flag", "--off", "--mode-b", "--name", "x", "--small", "31",
+                           "--port", "4791", "--qpn", "0xffffff", "--size", "64K", "--time", "2us",
+                           "--rate", "10G", "--fn", "a", "--fn0", "file"),
+                     22);
+    assert_true(o.flag);
+    assert_false(o.on);
+    assert_int_equal(o.mode, 2);
+    assert_string_equal(o.name, "x");
+    assert_int_equal(o.small, 31);
+    assert_int_equal(o.port, 4791);
+    assert_int_equal(o.qpn, 0xffffff);
+    assert_int_equal(o.size, 65536);
+    assert_int_equal(o.time_ns, 2000);
+    assert_int_equal(o.rate_bps, 10000000000ull);
+    assert_true(o.seen_rate);
+    assert_int_equal(o.fn_calls, 2);
+    assert_string_equal(o.pos, "file");
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    struct t_opts o;
+    assert_int_equal(PARSE(&o, false, "--small", "32"), -1); /* above max */
+    assert_int_equal(PARSE(&o, false, "--port", "0"), -1);   /* below min */
+    assert_int_equal(PARSE(&o, false, "--qpn", "0x1000000"), -1);
+    assert_int_equal(PARSE(&o, false, "--size", "0"), -1);
+    assert_int_equal(PARSE(&o, false, "--time", "3 parsecs"), -1);
+    assert_int_equal(PARSE(&o, false, "--count", "-1"), -1);
+    assert_int_equal(PARSE(&o, false, "--fn", "bad"), -1);
+    assert_int_equal(PARSE(&o, false, "--name"), -1); /* needs a value */
+    assert_int_equal(PARSE(&o, false, "--nope"), -1); /* unknown */
+    assert_int_equal(PARSE(&o, false, "-"), -1);      /* "-" is an option here */
+    assert_int_equal(PARSE(&o, false, "a", "b"), -1); /* the positional refuses */
+    assert_int_equal(PARSE(&o, false, "--rate", "x"), -1);
+    assert_false(o.seen_rate);
+}
+
+static void test_getopt_manner(void **state)
+{
+    (void)state;
+    struct t_opts o;
+    assert_int_equal(PARSE(&o, true, "--name=y", "--sma", "7", "--fl", "rest"), 5);
+    assert_string_equal(o.name, "y");
+    assert_int_equal(o.small, 7);
+    assert_true(o.flag);
+    assert_int_equal(PARSE(&o, true, "--f", "x"), -1); /* --flag, --fn, --fn0 */
+    assert_int_equal(PARSE(&o, true, "--nope"), -1);
+    assert_int_equal(PARSE(&o, true, "--port"), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kinds),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_getopt_manner),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
