@@ -46,9 +46,10 @@ static const char usage[] =
     "     --drain TIME: after asking the senders to stop, wait until nothing arrived for this\n"
     "     long (in-flight messages and their retransmissions), then close (1s)\n"
     "     --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
-    "perftest: --perftest-server  be an ib_write_bw server (TCP 18515 on --bind, or\n"
-    "     --perftest-port N; raw backend): a client on an RDMA NIC writes --msg-size\n"
-    "     messages into our ring; ends with its report (docs/perftest.md)\n"
+    "perftest: --perftest-server  be an ib_write_bw server (raw backend): a client on an RDMA\n"
+    "     NIC writes --msg-size messages into our ring; ends with its report (docs/perftest.md)\n"
+    "     --perftest-listen ADDR[:PORT]: the exchange's TCP address, a kernel address of this\n"
+    "     host (default: --bind, port 18515)\n"
     "\n"
     "Exit status 0 when every expected message arrived exactly once and verified.\n";
 
@@ -126,6 +127,13 @@ static int consume_rate_opt(const char *val, void *p)
     return 0;
 }
 
+/* The TCP address of the exchange: the kernel's, where --bind is the raw endpoint's own. */
+static int perftest_listen_opt(const char *val, void *p)
+{
+    struct fe_recv_perftest *pt = p;
+    return fe_io_parse_addr(val, &pt->listen_ip, &pt->port);
+}
+
 #define SAY FE_OPT_SAY_INVALID
 
 static int parse_table(int argc, char **argv, struct opts *o)
@@ -159,7 +167,7 @@ static int parse_table(int argc, char **argv, struct opts *o)
         {FE_OPT_TIME_("--warmup", o->warmup_ns)},
         {FE_OPT_TIME_("--timeout", o->timeout_ns)},
         {FE_OPT_FLAG_("--perftest-server", o->pt.enabled)},
-        {FE_OPT_U32MAX_("--perftest-port", o->pt.port, 65535), .min = 1, .flags = SAY},
+        {FE_OPT_FN_("--perftest-listen", perftest_listen_opt, &o->pt), .flags = SAY},
         {0},
     };
     struct fe_opt shared[FE_IO_OPTS_N + 1];

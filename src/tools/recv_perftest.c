@@ -185,6 +185,12 @@ int fe_recv_perftest_run(const struct fe_recv_perftest *p, struct fe_daq_config 
         if (sv.lfd >= 0) close(sv.lfd);
         return 1;
     }
+    if (!quiet) { /* a test (or a user's script) starts the client after this line */
+        char a[32];
+        printf("perftest server: listening on %s\n",
+               fe_io_addr_str(p->listen_ip ? p->listen_ip : dc->ep.raw.ip, p->port, a, sizeof a));
+        fflush(stdout);
+    }
     pthread_t t;
     if (pthread_create(&t, NULL, exchange_main, &sv)) {
         close(sv.lfd);
