@@ -118,7 +118,9 @@ int fe_eb_fe_table_add(struct fe_eb_fe_table *t, const struct fe_eb_table *chunk
 /* 0 and *out; FE_EAGAIN when no table covers the event yet (busy: do not send it, count it);
  * FE_ENOENT when the event is below the base (forgotten). */
 int fe_eb_fe_table_lookup(struct fe_eb_fe_table *t, uint64_t event, struct fe_eb_target *out);
-/* Forgets the runs that end at or before event (the front-end has passed them). */
+/* The front-end has passed every event below event: forgets the runs that end at or before it,
+ * and a chunk that starts at event is then contiguous (the manager does not assign events every
+ * front-end has passed, they were busy everywhere). */
 void fe_eb_fe_table_forget(struct fe_eb_fe_table *t, uint64_t event);
 /* First event not covered: the front-end is busy from there on. */
 uint64_t fe_eb_fe_table_end(const struct fe_eb_fe_table *t);
@@ -128,7 +130,8 @@ const struct fe_eb_fe_stats *fe_eb_fe_table_stats(const struct fe_eb_fe_table *t
  * Builders announce how many of their slots they have released (cumulative, in ring order);
  * front-ends report the next event they will send. The manager keeps
  * credits(b) = S - reserve - (assigned(b) - released(b)) per builder and issues chunks that keep
- * the assigned events lead events ahead of the furthest front-end. A builder with no credit, or
+ * the assigned events up to lead events ahead of the furthest front-end (refilled when half of it
+ * is used). A builder with no credit, or
  * silent for builder_timeout_ns, gets no new run; so a builder that is full, slow or gone gets at
  * most credits(b) events after its last announcement, none from chunks issued after the timeout,
  * and none numbered beyond progress + lead at that time. */
@@ -167,6 +170,7 @@ struct fe_eb_mgr {
     uint64_t next_event; /* first event not yet assigned */
     uint64_t progress;   /* furthest next-event reported by a front-end */
     uint32_t rr_next;    /* tie-break rotation */
+    bool refilling;      /* the assigned events fell below progress + lead / 2: up to the lead */
     struct fe_eb_mgr_builder *b;
     struct fe_eb_mgr_stats stats;
 };
@@ -195,6 +199,9 @@ struct fe_eb_asm_config {
     uint32_t frag_max_bytes; /* longest fragment accepted */
     uint64_t timeout_ns;     /* from an event's first fragment to its declaration as incomplete */
     uint64_t first_event;    /* reference for the first immediate */
+    uint32_t rr_builders;    /* round-robin over this many builders: an event's ring position is
+                              * E div M. 0: tables (the position is the slot's one in the window
+                              * the manager's credits allow) */
 };
 void fe_eb_asm_config_default(struct fe_eb_asm_config *cfg);
 
@@ -211,7 +218,7 @@ enum fe_eb_frag {
     FE_EB_F_OK = 0,    /* accepted, event still open */
     FE_EB_F_COMPLETE,  /* accepted, and it completed the event */
     FE_EB_F_SOURCE,    /* source index out of range or not expected */
-    FE_EB_F_SLOT,      /* slot index out of range */
+    FE_EB_F_SLOT,      /* slot index out of range (round-robin: not the event's slot) */
     FE_EB_F_LENGTH,    /* longer than frag_max_bytes */
     FE_EB_F_DUPLICATE, /* this source already arrived for this event */
     FE_EB_F_LATE,      /* its event was already declared (complete, incomplete, skipped) */
@@ -255,6 +262,14 @@ int fe_eb_asm_fragment(struct fe_eb_asm *a, uint64_t now_ns, uint32_t source, ui
 int fe_eb_asm_expire(struct fe_eb_asm *a, uint64_t now_ns, struct fe_eb_event *done);
 /* The earliest time fe_eb_asm_expire has work; UINT64_MAX when nothing is open. */
 uint64_t fe_eb_asm_next_deadline(const struct fe_eb_asm *a);
+/* The front-ends have passed every event below event_end, and seq_end of this builder's ring
+ * positions hold such events (with tables: the builder counts the events of its runs in the
+ * chunks, which the manager sends to builders too, and the manager forwards the front-ends'
+ * progress). A position below seq_end that no fragment reaches within the timeout is skipped
+ * even when no later position is reached: an event every source was busy for must not hold a
+ * slot, or the builder's credits never come back. Anything for it later is late. Older values
+ * are ignored. */
+void fe_eb_asm_passed(struct fe_eb_asm *a, uint64_t now_ns, uint64_t seq_end, uint64_t event_end);
 /* The consumer has taken the event in slot (recorded or forwarded it): the slot may be reused.
  * FE_ESTATE when the slot holds no declared event. */
 int fe_eb_asm_release(struct fe_eb_asm *a, uint64_t now_ns, uint32_t slot);
