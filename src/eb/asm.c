@@ -9,19 +9,20 @@
 #define NO_TIME UINT64_MAX
 
 struct slot {
-    uint64_t event;    /* current occupant, or the last one (valid when uses > 0) */
-    uint64_t uses;     /* times opened: the occupant is this builder's seq idx + S * (uses - 1) */
+    uint64_t event;    /* current occupant, or the last one (valid when used) */
+    uint64_t seq;      /* its ring position: the builder's seq-th event (seq mod S = slot) */
     uint64_t first_ns; /* first fragment of the occupant */
     uint64_t bytes;
     uint32_t n_arrived, n_expected;
     uint8_t state; /* enum fe_eb_slot_state */
+    bool used;
 };
 
 /* Open slots in opening order: their deadlines (first_ns + timeout) are in the same order, so
  * the next one is at the head. Entries whose slot was declared since are skipped (stale). */
 struct open_entry {
     uint32_t slot;
-    uint64_t uses;
+    uint64_t seq;
 };
 
 struct fe_eb_asm {
@@ -38,6 +39,8 @@ struct fe_eb_asm {
     uint32_t open_cap, open_head, open_count;
     uint64_t released_w;   /* ring watermark: seqs below it are released (or skipped) */
     uint64_t seq_end;      /* one past the newest seq opened */
+    uint64_t passed_seq;   /* positions the front-ends have passed (fe_eb_asm_passed) */
+    uint64_t passed_event; /* events the front-ends have passed */
     uint64_t head_wait_ns; /* since when the watermark's position has been unopened while a
                             * later one was opened; NO_TIME when it is not */
     struct fe_eb_asm_stats stats;
@@ -133,17 +136,12 @@ static int refuse(struct fe_eb_asm *a, enum fe_eb_frag why)
     return why;
 }
 
-static uint64_t slot_seq(const struct fe_eb_asm *a, uint32_t j)
-{
-    return j + (uint64_t)a->cfg.n_slots * (a->slot[j].uses - 1);
-}
-
 static void fill_event(const struct fe_eb_asm *a, uint32_t j, uint64_t now_ns,
                        struct fe_eb_event *ev)
 {
     const struct slot *s = &a->slot[j];
     ev->event = s->event;
-    ev->seq = slot_seq(a, j);
+    ev->seq = s->seq;
     ev->slot = j;
     ev->state = s->state;
     ev->n_arrived = s->n_arrived;
@@ -159,7 +157,7 @@ static void pop_stale(struct fe_eb_asm *a)
     while (a->open_count) {
         const struct open_entry *e = &a->open[a->open_head];
         const struct slot *s = &a->slot[e->slot];
-        if (s->state == FE_EB_SLOT_OPEN && s->uses == e->uses) return;
+        if (s->state == FE_EB_SLOT_OPEN && s->seq == e->seq) return;
         a->open_head = (a->open_head + 1) % a->open_cap;
         a->open_count--;
     }
@@ -173,7 +171,7 @@ static void compact_open(struct fe_eb_asm *a)
     for (uint32_t i = 0; i < a->open_count; i++) {
         struct open_entry e = a->open[(a->open_head + i) % a->open_cap];
         const struct slot *s = &a->slot[e.slot];
-        if (s->state == FE_EB_SLOT_OPEN && s->uses == e.uses) a->open[n++] = e;
+        if (s->state == FE_EB_SLOT_OPEN && s->seq == e.seq) a->open[n++] = e;
     }
     a->open_head = 0;
     a->open_count = n;
@@ -184,21 +182,24 @@ static void push_open(struct fe_eb_asm *a, uint32_t j)
     if (a->open_count == a->open_cap) compact_open(a);
     struct open_entry *e = &a->open[(a->open_head + a->open_count) % a->open_cap];
     e->slot = j;
-    e->uses = a->slot[j].uses;
+    e->seq = a->slot[j].seq;
     a->open_count++;
 }
 
 static bool head_unopened(const struct fe_eb_asm *a)
 {
     const struct slot *h = &a->slot[a->released_w % a->cfg.n_slots];
-    return h->uses <= a->released_w / a->cfg.n_slots && a->seq_end > a->released_w;
+    uint64_t reached = a->seq_end > a->passed_seq ? a->seq_end : a->passed_seq;
+    return !(h->used && h->seq == a->released_w) && reached > a->released_w;
 }
 
-static void open_slot(struct fe_eb_asm *a, uint32_t j, uint64_t event, uint64_t now_ns)
+static void open_slot(struct fe_eb_asm *a, uint32_t j, uint64_t event, uint64_t seq,
+                      uint64_t now_ns)
 {
     struct slot *s = &a->slot[j];
     s->event = event;
-    s->uses++;
+    s->seq = seq;
+    s->used = true;
     s->first_ns = now_ns;
     s->bytes = 0;
     s->n_arrived = 0;
@@ -207,7 +208,6 @@ static void open_slot(struct fe_eb_asm *a, uint32_t j, uint64_t event, uint64_t 
     memset(a->arrived + (size_t)j * a->words, 0, a->words * sizeof(uint64_t));
     memcpy(a->expected + (size_t)j * a->words, a->expect_now, a->words * sizeof(uint64_t));
     if (event > a->newest) a->newest = event;
-    uint64_t seq = slot_seq(a, j);
     if (seq + 1 > a->seq_end) a->seq_end = seq + 1;
     push_open(a, j);
     if (a->head_wait_ns == NO_TIME && head_unopened(a)) a->head_wait_ns = now_ns;
@@ -219,12 +219,32 @@ static int check_event(const struct fe_eb_asm *a, const struct slot *s, uint64_t
                        uint32_t source)
 {
     if (s->state == FE_EB_SLOT_FREE)
-        return s->uses && event <= s->event ? FE_EB_F_LATE : FE_EB_F_OK;
+        return s->used && event <= s->event ? FE_EB_F_LATE : FE_EB_F_OK;
     if (event < s->event) return FE_EB_F_LATE;
     if (event > s->event) return FE_EB_F_OVERRUN;
     if (s->state == FE_EB_SLOT_OPEN) return FE_EB_F_OK;
     const uint64_t *arr = a->arrived + (size_t)j * a->words;
     return (arr[source / 64] >> (source % 64)) & 1 ? FE_EB_F_DUPLICATE : FE_EB_F_LATE;
+}
+
+/* The ring position a new event in free slot j takes. Round-robin: seq = E div M exactly, and
+ * the slot must be seq mod S. Otherwise the one position of slot j in the window
+ * [watermark, watermark + S): the manager's credits never let a front-end further ahead. A
+ * position before the window was passed (late); one beyond it would overwrite a position the
+ * builder has not finished with (overrun). */
+static int check_position(const struct fe_eb_asm *a, const struct slot *s, uint32_t j,
+                          uint64_t event, uint64_t *seq)
+{
+    uint64_t w = a->released_w, n = a->cfg.n_slots;
+    if (a->cfg.rr_builders) {
+        *seq = event / a->cfg.rr_builders;
+        if (*seq % n != j) return FE_EB_F_SLOT;
+    } else {
+        if (s->used && s->seq >= w) return FE_EB_F_OVERRUN;
+        *seq = w + (j + n - w % n) % n;
+    }
+    if (*seq < w) return FE_EB_F_LATE;
+    return *seq >= w + n ? FE_EB_F_OVERRUN : FE_EB_F_OK;
 }
 
 static int record(struct fe_eb_asm *a, uint32_t j, uint32_t source, uint32_t len, uint64_t now_ns,
@@ -259,9 +279,12 @@ int fe_eb_asm_fragment(struct fe_eb_asm *a, uint64_t now_ns, uint32_t source, ui
     int v = check_event(a, s, event, j, source);
     if (v != FE_EB_F_OK) return refuse(a, (enum fe_eb_frag)v);
     if (s->state == FE_EB_SLOT_FREE) {
+        uint64_t seq;
+        v = check_position(a, s, j, event, &seq);
+        if (v != FE_EB_F_OK) return refuse(a, (enum fe_eb_frag)v);
         /* An unexpected source must not open a slot it cannot complete. */
         if (!((a->expect_now[source / 64] >> (source % 64)) & 1)) return refuse(a, FE_EB_F_SOURCE);
-        open_slot(a, j, event, now_ns);
+        open_slot(a, j, event, seq, now_ns);
     }
     return record(a, j, source, len_bytes, now_ns, done);
 }
@@ -278,7 +301,7 @@ static void advance_watermark(struct fe_eb_asm *a)
 {
     for (;;) {
         const struct slot *h = &a->slot[a->released_w % a->cfg.n_slots];
-        if (h->state != FE_EB_SLOT_FREE || h->uses <= a->released_w / a->cfg.n_slots) return;
+        if (h->state != FE_EB_SLOT_FREE || !h->used || h->seq != a->released_w) return;
         a->released_w++;
     }
 }
@@ -290,8 +313,11 @@ static void skip_head(struct fe_eb_asm *a, struct fe_eb_event *done, uint64_t no
 {
     uint32_t j = (uint32_t)(a->released_w % a->cfg.n_slots);
     struct slot *s = &a->slot[j];
-    s->uses = a->released_w / a->cfg.n_slots + 1;
+    s->seq = a->released_w;
+    s->used = true;
+    /* Its event is older than both the newest opened and any the front-ends have passed. */
     s->event = a->newest;
+    if (a->passed_event && a->passed_event - 1 > s->event) s->event = a->passed_event - 1;
     s->state = FE_EB_SLOT_FREE;
     memset(done, 0, sizeof *done);
     done->event = UINT64_MAX;
@@ -341,6 +367,14 @@ uint64_t fe_eb_asm_next_deadline(const struct fe_eb_asm *a)
     return t;
 }
 
+void fe_eb_asm_passed(struct fe_eb_asm *a, uint64_t now_ns, uint64_t seq_end, uint64_t event_end)
+{
+    if (event_end > a->passed_event) a->passed_event = event_end;
+    if (seq_end <= a->passed_seq) return;
+    a->passed_seq = seq_end;
+    update_head_wait(a, now_ns);
+}
+
 int fe_eb_asm_release(struct fe_eb_asm *a, uint64_t now_ns, uint32_t slot)
 {
     if (slot >= a->cfg.n_slots) return FE_EINVAL;
@@ -360,7 +394,7 @@ uint64_t fe_eb_asm_released(const struct fe_eb_asm *a)
 
 uint32_t fe_eb_asm_missing(const struct fe_eb_asm *a, uint32_t slot, uint32_t *out, uint32_t max)
 {
-    if (slot >= a->cfg.n_slots || !a->slot[slot].uses) return 0;
+    if (slot >= a->cfg.n_slots || !a->slot[slot].used) return 0;
     const uint64_t *arr = a->arrived + (size_t)slot * a->words;
     const uint64_t *exp = a->expected + (size_t)slot * a->words;
     uint32_t n = 0;

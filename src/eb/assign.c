@@ -176,6 +176,9 @@ int fe_eb_fe_table_lookup(struct fe_eb_fe_table *t, uint64_t event, struct fe_eb
 
 void fe_eb_fe_table_forget(struct fe_eb_fe_table *t, uint64_t event)
 {
+    /* Events the front-end has passed need no table any more, so a chunk starting at event
+     * (the manager skips what every front-end has passed) is contiguous. */
+    if (event > t->end) t->end = event;
     while (t->n && at(t, 0)->first + at(t, 0)->count <= event) {
         t->head = (t->head + 1) % t->cap;
         t->n--;

@@ -215,6 +215,68 @@ static void immediate_wraps(void **state)
     fe_eb_asm_destroy(a);
 }
 
+/* Round-robin: a builder knows each event's ring position (E div M); a front-end ahead of the
+ * builder's watermark by a whole ring is refused (overrun: the RNR back-pressure), a position
+ * already passed is late, and a fragment in the wrong slot is refused. */
+static void round_robin_positions(void **state)
+{
+    (void)state;
+    struct fe_eb_asm_config c;
+    fe_eb_asm_config_default(&c);
+    c.n_slots = 2;
+    c.rr_builders = 3; /* this is builder 1 of 3: events 1, 4, 7, 10, ... */
+    c.timeout_ns = 100;
+    struct fe_eb_asm *a;
+    assert_int_equal(fe_eb_asm_create(&a, &c), 0);
+    unsigned bits = fe_eb_asm_slot_bits(a);
+    struct fe_eb_event d;
+    assert_int_equal(fe_eb_asm_fragment(a, 0, 0, fe_eb_imm_make(bits, 1, 1), 1, &d), FE_EB_F_SLOT);
+    /* event 4 (position 1) arrives before event 1 (position 0) */
+    assert_int_equal(fe_eb_asm_fragment(a, 0, 0, fe_eb_imm_make(bits, 1, 4), 1, &d),
+                     FE_EB_F_COMPLETE);
+    assert_int_equal(d.seq, 1);
+    assert_int_equal(fe_eb_asm_release(a, 1, 1), 0);
+    /* event 7 (position 2, slot 0) is a ring ahead of the watermark (0): refused */
+    assert_int_equal(fe_eb_asm_fragment(a, 2, 0, fe_eb_imm_make(bits, 0, 7), 1, &d),
+                     FE_EB_F_OVERRUN);
+    assert_int_equal(fe_eb_asm_released(a), 0);
+    /* event 1 never comes: position 0 is skipped after the timeout, as event 4 was reached */
+    assert_int_equal(fe_eb_asm_expire(a, 100, &d), 1);
+    assert_int_equal(d.state, FE_EB_SLOT_FREE);
+    assert_int_equal(d.seq, 0);
+    assert_int_equal(fe_eb_asm_released(a), 2);
+    assert_int_equal(fe_eb_asm_fragment(a, 101, 0, fe_eb_imm_make(bits, 0, 1), 1, &d),
+                     FE_EB_F_LATE);
+    assert_int_equal(fe_eb_asm_fragment(a, 102, 0, fe_eb_imm_make(bits, 0, 7), 1, &d),
+                     FE_EB_F_COMPLETE);
+    assert_int_equal(d.seq, 2);
+    fe_eb_asm_destroy(a);
+}
+
+/* Tables: positions the front-ends have passed are skipped after the timeout even when no later
+ * one was reached (every source was busy for them), and the floor makes their stragglers late. */
+static void passed_positions_are_skipped(void **state)
+{
+    (void)state;
+    struct fe_eb_asm *a = make(2, 4, 1000);
+    struct fe_eb_event d;
+    fe_eb_asm_passed(a, 50, 2, 10); /* positions 0 and 1 hold events below 10 */
+    assert_int_equal(fe_eb_asm_next_deadline(a), 1050);
+    assert_int_equal(fe_eb_asm_expire(a, 1050, &d), 1);
+    assert_int_equal(d.seq, 0);
+    assert_int_equal(fe_eb_asm_expire(a, 1050, &d), 1);
+    assert_int_equal(d.seq, 1);
+    assert_int_equal(fe_eb_asm_expire(a, 1050, &d), 0);
+    assert_int_equal(fe_eb_asm_released(a), 2);
+    assert_int_equal(fe_eb_asm_stats(a)->skipped, 2);
+    /* event 5 was one of them: late; event 12 takes position 2 (slot 2) */
+    assert_int_equal(frag(a, 1100, 0, 0, 5, &d), FE_EB_F_LATE);
+    assert_int_equal(frag(a, 1100, 0, 2, 12, &d), FE_EB_F_OK);
+    fe_eb_asm_passed(a, 1100, 1, 5); /* older news: ignored */
+    assert_int_equal(fe_eb_asm_next_deadline(a), 2100);
+    fe_eb_asm_destroy(a);
+}
+
 static void expected_subset(void **state)
 {
     (void)state;
@@ -260,6 +322,8 @@ int main(void)
         cmocka_unit_test(watermark_in_ring_order),
         cmocka_unit_test(unreached_position_is_skipped),
         cmocka_unit_test(immediate_wraps),
+        cmocka_unit_test(round_robin_positions),
+        cmocka_unit_test(passed_positions_are_skipped),
         cmocka_unit_test(expected_subset),
         cmocka_unit_test(bad_config),
     };

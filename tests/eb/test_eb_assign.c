@@ -150,12 +150,25 @@ static void manager_interleaves(void **state)
     assert_int_equal(c.first_event, 10);
     assert_int_equal(fe_eb_table_events(&c), 2);
     assert_int_equal(fe_eb_mgr_poll(&m, 0, &c), 0); /* lead of 12 reached */
+    /* less than half the lead left: refilled up to the lead, as far as credits go */
     fe_eb_mgr_progress(&m, 5);
+    assert_int_equal(fe_eb_mgr_poll(&m, 0, &c), 0);
+    fe_eb_mgr_progress(&m, 7);
     assert_int_equal(fe_eb_mgr_poll(&m, 0, &c), 1);
     assert_int_equal(c.first_event, 12);
     assert_int_equal(fe_eb_table_events(&c), 5);
-    /* 17 events: 6, 6, 5 assigned; builder 2 has 1 credit left */
-    assert_int_equal(fe_eb_mgr_credits(&m, 2), 1);
+    assert_int_equal(fe_eb_mgr_poll(&m, 0, &c), 1);
+    assert_int_equal(c.first_event, 17);
+    assert_int_equal(fe_eb_table_events(&c), 1);
+    /* 18 events, 6 per builder: no credit left anywhere */
+    assert_int_equal(fe_eb_mgr_poll(&m, 0, &c), 0);
+    assert_int_equal(m.stats.starved, 2);
+    for (uint16_t b = 0; b < 3; b++) assert_int_equal(fe_eb_mgr_credits(&m, b), 0);
+    /* a front-end passed events with no table: they are not assigned any more */
+    fe_eb_mgr_announce(&m, 0, 0, 6);
+    fe_eb_mgr_progress(&m, 30);
+    assert_int_equal(fe_eb_mgr_poll(&m, 0, &c), 1);
+    assert_int_equal(c.first_event, 30);
     fe_eb_mgr_free(&m);
 }
 
