@@ -47,7 +47,8 @@ static void check_issued(const struct fe_eb_table *c, struct fe_eb_fe_table *min
         CHECK(c->run[i].builder < N_BUILDERS && c->run[i].first_slot < N_SLOTS);
         CHECK(c->run[i].count >= 1);
     }
-    CHECK(c->first_event == fe_eb_fe_table_end(mine));
+    /* chunks follow one another, or jump over events every front-end passed */
+    CHECK(c->first_event >= fe_eb_fe_table_end(mine));
     fe_eb_fe_table_forget(mine, c->first_event);
     CHECK(fe_eb_fe_table_add(mine, &d.u.table) == 0);
 }
