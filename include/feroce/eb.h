@@ -218,7 +218,8 @@ enum fe_eb_frag {
     FE_EB_F_OK = 0,    /* accepted, event still open */
     FE_EB_F_COMPLETE,  /* accepted, and it completed the event */
     FE_EB_F_SOURCE,    /* source index out of range or not expected */
-    FE_EB_F_SLOT,      /* slot index out of range (round-robin: not the event's slot) */
+    FE_EB_F_SLOT,      /* slot out of range, or not the event's: round-robin, not (E div M) mod S;
+                        * tables, its event breaks the order of events along the ring */
     FE_EB_F_LENGTH,    /* longer than frag_max_bytes */
     FE_EB_F_DUPLICATE, /* this source already arrived for this event */
     FE_EB_F_LATE,      /* its event was already declared (complete, incomplete, skipped) */

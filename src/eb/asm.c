@@ -16,6 +16,7 @@ struct slot {
     uint32_t n_arrived, n_expected;
     uint8_t state; /* enum fe_eb_slot_state */
     bool used;
+    bool skipped; /* its position was skipped: event is a floor, not an event */
 };
 
 /* Open slots in opening order: their deadlines (first_ns + timeout) are in the same order, so
@@ -41,6 +42,8 @@ struct fe_eb_asm {
     uint64_t seq_end;      /* one past the newest seq opened */
     uint64_t passed_seq;   /* positions the front-ends have passed (fe_eb_asm_passed) */
     uint64_t passed_event; /* events the front-ends have passed */
+    uint64_t w_event;      /* newest event at a released position below the watermark */
+    bool have_w_event;
     uint64_t head_wait_ns; /* since when the watermark's position has been unopened while a
                             * later one was opened; NO_TIME when it is not */
     struct fe_eb_asm_stats stats;
@@ -193,6 +196,14 @@ static bool head_unopened(const struct fe_eb_asm *a)
     return !(h->used && h->seq == a->released_w) && reached > a->released_w;
 }
 
+static void update_head_wait(struct fe_eb_asm *a, uint64_t now_ns)
+{
+    if (!head_unopened(a))
+        a->head_wait_ns = NO_TIME;
+    else if (a->head_wait_ns == NO_TIME)
+        a->head_wait_ns = now_ns;
+}
+
 static void open_slot(struct fe_eb_asm *a, uint32_t j, uint64_t event, uint64_t seq,
                       uint64_t now_ns)
 {
@@ -200,6 +211,7 @@ static void open_slot(struct fe_eb_asm *a, uint32_t j, uint64_t event, uint64_t 
     s->event = event;
     s->seq = seq;
     s->used = true;
+    s->skipped = false;
     s->first_ns = now_ns;
     s->bytes = 0;
     s->n_arrived = 0;
@@ -210,7 +222,7 @@ static void open_slot(struct fe_eb_asm *a, uint32_t j, uint64_t event, uint64_t 
     if (event > a->newest) a->newest = event;
     if (seq + 1 > a->seq_end) a->seq_end = seq + 1;
     push_open(a, j);
-    if (a->head_wait_ns == NO_TIME && head_unopened(a)) a->head_wait_ns = now_ns;
+    update_head_wait(a, now_ns);
 }
 
 /* Which state the slot is in decides whether the fragment's event is the occupant, an older
@@ -232,6 +244,28 @@ static int check_event(const struct fe_eb_asm *a, const struct slot *s, uint64_t
  * [watermark, watermark + S): the manager's credits never let a front-end further ahead. A
  * position before the window was passed (late); one beyond it would overwrite a position the
  * builder has not finished with (overrun). */
+/* The slot holding ring position p, when it still records that position's event. */
+static const struct slot *at_position(const struct fe_eb_asm *a, uint64_t p)
+{
+    const struct slot *s = &a->slot[p % a->cfg.n_slots];
+    return s->used && !s->skipped && s->seq == p ? s : NULL;
+}
+
+/* Events increase along a builder's ring positions (the manager assigns them in order). An event
+ * that would break that order at position seq is in the wrong slot: a front-end disagrees with
+ * the tables, or the event was already built at another position. Checked against the nearest
+ * recorded position on each side within the window, and below it against the newest event
+ * released there: so no event is built twice, whatever slot its fragments claim. */
+static bool in_ring_order(const struct fe_eb_asm *a, uint64_t seq, uint64_t event)
+{
+    uint64_t w = a->released_w, n = a->cfg.n_slots;
+    const struct slot *before = NULL, *after = NULL;
+    for (uint64_t p = seq; p > w && !before;) before = at_position(a, --p);
+    for (uint64_t p = seq + 1; p < w + n && !after; p++) after = at_position(a, p);
+    if (before ? before->event >= event : a->have_w_event && a->w_event >= event) return false;
+    return !after || after->event > event;
+}
+
 static int check_position(const struct fe_eb_asm *a, const struct slot *s, uint32_t j,
                           uint64_t event, uint64_t *seq)
 {
@@ -242,6 +276,7 @@ static int check_position(const struct fe_eb_asm *a, const struct slot *s, uint3
     } else {
         if (s->used && s->seq >= w) return FE_EB_F_OVERRUN;
         *seq = w + (j + n - w % n) % n;
+        if (!in_ring_order(a, *seq, event)) return FE_EB_F_SLOT;
     }
     if (*seq < w) return FE_EB_F_LATE;
     return *seq >= w + n ? FE_EB_F_OVERRUN : FE_EB_F_OK;
@@ -289,19 +324,15 @@ int fe_eb_asm_fragment(struct fe_eb_asm *a, uint64_t now_ns, uint32_t source, ui
     return record(a, j, source, len_bytes, now_ns, done);
 }
 
-static void update_head_wait(struct fe_eb_asm *a, uint64_t now_ns)
-{
-    if (!head_unopened(a))
-        a->head_wait_ns = NO_TIME;
-    else if (a->head_wait_ns == NO_TIME)
-        a->head_wait_ns = now_ns;
-}
-
 static void advance_watermark(struct fe_eb_asm *a)
 {
     for (;;) {
         const struct slot *h = &a->slot[a->released_w % a->cfg.n_slots];
         if (h->state != FE_EB_SLOT_FREE || !h->used || h->seq != a->released_w) return;
+        if (!h->skipped && (!a->have_w_event || h->event > a->w_event)) {
+            a->w_event = h->event;
+            a->have_w_event = true;
+        }
         a->released_w++;
     }
 }
@@ -315,6 +346,7 @@ static void skip_head(struct fe_eb_asm *a, struct fe_eb_event *done, uint64_t no
     struct slot *s = &a->slot[j];
     s->seq = a->released_w;
     s->used = true;
+    s->skipped = true;
     /* Its event is older than both the newest opened and any the front-ends have passed. */
     s->event = a->newest;
     if (a->passed_event && a->passed_event - 1 > s->event) s->event = a->passed_event - 1;

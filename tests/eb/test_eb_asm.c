@@ -180,6 +180,21 @@ static void unreached_position_is_skipped(void **state)
     fe_eb_asm_destroy(a);
 }
 
+/* The waited-for position arrives after all: no deadline is left behind (a stale one would wake
+ * the caller in a loop). */
+static void late_head_clears_wait(void **state)
+{
+    (void)state;
+    struct fe_eb_asm *a = make(1, 4, 1000);
+    assert_int_equal(frag(a, 0, 0, 0, 0, NULL), FE_EB_F_COMPLETE);
+    assert_int_equal(fe_eb_asm_release(a, 1, 0), 0);
+    assert_int_equal(frag(a, 100, 0, 2, 2, NULL), FE_EB_F_COMPLETE);
+    assert_int_equal(fe_eb_asm_next_deadline(a), 1100);
+    assert_int_equal(frag(a, 200, 0, 1, 1, NULL), FE_EB_F_COMPLETE);
+    assert_int_equal(fe_eb_asm_next_deadline(a), UINT64_MAX);
+    fe_eb_asm_destroy(a);
+}
+
 /* Immediate wrap rule: 4 slots leave 30 event bits; the event is read relative to the newest
  * one opened, so counting past 2^30 continues. */
 static void immediate_wraps(void **state)
@@ -201,11 +216,11 @@ static void immediate_wraps(void **state)
     struct fe_eb_asm_config c;
     fe_eb_asm_config_default(&c);
     c.n_slots = 4;
-    c.first_event = span - 2;
+    c.first_event = span - 4;
     struct fe_eb_asm *a;
     assert_int_equal(fe_eb_asm_create(&a, &c), 0);
     struct fe_eb_event d;
-    for (uint64_t e = span - 2; e < span + 6; e++) {
+    for (uint64_t e = span - 4; e < span + 6; e++) {
         uint32_t slot = (uint32_t)(e % 4);
         assert_int_equal(fe_eb_asm_fragment(a, e, 0, fe_eb_imm_make(2, slot, e), 1, &d),
                          FE_EB_F_COMPLETE);
@@ -277,6 +292,27 @@ static void passed_positions_are_skipped(void **state)
     fe_eb_asm_destroy(a);
 }
 
+/* Tables: events increase along the ring, so an event claiming a slot out of that order is
+ * refused, and an event built at one position is never built again at another. */
+static void ring_order_enforced(void **state)
+{
+    (void)state;
+    struct fe_eb_asm *a = make(1, 4, 1000);
+    assert_int_equal(frag(a, 0, 0, 0, 10, NULL), FE_EB_F_COMPLETE);
+    assert_int_equal(frag(a, 0, 0, 2, 30, NULL), FE_EB_F_COMPLETE);
+    assert_int_equal(frag(a, 0, 0, 1, 40, NULL), FE_EB_F_SLOT); /* after 30, before it */
+    assert_int_equal(frag(a, 0, 0, 1, 5, NULL), FE_EB_F_SLOT);  /* before 10 */
+    assert_int_equal(frag(a, 0, 0, 1, 10, NULL), FE_EB_F_SLOT); /* 10 again */
+    assert_int_equal(frag(a, 0, 0, 1, 20, NULL), FE_EB_F_COMPLETE);
+    for (uint32_t j = 0; j < 3; j++) assert_int_equal(fe_eb_asm_release(a, 1, j), 0);
+    assert_int_equal(fe_eb_asm_released(a), 3);
+    /* below the watermark: 30 was released there */
+    assert_int_equal(frag(a, 2, 0, 3, 30, NULL), FE_EB_F_SLOT);
+    assert_int_equal(frag(a, 2, 0, 3, 31, NULL), FE_EB_F_COMPLETE);
+    assert_int_equal(fe_eb_asm_stats(a)->refused[FE_EB_F_SLOT], 4);
+    fe_eb_asm_destroy(a);
+}
+
 static void expected_subset(void **state)
 {
     (void)state;
@@ -321,9 +357,11 @@ int main(void)
         cmocka_unit_test(deadlines_in_order),
         cmocka_unit_test(watermark_in_ring_order),
         cmocka_unit_test(unreached_position_is_skipped),
+        cmocka_unit_test(late_head_clears_wait),
         cmocka_unit_test(immediate_wraps),
         cmocka_unit_test(round_robin_positions),
         cmocka_unit_test(passed_positions_are_skipped),
+        cmocka_unit_test(ring_order_enforced),
         cmocka_unit_test(expected_subset),
         cmocka_unit_test(bad_config),
     };
