@@ -87,11 +87,18 @@ struct fe_eb_table {
     uint16_t manager; /* sender id */
     uint32_t epoch;   /* the manager's incarnation: chunks of an older one are ignored */
     uint64_t first_event;
-    uint8_t n_runs; /* 1..FE_EB_TABLE_RUNS */
+    uint32_t skipped; /* events just before first_event that no chunk assigns (every front-end
+                       * had passed them): a table ending at first_event - skipped takes this
+                       * chunk as the next one. Saturates at 2^32 - 1 (then only a front-end
+                       * that passed first_event takes it) */
+    uint8_t n_runs;   /* 1..FE_EB_TABLE_RUNS */
     struct fe_eb_run run[FE_EB_TABLE_RUNS];
 };
 /* Events the chunk covers. */
 uint64_t fe_eb_table_events(const struct fe_eb_table *t);
+/* True when a table holding events up to end (exclusive) can take the chunk: it overlaps or
+ * follows, directly or over events the manager skipped. */
+bool fe_eb_table_continues(const struct fe_eb_table *t, uint64_t end);
 
 /* A front-end's (or builder's) copy of the tables: the runs covering [base, end), in a ring
  * sized at create. Lookups are O(1) for events reached in order (a cursor), O(log runs)
@@ -115,7 +122,8 @@ int fe_eb_fe_table_create(struct fe_eb_fe_table **out, uint32_t max_runs, uint32
 void fe_eb_fe_table_destroy(struct fe_eb_fe_table *t);
 /* 0 added; 1 ignored (duplicate, older); FE_EAGAIN a gap (chunk beyond the end); FE_ENOSPC. */
 int fe_eb_fe_table_add(struct fe_eb_fe_table *t, const struct fe_eb_table *chunk);
-/* 0 and *out; FE_EAGAIN when no table covers the event yet (busy: do not send it, count it);
+/* 0 and *out; FE_EAGAIN when no table covers the event (not yet, or the manager skipped it):
+ * busy, do not send it, count it;
  * FE_ENOENT when the event is below the base (forgotten). */
 int fe_eb_fe_table_lookup(struct fe_eb_fe_table *t, uint64_t event, struct fe_eb_target *out);
 /* The front-end has passed every event below event: forgets the runs that end at or before it,
@@ -125,6 +133,25 @@ void fe_eb_fe_table_forget(struct fe_eb_fe_table *t, uint64_t event);
 /* First event not covered: the front-end is busy from there on. */
 uint64_t fe_eb_fe_table_end(const struct fe_eb_fe_table *t);
 const struct fe_eb_fe_stats *fe_eb_fe_table_stats(const struct fe_eb_fe_table *t);
+
+/* A builder's own view of the tables: which event each of its ring positions holds. It takes the
+ * manager's chunks (the same as the front-ends) and keeps its own runs, so that it can tell the
+ * assembly which positions the front-ends have passed (fe_eb_asm_passed) and name the event of
+ * a skipped position. */
+struct fe_eb_positions;
+
+int fe_eb_positions_create(struct fe_eb_positions **out, uint16_t builder, uint32_t max_runs,
+                           uint64_t first_event);
+void fe_eb_positions_destroy(struct fe_eb_positions *p);
+/* Like fe_eb_fe_table_add: 0 taken; 1 ignored (held already, older epoch); FE_EAGAIN a gap;
+ * FE_ENOSPC; FE_EINVAL. */
+int fe_eb_positions_add(struct fe_eb_positions *p, const struct fe_eb_table *chunk);
+/* How many of the builder's positions hold events below event_end (as far as chunks tell). */
+uint64_t fe_eb_positions_below(const struct fe_eb_positions *p, uint64_t event_end);
+/* The event at position seq: 0 and *event, or FE_ENOENT (not assigned yet, or forgotten). */
+int fe_eb_positions_event(const struct fe_eb_positions *p, uint64_t seq, uint64_t *event);
+/* Forgets the positions below seq (the watermark has passed them). */
+void fe_eb_positions_forget(struct fe_eb_positions *p, uint64_t seq);
 
 /* ---- the event manager (availability policy) ----
  * Builders announce how many of their slots they have released (cumulative, in ring order);
@@ -169,6 +196,7 @@ struct fe_eb_mgr {
     struct fe_eb_mgr_config cfg;
     uint64_t next_event; /* first event not yet assigned */
     uint64_t progress;   /* furthest next-event reported by a front-end */
+    uint64_t issued_end; /* end of the last chunk issued */
     uint32_t rr_next;    /* tie-break rotation */
     bool refilling;      /* the assigned events fell below progress + lead / 2: up to the lead */
     struct fe_eb_mgr_builder *b;

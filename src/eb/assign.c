@@ -30,6 +30,11 @@ uint64_t fe_eb_table_events(const struct fe_eb_table *t)
     return n;
 }
 
+bool fe_eb_table_continues(const struct fe_eb_table *c, uint64_t end)
+{
+    return c->first_event <= end || c->first_event - c->skipped == end;
+}
+
 int fe_eb_fe_table_create(struct fe_eb_fe_table **out, uint32_t max_runs, uint32_t n_slots,
                           uint64_t first_event)
 {
@@ -93,7 +98,7 @@ int fe_eb_fe_table_add(struct fe_eb_fe_table *t, const struct fe_eb_table *c)
 {
     if (!chunk_valid(t, c)) return FE_EINVAL;
     uint64_t c_end = c->first_event + fe_eb_table_events(c);
-    if (c->first_event > t->end) {
+    if (!fe_eb_table_continues(c, t->end)) {
         t->stats.chunks_gap++;
         return FE_EAGAIN;
     }
@@ -112,6 +117,11 @@ int fe_eb_fe_table_add(struct fe_eb_fe_table *t, const struct fe_eb_table *c)
     if (!check_epoch(t, c)) {
         t->stats.chunks_old++;
         return 1;
+    }
+    if (c->first_event > t->end) {
+        /* the manager skipped events every front-end had passed: they stay unassigned (busy) */
+        t->end = c->first_event;
+        if (!t->n) t->base = t->end;
     }
     uint64_t e = c->first_event;
     for (unsigned i = 0; i < c->n_runs; i++) {
@@ -166,8 +176,13 @@ int fe_eb_fe_table_lookup(struct fe_eb_fe_table *t, uint64_t event, struct fe_eb
         return FE_ENOENT;
     }
     uint32_t i = find_run(t, event);
-    t->cursor = i;
     const struct held_run *r = at(t, i);
+    if (!run_has(r, event)) {
+        /* between two chunks, over events the manager skipped: never assigned */
+        t->stats.busy++;
+        return FE_EAGAIN;
+    }
+    t->cursor = i;
     out->builder = r->builder;
     out->slot = (uint32_t)((r->first_slot + (event - r->first)) % t->n_slots);
     t->stats.assigned++;

@@ -30,7 +30,7 @@ int fe_eb_mgr_init(struct fe_eb_mgr *m, const struct fe_eb_mgr_config *cfg)
     m->b = calloc(cfg->n_builders, sizeof *m->b);
     if (!m->b) return FE_ENOMEM;
     m->cfg = *cfg;
-    m->next_event = m->progress = cfg->first_event;
+    m->next_event = m->progress = m->issued_end = cfg->first_event;
     return 0;
 }
 
@@ -148,6 +148,7 @@ int fe_eb_mgr_poll(struct fe_eb_mgr *m, uint64_t now_ns, struct fe_eb_table *out
     out->manager = m->cfg.id;
     out->epoch = m->cfg.epoch;
     out->first_event = m->next_event;
+    out->skipped = (uint32_t)min_u64(m->next_event - m->issued_end, UINT32_MAX);
     while (m->next_event < target) {
         uint32_t credits;
         int b = pick_builder(m, &credits);
@@ -164,6 +165,7 @@ int fe_eb_mgr_poll(struct fe_eb_mgr *m, uint64_t now_ns, struct fe_eb_table *out
         m->rr_next = ((uint32_t)b + 1) % m->cfg.n_builders;
     }
     if (!out->n_runs) return 0;
+    m->issued_end = m->next_event;
     m->stats.chunks++;
     return 1;
 }

@@ -27,6 +27,7 @@ enum {
     /* table */
     OFF_T_FIRST = 8,
     OFF_T_EPOCH = 16,
+    OFF_T_SKIPPED = 20,
     OFF_T_NRUNS = 24,
     OFF_T_RUNS = 30,
     RUN_BYTES = 6,
@@ -89,6 +90,7 @@ static void put_table(uint8_t *out, const struct fe_eb_table *t)
 {
     eb_put16(out + OFF_SENDER, t->manager);
     eb_put32(out + OFF_T_EPOCH, t->epoch);
+    eb_put32(out + OFF_T_SKIPPED, t->skipped);
     out[OFF_T_NRUNS] = t->n_runs;
     eb_put64(out + OFF_T_FIRST, t->first_event);
     for (unsigned i = 0; i < t->n_runs; i++) {
@@ -137,7 +139,7 @@ static enum fe_eb_msg_reason check_reserved(const uint8_t *b, unsigned type)
         unsigned n = b[OFF_T_NRUNS];
         if (n < 1 || n > FE_EB_TABLE_RUNS) return FE_EB_M_RUNS;
         size_t used_end = OFF_T_RUNS + n * RUN_BYTES;
-        ok = all_zero(b + 20, 4) && all_zero(b + 25, 5) && all_zero(b + used_end, 64 - used_end);
+        ok = all_zero(b + 25, 5) && all_zero(b + used_end, 64 - used_end);
     }
     return ok ? FE_EB_M_OK : FE_EB_M_RESERVED;
 }
@@ -171,6 +173,7 @@ static void get_body(const uint8_t *b, struct fe_eb_msg *m)
         struct fe_eb_table *t = &m->u.table;
         t->manager = eb_get16(b + OFF_SENDER);
         t->epoch = eb_get32(b + OFF_T_EPOCH);
+        t->skipped = eb_get32(b + OFF_T_SKIPPED);
         t->n_runs = b[OFF_T_NRUNS];
         t->first_event = eb_get64(b + OFF_T_FIRST);
         for (unsigned i = 0; i < t->n_runs; i++) {

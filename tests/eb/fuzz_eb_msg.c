@@ -53,12 +53,18 @@ static void check_issued(const struct fe_eb_table *c, struct fe_eb_fe_table *min
     CHECK(fe_eb_fe_table_add(mine, &d.u.table) == 0);
 }
 
+static struct fe_eb_positions *pos; /* builder 1's view of the same chunks */
+
 static void feed(struct fe_eb_fe_table *t, struct fe_eb_mgr *mgr, const struct fe_eb_msg *m,
                  uint64_t now)
 {
     if (m->type == FE_EB_MSG_TABLE) {
         int rc = fe_eb_fe_table_add(t, &m->u.table);
         CHECK(rc == 0 || rc == 1 || rc == FE_EAGAIN || rc == FE_ENOSPC || rc == FE_EINVAL);
+        uint64_t before = fe_eb_positions_below(pos, UINT64_MAX);
+        rc = fe_eb_positions_add(pos, &m->u.table);
+        CHECK(rc == 0 || rc == 1 || rc == FE_EAGAIN || rc == FE_ENOSPC);
+        CHECK(fe_eb_positions_below(pos, UINT64_MAX) >= before);
     } else if (m->type == FE_EB_MSG_ANNOUNCE) {
         fe_eb_mgr_announce(mgr, now, m->u.announce.builder, m->u.announce.released);
     } else {
@@ -73,7 +79,10 @@ static void check_lookups(struct fe_eb_fe_table *t, uint64_t event)
     int rc = fe_eb_fe_table_lookup(t, event, &x);
     CHECK(rc == 0 || rc == FE_EAGAIN || rc == FE_ENOENT);
     if (rc == 0) CHECK(x.slot < N_SLOTS);
-    if (rc == FE_EAGAIN) CHECK(event >= fe_eb_fe_table_end(t));
+    if (rc == FE_ENOENT) CHECK(event < fe_eb_fe_table_end(t));
+    uint64_t seq = fe_eb_positions_below(pos, event), e;
+    if (seq && fe_eb_positions_event(pos, seq - 1, &e) == 0) CHECK(e < event);
+    if (fe_eb_positions_event(pos, seq, &e) == 0) CHECK(e >= event);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -83,6 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct fe_eb_fe_table *t, *mine;
     CHECK(fe_eb_fe_table_create(&t, 8, N_SLOTS, 0) == 0);
     CHECK(fe_eb_fe_table_create(&mine, FE_EB_TABLE_RUNS, N_SLOTS, 0) == 0);
+    CHECK(fe_eb_positions_create(&pos, 1, 8, 0) == 0);
     struct fe_eb_mgr_config mc;
     fe_eb_mgr_config_default(&mc);
     mc.n_builders = N_BUILDERS;
@@ -113,5 +123,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fe_eb_mgr_free(&mgr);
     fe_eb_fe_table_destroy(t);
     fe_eb_fe_table_destroy(mine);
+    fe_eb_positions_destroy(pos);
     return 0;
 }

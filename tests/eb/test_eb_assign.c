@@ -277,13 +277,93 @@ static void runs_merge(void **state)
     fe_eb_mgr_free(&m);
 }
 
+/* Chunks chain over events the manager skipped; a builder follows its own positions. */
+static void skipped_events_and_positions(void **state)
+{
+    (void)state;
+    struct fe_eb_fe_table *t;
+    struct fe_eb_positions *p1;
+    assert_int_equal(fe_eb_fe_table_create(&t, 16, 8, 0), 0);
+    assert_int_equal(fe_eb_positions_create(&p1, 1, 16, 0), 0);
+    struct fe_eb_run r1[] = {{0, 0, 2}, {1, 0, 3}, {0, 2, 1}};
+    struct fe_eb_table c1 = chunk(0, 3, r1); /* events 0-1 -> b0, 2-4 -> b1, 5 -> b0 */
+    assert_int_equal(fe_eb_fe_table_add(t, &c1), 0);
+    assert_int_equal(fe_eb_positions_add(p1, &c1), 0);
+    /* events 6..9 skipped: the next chunk starts at 10 */
+    struct fe_eb_run r2[] = {{1, 3, 2}, {0, 3, 1}, {1, 5, 1}};
+    struct fe_eb_table c2 = chunk(10, 3, r2); /* 10-11 -> b1, 12 -> b0, 13 -> b1 */
+    struct fe_eb_table gap = c2;
+    gap.skipped = 3; /* says the previous chunk ended at 7: a chunk is missing */
+    assert_int_equal(fe_eb_fe_table_add(t, &gap), FE_EAGAIN);
+    assert_int_equal(fe_eb_positions_add(p1, &gap), FE_EAGAIN);
+    c2.skipped = 4;
+    assert_int_equal(fe_eb_fe_table_add(t, &c2), 0);
+    assert_int_equal(fe_eb_positions_add(p1, &c2), 0);
+    struct fe_eb_target x;
+    assert_int_equal(fe_eb_fe_table_lookup(t, 7, &x), FE_EAGAIN); /* skipped: busy */
+    assert_int_equal(fe_eb_fe_table_lookup(t, 12, &x), 0);
+    assert_int_equal(x.builder, 0);
+    assert_int_equal(x.slot, 3);
+    assert_int_equal(fe_eb_fe_table_lookup(t, 5, &x), 0);
+    assert_int_equal(x.slot, 2);
+    /* builder 1's positions: 0-2 hold events 2-4, 3-4 hold 10-11, 5 holds 13 */
+    uint64_t e;
+    uint64_t want[] = {2, 3, 4, 10, 11, 13};
+    for (uint64_t s = 0; s < 6; s++) {
+        assert_int_equal(fe_eb_positions_event(p1, s, &e), 0);
+        assert_int_equal(e, want[s]);
+    }
+    assert_int_equal(fe_eb_positions_event(p1, 6, &e), FE_ENOENT);
+    assert_int_equal(fe_eb_positions_below(p1, 0), 0);
+    assert_int_equal(fe_eb_positions_below(p1, 3), 1);
+    assert_int_equal(fe_eb_positions_below(p1, 8), 3);
+    assert_int_equal(fe_eb_positions_below(p1, 12), 5);
+    assert_int_equal(fe_eb_positions_below(p1, 100), 6);
+    assert_int_equal(fe_eb_positions_add(p1, &c1), 1); /* held already */
+    fe_eb_positions_forget(p1, 3);
+    assert_int_equal(fe_eb_positions_event(p1, 1, &e), FE_ENOENT);
+    assert_int_equal(fe_eb_positions_event(p1, 3, &e), 0);
+    assert_int_equal(e, 10);
+    assert_int_equal(fe_eb_positions_below(p1, 5), 3);
+    fe_eb_positions_destroy(p1);
+    fe_eb_fe_table_destroy(t);
+}
+
+/* The manager says how many events it skipped before each chunk. */
+static void manager_chunks_chain(void **state)
+{
+    (void)state;
+    struct fe_eb_mgr_config mc;
+    fe_eb_mgr_config_default(&mc);
+    mc.n_builders = 2;
+    mc.lead_events = 8;
+    struct fe_eb_mgr m;
+    assert_int_equal(fe_eb_mgr_init(&m, &mc), 0);
+    fe_eb_mgr_announce(&m, 0, 0, 0);
+    fe_eb_mgr_announce(&m, 0, 1, 0);
+    struct fe_eb_table c;
+    uint64_t end = 0;
+    while (fe_eb_mgr_poll(&m, 0, &c)) {
+        assert_true(fe_eb_table_continues(&c, end));
+        assert_int_equal(c.skipped, 0);
+        end = c.first_event + fe_eb_table_events(&c);
+    }
+    fe_eb_mgr_progress(&m, 20);
+    assert_int_equal(fe_eb_mgr_poll(&m, 0, &c), 1);
+    assert_int_equal(c.first_event, 20);
+    assert_int_equal(c.skipped, 12);
+    assert_true(fe_eb_table_continues(&c, end));
+    fe_eb_mgr_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(round_robin),          cmocka_unit_test(fe_table_lookup),
         cmocka_unit_test(manager_interleaves),  cmocka_unit_test(full_builder_gets_nothing),
         cmocka_unit_test(silent_builder_bound), cmocka_unit_test(manager_bad_config),
-        cmocka_unit_test(runs_merge),
+        cmocka_unit_test(runs_merge),           cmocka_unit_test(skipped_events_and_positions),
+        cmocka_unit_test(manager_chunks_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

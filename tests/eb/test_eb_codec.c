@@ -20,6 +20,7 @@ static struct fe_eb_msg table_msg(void)
     m.u.table.manager = 0x0102;
     m.u.table.epoch = 0x03040506;
     m.u.table.first_event = 0x1122334455667788ull;
+    m.u.table.skipped = 0x0708090a;
     m.u.table.n_runs = 2;
     m.u.table.run[0] = (struct fe_eb_run){0x0a0b, 0x0c0d, 0x0e0f};
     m.u.table.run[1] = (struct fe_eb_run){1, 2, 3};
@@ -29,7 +30,7 @@ static struct fe_eb_msg table_msg(void)
 static bool same_table(const struct fe_eb_table *a, const struct fe_eb_table *b)
 {
     if (a->manager != b->manager || a->epoch != b->epoch || a->first_event != b->first_event ||
-        a->n_runs != b->n_runs)
+        a->skipped != b->skipped || a->n_runs != b->n_runs)
         return false;
     for (unsigned i = 0; i < a->n_runs; i++)
         if (a->run[i].builder != b->run[i].builder ||
@@ -51,12 +52,12 @@ static void table_layout(void **state)
     struct fe_eb_msg m = table_msg(), d;
     uint8_t b[64];
     assert_int_equal(fe_eb_msg_encode(b, &m), 0);
-    static const uint8_t head[] = {0x0B, 0,    3,    1,    0,    0,    0x01, 0x02, /* header */
-                                   0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, /* first event */
-                                   0x03, 0x04, 0x05, 0x06, 0,    0,    0,    0,    /* epoch */
-                                   2,    0,    0,    0,    0,    0,                /* runs */
-                                   0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0,    1,
-                                   0,    2,    0,    3}; /* run 0, run 1 */
+    static const uint8_t head[] = {
+        0x0B, 0,    3,    1,    0,    0,    0x01, 0x02,              /* header */
+        0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88,              /* first event */
+        0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a,              /* epoch, skipped */
+        2,    0,    0,    0,    0,    0,                             /* runs */
+        0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0,    1,    0, 2, 0, 3}; /* run 0, run 1 */
     assert_memory_equal(b, head, sizeof head);
     for (size_t i = sizeof head; i < 64; i++) assert_int_equal(b[i], 0);
     assert_true(fe_eb_msg_is_eb(b, 64));
@@ -115,7 +116,7 @@ static void refusals(void **state)
         enum fe_eb_msg_reason why;
     } cases[] = {
         {0, 0x03, FE_EB_M_NOT_EB}, {3, 2, FE_EB_M_VERSION},   {2, 4, FE_EB_M_TYPE},
-        {1, 1, FE_EB_M_RESERVED},  {5, 1, FE_EB_M_RESERVED},  {21, 1, FE_EB_M_RESERVED},
+        {1, 1, FE_EB_M_RESERVED},  {5, 1, FE_EB_M_RESERVED},  {26, 1, FE_EB_M_RESERVED},
         {25, 1, FE_EB_M_RESERVED}, {29, 1, FE_EB_M_RESERVED}, {42, 1, FE_EB_M_RESERVED},
         {63, 1, FE_EB_M_RESERVED}, {24, 0, FE_EB_M_RUNS},     {24, 6, FE_EB_M_RUNS},
         {41, 0, FE_EB_M_RUNS}, /* run 1 of 0 events */

@@ -70,7 +70,8 @@ struct world {
     struct fe_eb_mgr mgr;
     struct fe_eb_table *chunks;
     size_t n_chunks, cap_chunks;
-    uint64_t *seq_event[MAX_B]; /* availability: builder's k-th event */
+    uint64_t *seq_event[MAX_B];         /* availability: builder's k-th event */
+    struct fe_eb_positions *pos[MAX_B]; /* the same, as the builders keep it */
     size_t seq_n[MAX_B], seq_cap[MAX_B];
     uint16_t *target; /* per event: its builder as the front-ends found it */
     uint32_t *n_busy; /* per event: sources that had no assignment */
@@ -134,6 +135,8 @@ static void send_chunk(struct world *w, uint32_t s, size_t k)
 
 static void log_chunk(struct world *w, const struct fe_eb_table *c)
 {
+    for (uint32_t b = 0; b < w->p.n_builders; b++)
+        assert_int_equal(fe_eb_positions_add(w->pos[b], c), 0);
     w->chunks = grow(w->chunks, &w->cap_chunks, w->n_chunks, sizeof *w->chunks);
     w->chunks[w->n_chunks] = *c;
     uint64_t e = c->first_event;
@@ -254,7 +257,10 @@ static uint64_t skipped_event(struct world *w, uint16_t b, uint64_t seq)
 {
     if (!w->p.avail) return b + seq * w->p.n_builders;
     assert_true(seq < w->seq_n[b]);
-    return w->seq_event[b][seq];
+    uint64_t e;
+    assert_int_equal(fe_eb_positions_event(w->pos[b], seq, &e), 0);
+    assert_int_equal(e, w->seq_event[b][seq]);
+    return e;
 }
 
 static void expire(struct world *w, uint16_t b)
@@ -304,6 +310,7 @@ static void passed(struct world *w, uint16_t b, uint64_t event_end)
         else
             hi = mid;
     }
+    assert_int_equal(fe_eb_positions_below(w->pos[b], event_end), lo);
     fe_eb_asm_passed(w->as[b], w->now * TICK_NS, lo, event_end);
 }
 
@@ -371,6 +378,7 @@ static void setup(struct world *w, const struct params *p, uint64_t seed)
         c.timeout_ns = (uint64_t)p->timeout_ticks * TICK_NS;
         c.rr_builders = p->avail ? 0 : p->n_builders;
         assert_int_equal(fe_eb_asm_create(&w->as[b], &c), 0);
+        assert_int_equal(fe_eb_positions_create(&w->pos[b], (uint16_t)b, 1 << 16, 0), 0);
         w->alive[b] = true;
     }
     for (uint32_t s = 0; s < p->n_sources && p->avail; s++)
@@ -419,6 +427,7 @@ static void teardown(struct world *w)
 {
     for (uint32_t b = 0; b < w->p.n_builders; b++) {
         fe_eb_asm_destroy(w->as[b]);
+        fe_eb_positions_destroy(w->pos[b]);
         free(w->cq[b]);
         free(w->seq_event[b]);
     }
