@@ -157,11 +157,11 @@ void fe_eb_positions_forget(struct fe_eb_positions *p, uint64_t seq);
  * Builders announce how many of their slots they have released (cumulative, in ring order);
  * front-ends report the next event they will send. The manager keeps
  * credits(b) = S - reserve - (assigned(b) - released(b)) per builder and issues chunks that keep
- * the assigned events up to lead events ahead of the furthest front-end (refilled when half of it
- * is used). A builder with no credit, or
- * silent for builder_timeout_ns, gets no new run; so a builder that is full, slow or gone gets at
- * most credits(b) events after its last announcement, none from chunks issued after the timeout,
- * and none numbered beyond progress + lead at that time. */
+ * the assigned events up to lead events ahead of the furthest front-end (refilled when half of
+ * the lead is used). A builder with no credit, or silent for builder_timeout_ns, gets no new run;
+ * so a builder that is full, slow or gone gets at most credits(b) events after its last
+ * announcement, none from chunks issued after the timeout, and none numbered at or beyond
+ * progress + lead at that time. */
 struct fe_eb_mgr_config {
     uint16_t id;          /* sender id in chunks */
     uint32_t epoch;       /* incarnation (raise it on a restart) */

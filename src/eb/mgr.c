@@ -129,6 +129,19 @@ static void add_run(struct fe_eb_mgr *m, struct fe_eb_table *out, uint16_t build
     m->stats.events += count;
 }
 
+/* Refill when half the lead is used, not at every event: a few larger chunks rather than one per
+ * trigger, so fewer messages and fewer chances for one to overtake another. */
+static bool refill_due(struct fe_eb_mgr *m, uint64_t target)
+{
+    if (m->next_event >= target) {
+        m->refilling = false;
+        return false;
+    }
+    if (!m->refilling && m->next_event >= m->progress + (m->cfg.lead_events + 1) / 2) return false;
+    m->refilling = true;
+    return true;
+}
+
 int fe_eb_mgr_poll(struct fe_eb_mgr *m, uint64_t now_ns, struct fe_eb_table *out)
 {
     check_timeouts(m, now_ns);
@@ -136,14 +149,7 @@ int fe_eb_mgr_poll(struct fe_eb_mgr *m, uint64_t now_ns, struct fe_eb_table *out
      * only hold slots until the builders skip them. */
     if (m->progress > m->next_event) m->next_event = m->progress;
     uint64_t target = m->progress + m->cfg.lead_events;
-    /* Refill when half the lead is used, not at every event: a few larger chunks rather than one
-     * per trigger, so fewer messages and fewer chances for one to overtake another. */
-    if (m->next_event >= target) {
-        m->refilling = false;
-        return 0;
-    }
-    if (!m->refilling && m->next_event >= m->progress + (m->cfg.lead_events + 1) / 2) return 0;
-    m->refilling = true;
+    if (!refill_due(m, target)) return 0;
     memset(out, 0, sizeof *out);
     out->manager = m->cfg.id;
     out->epoch = m->cfg.epoch;
