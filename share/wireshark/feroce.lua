@@ -2,12 +2,14 @@
 -- Wireshark does not know:
 --   * the side channel (the firmware's UDP connection manager): 64-byte messages on UDP 17185
 --     (front-end), 17186 (feroce's default reply port) and 34661 (0x8765, the firmware's reply
---     source port); layout in include/feroce/sidechannel.h and docs/wireshark.md;
+--     source port); layout in include/feroce/sidechannel.h and docs/wireshark.md; and the
+--     event-building messages feroce adds on it (request code 5, docs/event-building.md);
 --   * the RoCEv2 CNP (BTH opcode 0x81), which Wireshark 4.0's InfiniBand dissector shows as
 --     "Unknown OpCode": every other RoCEv2 packet still goes to Wireshark's own dissector.
 -- Use: wireshark -X lua_script:feroce.lua, or copy it to ~/.local/lib/wireshark/plugins/.
 
 local SC_PORTS = { 17185, 17186, 34661 }
+local dissect_eb -- event-building messages share the side channel's ports (below)
 local SC_LEN = 64
 local ROCE_PORT = 4791
 local OP_CNP = 0x81
@@ -102,6 +104,9 @@ local function sc_summary(flags, txf, loc_qpn, rem_qpn)
 end
 
 function sc.dissector(tvb, pinfo, tree)
+    if tvb:len() == SC_LEN and tvb(0, 1):uint() == 0x0B then -- request 5: event building
+        return dissect_eb(tvb, pinfo, tree)
+    end
     pinfo.cols.protocol = "feroce-SC"
     local root = tree:add(sc, tvb(), "feroce side channel")
     if tvb:len() ~= SC_LEN then
@@ -128,6 +133,73 @@ end
 
 local udp_port = DissectorTable.get("udp.port")
 for _, p in ipairs(SC_PORTS) do udp_port:add(p, sc) end
+
+-- ---- event building (docs/event-building.md): request code 5 on the side channel ----
+
+local eb_types = { [1] = "ANNOUNCE", [2] = "PROGRESS", [3] = "TABLE" }
+local eb = Proto("feroce_eb", "feroce event building")
+local e = {
+    type = ProtoField.uint8("feroce_eb.type", "Message", base.DEC, eb_types),
+    version = ProtoField.uint8("feroce_eb.version", "Version", base.DEC),
+    sender = ProtoField.uint16("feroce_eb.sender", "Sender (builder, source or manager id)", base.DEC),
+    slots = ProtoField.uint32("feroce_eb.slots", "Ring slots", base.DEC),
+    released = ProtoField.uint64("feroce_eb.released", "Released (ring positions, cumulative)", base.DEC),
+    newest = ProtoField.uint64("feroce_eb.newest_event", "Newest event opened", base.DEC),
+    next_event = ProtoField.uint64("feroce_eb.next_event", "Next event to send", base.DEC),
+    busy = ProtoField.uint64("feroce_eb.busy_events", "Busy events (cumulative)", base.DEC),
+    first_event = ProtoField.uint64("feroce_eb.first_event", "First event", base.DEC),
+    epoch = ProtoField.uint32("feroce_eb.epoch", "Epoch", base.DEC),
+    skipped = ProtoField.uint32("feroce_eb.skipped", "Skipped events before it", base.DEC),
+    n_runs = ProtoField.uint8("feroce_eb.runs", "Runs", base.DEC),
+    run_builder = ProtoField.uint16("feroce_eb.run.builder", "Builder", base.DEC),
+    run_slot = ProtoField.uint16("feroce_eb.run.first_slot", "First slot", base.DEC),
+    run_count = ProtoField.uint16("feroce_eb.run.count", "Events", base.DEC),
+}
+local epf = {}
+for _, v in pairs(e) do epf[#epf + 1] = v end
+eb.fields = epf
+
+local function eb_table(t, tvb)
+    t:add(e.first_event, tvb(8, 8))
+    t:add(e.epoch, tvb(16, 4))
+    t:add(e.skipped, tvb(20, 4))
+    t:add(e.n_runs, tvb(24, 1))
+    local first, parts = tvb(8, 8):uint64(), {}
+    for i = 0, math.min(tvb(24, 1):uint(), 5) - 1 do
+        local off = 30 + 6 * i
+        local r = t:add(eb, tvb(off, 6), string.format("Run %d", i + 1))
+        r:add(e.run_builder, tvb(off, 2))
+        r:add(e.run_slot, tvb(off + 2, 2))
+        r:add(e.run_count, tvb(off + 4, 2))
+        parts[#parts + 1] = string.format("%d x b%d", tvb(off + 4, 2):uint(), tvb(off, 2):uint())
+    end
+    return string.format("from event %s: %s", tostring(first), table.concat(parts, ", "))
+end
+
+dissect_eb = function(tvb, pinfo, tree)
+    pinfo.cols.protocol = "feroce-EB"
+    local t = tree:add(eb, tvb(), "feroce event building")
+    local ty = tvb(2, 1):uint()
+    t:add(e.type, tvb(2, 1))
+    t:add(e.version, tvb(3, 1))
+    t:add(e.sender, tvb(6, 2))
+    local what = ""
+    if ty == 1 then
+        t:add(e.slots, tvb(8, 4))
+        t:add(e.released, tvb(16, 8))
+        t:add(e.newest, tvb(32, 8))
+        what = string.format("released %s of %d slots", tostring(tvb(16, 8):uint64()), tvb(8, 4):uint())
+    elseif ty == 2 then
+        t:add(e.next_event, tvb(8, 8))
+        t:add(e.busy, tvb(16, 8))
+        what = string.format("next event %s, busy %s", tostring(tvb(8, 8):uint64()),
+                             tostring(tvb(16, 8):uint64()))
+    elseif ty == 3 then
+        what = eb_table(t, tvb)
+    end
+    pinfo.cols.info = string.format("EB %s from %d: %s", eb_types[ty] or "unknown", tvb(6, 2):uint(), what)
+    return tvb:len()
+end
 
 -- ---- RoCEv2 CNP ----
 

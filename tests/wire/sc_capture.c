@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "feroce/eb.h"
 #include "feroce/pcap.h"
 #include "feroce/sidechannel.h"
 #include "feroce/wire.h"
@@ -125,10 +126,34 @@ int main(int argc, char **argv)
                 m->reply_port, m->tx.valid, m->tx.start, m->tx.msg_len_bytes, m->tx.msg_count,
                 m->tx.gap);
     }
+    /* The event-building messages feroce adds on the side channel (request code 5). */
+    struct fe_eb_msg eb[3];
+    memset(eb, 0, sizeof eb);
+    eb[0].type = FE_EB_MSG_ANNOUNCE;
+    eb[0].u.announce = (struct fe_eb_announce){
+        .builder = 2, .n_slots = 64, .released = 1000, .newest_event = 4242};
+    eb[1].type = FE_EB_MSG_PROGRESS;
+    eb[1].u.progress = (struct fe_eb_progress){.source = 7, .next_event = 5000, .busy_events = 3};
+    eb[2].type = FE_EB_MSG_TABLE;
+    eb[2].u.table = (struct fe_eb_table){.manager = 1,
+                                         .epoch = 9,
+                                         .first_event = 6000,
+                                         .n_runs = 2,
+                                         .run = {{.builder = 0, .first_slot = 10, .count = 4},
+                                                 {.builder = 3, .first_slot = 20, .count = 2}}};
+    size_t n = n_d;
+    for (int i = 0; i < 3; i++, n++) {
+        if (fe_eb_msg_encode(msg, &eb[i])) return 1;
+        int len = frame_of(frame, sizeof frame, HOST_IP, 17186, FE_IP, FE_SC_PORT, msg, sizeof msg);
+        if (len < 0 || fe_pcap_write(w, (n + 1) * 1000000ull, frame, (size_t)len)) return 1;
+    }
+    fprintf(ex, "%zu\teb\tANNOUNCE from 2: released 1000 of 64 slots\n", n_d + 1);
+    fprintf(ex, "%zu\teb\tPROGRESS from 7: next event 5000, busy 3\n", n_d + 2);
+    fprintf(ex, "%zu\teb\tTABLE from 1: from event 6000: 4 x b0, 2 x b3\n", n_d + 3);
     /* A truncated datagram (a firmware bug, or a capture cut short): the dissector flags it. */
     int len = frame_of(frame, sizeof frame, HOST_IP, 17186, FE_IP, FE_SC_PORT, msg, 40);
-    if (len < 0 || fe_pcap_write(w, (n_d + 1) * 1000000ull, frame, (size_t)len)) return 1;
-    fprintf(ex, "%zu\tmalformed\n", n_d + 1);
+    if (len < 0 || fe_pcap_write(w, (n + 1) * 1000000ull, frame, (size_t)len)) return 1;
+    fprintf(ex, "%zu\tmalformed\n", n + 1);
     int rc = fe_pcap_writer_close(w);
     return (fclose(ex) || rc) ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 """Checks share/wireshark/feroce.lua, feroce's Wireshark dissector, with tshark:
 - side-channel datagrams written by feroce's own codec (sc_capture) show every field as encoded,
-  the request/ack names in the info column, and a truncated one is flagged malformed;
+  the request/ack names in the info column, and a truncated one is flagged malformed; the
+  event-building messages (announce, progress, table) show their contents;
 - in a `feroce gen` capture the CNP, "Unknown OpCode" to Wireshark 4.0 on its own, is a CNP to
   the right QP with BECN, and every other packet is still Wireshark's InfiniBand with the same
   opcode, QPN and PSN as without the script.
@@ -54,6 +55,11 @@ def check_side_channel(tmp):
         frame = w[0]
         if "feroce_sc" not in g[-1]:
             fail(f"frame {frame}: not dissected as the side channel ({g[-1]})")
+            continue
+        if w[1] == "eb":
+            info = g[len(SC_FIELDS)]
+            if "EB " + w[2] not in info:
+                fail(f"frame {frame}: event-building message shown as {info!r}, want {w[2]!r}")
             continue
         if w[1] == "malformed":
             if not g[-2]:
