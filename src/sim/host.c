@@ -14,7 +14,6 @@
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
 
-#define NOPOS         UINT32_MAX
 #define COLD          __attribute__((cold, noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline)) /* hot, a few callers */
 
@@ -218,9 +217,7 @@ void sim_host_free(struct sim_host *h)
     /* zombies still queued as ready */
     struct sim_qp *z;
     while ((z = ready_pop(h))) free_qp_struct(z);
-    free(h->homa_in);
-    h->homa_in = NULL;
-    h->n_homa_in = h->cap_homa_in = 0;
+    fe_homa_grants_free(&h->grants);
     free(h->qps);
     free(h->timers);
     free(h->tpos);
@@ -270,12 +267,9 @@ static int alloc_slot(struct sim_host *h, uint32_t *slot)
 /* Takes the QP out of the host; packets still addressed to it are dropped as stale. */
 static void release_qp(struct sim_host *h, struct sim_qp *sq)
 {
-    if (sq->homa_idx != NOPOS) {
-        struct sim_qp *last = h->homa_in[--h->n_homa_in];
-        h->homa_in[sq->homa_idx] = last;
-        last->homa_idx = sq->homa_idx;
-        sq->homa_idx = NOPOS;
-        sq->homa = false;
+    if (sq->rx_grants) {
+        fe_homa_grants_remove(&h->grants, &sq->grant);
+        sq->rx_grants = false;
     }
     if (sq->qp) fe_qp_destroy(sq->qp);
     sq->qp = NULL;
@@ -569,40 +563,16 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
     kick(sim, h);
 }
 
-/* Homa's receiver: grant one round trip of bytes beyond what arrived to the two incoming flows
- * with the fewest bytes left (SRPT with an overcommitment of 2); grants only grow. */
-#define HOMA_OVERCOMMIT 2
-static void homa_schedule(struct fe_sim *sim, struct sim_host *h)
+/* The receiver's grant scheduler after a packet: the messages whose grant grew carry it to
+ * their senders on their next ACKs. */
+static void schedule_grants(struct fe_sim *sim, struct sim_host *h)
 {
-    struct sim_qp *best[HOMA_OVERCOMMIT] = {NULL};
-    uint64_t left[HOMA_OVERCOMMIT] = {UINT64_MAX, UINT64_MAX};
-    for (uint32_t i = 0; i < h->n_homa_in; i++) {
-        struct sim_qp *sq = h->homa_in[i];
-        uint64_t bytes = sim->flows[sq->flow].spec.bytes, rx = fe_qp_counters(sq->qp)->rx_bytes;
-        uint64_t l = bytes > rx ? bytes - rx : 0;
-        if (!l) continue;
-        for (int k = 0; k < HOMA_OVERCOMMIT; k++) {
-            if (l < left[k]) {
-                for (int m = HOMA_OVERCOMMIT - 1; m > k; m--) {
-                    left[m] = left[m - 1];
-                    best[m] = best[m - 1];
-                }
-                left[k] = l;
-                best[k] = sq;
-                break;
-            }
-        }
-    }
-    for (int k = 0; k < HOMA_OVERCOMMIT && best[k]; k++) {
-        struct sim_qp *sq = best[k];
-        uint64_t bytes = sim->flows[sq->flow].spec.bytes;
-        uint64_t g = fe_qp_counters(sq->qp)->rx_bytes + sq->homa_rtt_bytes;
-        if (g > bytes) g = bytes;
-        if (g > sq->homa_grant) {
-            sq->homa_grant = g;
-            fe_qp_set_grant(sq->qp, g);
-            sched_update(sim, h, sq);
-        }
+    struct fe_homa_msg *grew[FE_HOMA_OVERCOMMIT];
+    int n = fe_homa_grants_schedule(&h->grants, grew);
+    for (int k = 0; k < n; k++) {
+        struct sim_qp *g = grew[k]->user;
+        fe_qp_set_grant(g->qp, grew[k]->granted);
+        sched_update(sim, h, g);
     }
 }
 
@@ -649,9 +619,10 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     /* (the data packets delivered are the responders' rx_pkts, summed by fe_sim_stats) */
     if (fe_qp_rx(sq->qp, sim->now, &pkt->pkt) < 0) sim->st.drops[FE_SIM_DROP_QP]++;
     sim_pkt_free(sim, pkt);
-    bool homa = sq->homa;
+    bool rx_grants = sq->rx_grants;
+    if (rx_grants) fe_homa_grants_rx(&sq->grant, fe_qp_counters(sq->qp)->rx_bytes);
     after_qp_event(sim, h, sq);
-    if (homa) homa_schedule(sim, h);
+    if (rx_grants) schedule_grants(sim, h);
     /* An ACK can move a QP's deadline earlier while it stays under a timer (a window CC's
      * window reopens but the pacer holds the packet until later): re-arm the host's wake, or
      * the QP would sleep until its previous, later deadline (the retransmit timer). */
@@ -758,7 +729,7 @@ static struct sim_qp *new_qp(struct fe_sim *sim, struct sim_host *h, uint32_t fl
     sq->requester = requester;
     h->gens[slot] = (uint8_t)(h->gens[slot] == 255 ? 1 : h->gens[slot] + 1);
     sq->qpn = (uint32_t)h->gens[slot] << SLOT_BITS | slot;
-    sq->homa_idx = NOPOS;
+    sq->grant.index = UINT32_MAX;
     return sq;
 }
 
@@ -878,26 +849,17 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         release_qp(hd, b);
         return rc;
     }
-    if (cc->algo && !strcmp(cc->algo->name, "homa")) {
-        /* the receiver grants this flow (homa_schedule): RTTbytes as the sender computes it */
-        int k = fe_cc_param_index(cc->algo, "rtt_bytes");
-        uint64_t rb = k >= 0 ? (uint64_t)cc->params.v[k] : 0;
-        if (!rb) rb = (uint64_t)((double)line * (double)f->base_rtt_ns / 8e9);
-        if (hd->n_homa_in == hd->cap_homa_in) {
-            uint32_t cap = hd->cap_homa_in ? hd->cap_homa_in * 2 : 8;
-            struct sim_qp **v = realloc(hd->homa_in, cap * sizeof(*v));
-            if (!v) {
-                release_qp(hs, a);
-                release_qp(hd, b);
-                return FE_ENOMEM;
-            }
-            hd->homa_in = v;
-            hd->cap_homa_in = cap;
+    if (cc->algo && (cc->algo->caps & FE_CC_CAP_RX_GRANTS)) {
+        /* the receiver grants this flow (schedule_grants): RTTbytes as the sender computes it */
+        b->grant.total_bytes = f->spec.bytes;
+        b->grant.rtt_bytes = fe_homa_rtt_bytes(cc->algo, &cc->params, line, f->base_rtt_ns);
+        b->grant.user = b;
+        if (fe_homa_grants_add(&hd->grants, &b->grant)) {
+            release_qp(hs, a);
+            release_qp(hd, b);
+            return FE_ENOMEM;
         }
-        b->homa_rtt_bytes = rb ? rb : 1;
-        b->homa_idx = hd->n_homa_in;
-        b->homa = true;
-        hd->homa_in[hd->n_homa_in++] = b;
+        b->rx_grants = true;
     }
     hs->qps[qp_slot(a)] = a;
     hd->qps[qp_slot(b)] = b;

@@ -155,16 +155,17 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         sim->wire_extra = (uint32_t)fe_path_overhead_bytes(&path);
     }
     sim->int_enable = sc->sw.int_enable;
-    bool timely = false;
+    bool timestamp = false;
     for (uint32_t i = 0; i < sc->n_cc; i++) {
-        if (sc->cc[i].algo && !strncmp(sc->cc[i].algo->name, "hpcc", 4)) sim->int_enable = true;
-        if (sc->cc[i].algo && !strcmp(sc->cc[i].algo->name, "timely")) timely = true;
+        unsigned caps = sc->cc[i].algo ? sc->cc[i].algo->caps : 0;
+        if (caps & FE_CC_CAP_INT) sim->int_enable = true;
+        if (caps & FE_CC_CAP_TIMESTAMP) timestamp = true;
     }
     /* frame sizes: BTH + RETH + ImmDt + ICRC (36) around the payload, plus Ethernet/IP/UDP/FCS;
      * or HPCC ns-3's: PPP (14 there)/IPv4/UDP/SeqTs (48) plus its INT header (HPCC: 5 hops of
-     * 8 bytes and a hop count; TIMELY: a timestamp) on data and ACKs alike */
+     * 8 bytes and a hop count; TIMELY's: a timestamp) on data and ACKs alike */
     sim->ns3_frames = sc->host.frames == FE_SIM_FRAMES_HPCC_NS3;
-    sim->ns3_int_bytes = sim->int_enable ? 42u : timely ? 8u : 0u;
+    sim->ns3_int_bytes = sim->int_enable ? 42u : timestamp ? 8u : 0u;
     sim->pfc_frame_bytes = sim->ns3_frames ? 43u : PFC_FRAME_BYTES; /* ns-3: PPP + IPv4 + 9 */
     sim->max_frame_bytes = sim->ns3_frames ? sc->host.mtu_bytes + 48 + sim->ns3_int_bytes
                                            : sc->host.mtu_bytes + 36 + sim->wire_extra;
@@ -186,13 +187,13 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     sim->min_frame_bytes = sc->host.min_frame_bytes;
     sim->data_pcp = sc->host.data_pcp;
     sim->ack_pcp = sc->host.ack_pcp;
-    /* An ACK per data packet where the algorithm's own model has one: HPCC reads INT from every
-     * ACK (paper and the ns-3 code, ACK interval 1), Homa's receiver answers every scheduled
-     * data packet with a GRANT. Every other algorithm (Swift too) gets the hosts' coalescing:
-     * the requester asks for an ACK before its window or credit blocks it. */
+    /* An ACK per data packet where the algorithm's own model has one (FE_CC_CAP_ACK_EVERY_PKT:
+     * HPCC reads INT from every ACK, Homa's receiver answers every scheduled data packet with a
+     * GRANT). Every other algorithm gets the hosts' coalescing: the requester asks for an ACK
+     * before its window or credit blocks it. */
     for (uint32_t i = 0; i < sc->n_cc; i++) {
         const struct fe_cc_algo *a = sc->cc[i].algo;
-        sim->cc_acks_every_pkt[i] = a && (!strncmp(a->name, "hpcc", 4) || !strcmp(a->name, "homa"));
+        sim->cc_acks_every_pkt[i] = a && (a->caps & FE_CC_CAP_ACK_EVERY_PKT);
     }
     sim->stop_ns = sc->stop_ns;
     sim->ckpt_next = FE_SIM_NO_TIME;

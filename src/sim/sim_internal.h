@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "feroce/cc.h"
 #include "feroce/qp.h"
 #include "feroce/red.h"
 #include "feroce/sim.h"
@@ -209,8 +210,8 @@ struct sim_switch {
 };
 
 /* One QP on a host, with the scheduler's bookkeeping. The first 64 bytes hold what every packet
- * of the QP reads (the fat-tree's 32 k QPs do not stay in cache); the rest is for completions
- * and Homa. Slot in host->qps: qpn & 0xFFFF. */
+ * of the QP reads (the fat-tree's 32 k QPs do not stay in cache); the rest is for the receiver's
+ * grants. Slot in host->qps: qpn & 0xFFFF. */
 struct sim_qp {
     _Alignas(64) struct fe_qp *qp; /* NULL once released */
     struct sim_qp *ready_next;
@@ -225,14 +226,13 @@ struct sim_qp {
     bool in_ready;                  /* in host->ready */
     bool held;                      /* a packet of a paused priority waits in the port queue */
     bool dead;                      /* released; freed when the ready FIFO drops it */
-    bool homa;                      /* responder of a Homa flow (in host->homa_in) */
+    bool rx_grants;                 /* responder under the host's grant scheduler */
     bool timed;                     /* in host->timers */
     bool all_posted; /* requester: its flow's bytes are all posted (the flow's line stays cold) */
     /* second line */
     struct sim_host *host;
-    /* responder of a Homa flow: the receiver's grant scheduler (host.c) */
-    uint32_t homa_idx; /* in host->homa_in, or UINT32_MAX */
-    uint64_t homa_rtt_bytes, homa_grant;
+    /* rx_grants: its message in host->grants (user: this sim_qp) */
+    struct fe_homa_msg grant;
 };
 
 /* A QPN's low bits are its slot in host->qps (its generation above them). */
@@ -262,8 +262,7 @@ struct sim_host {
     uint32_t cap_qps;
     uint32_t *free_slots;
     uint32_t n_free;
-    struct sim_qp **homa_in; /* responders of incoming Homa flows */
-    uint32_t n_homa_in, cap_homa_in;
+    struct fe_homa_grants grants; /* responders of flows whose CC needs grants (rx_grants) */
     uint64_t next_sport;
 };
 
