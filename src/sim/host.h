@@ -100,9 +100,29 @@ void sim_host_free(struct sim_host *h);
 void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pkt);
 void sim_host_wake(struct fe_sim *sim, struct sim_host *h);
 /* (sim_host_kick: port.h) */
+/* A QP in a free slot of h, with a new QPN (not yet in h->qps: sim_host_install_qp). */
+struct sim_qp *sim_host_new_qp(struct sim_host *h, uint32_t flow, bool requester, int *rc);
+void sim_host_install_qp(struct sim_host *h, struct sim_qp *sq);
+/* Takes the QP out of the host; packets still addressed to it are dropped as stale. */
+void sim_host_release_qp(struct sim_host *h, struct sim_qp *sq);
+/* Files the QP as ready or under a timer after its deadline may have changed. */
+void sim_host_schedule_qp(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq);
+/* The host's wake-up event at its earliest QP deadline. */
+void sim_host_arm_wake(struct fe_sim *sim, struct sim_host *h);
+
+/* ---- flow.c, path.c, qp_config.c ---- */
 int sim_flow_start(struct fe_sim *sim, uint32_t flow);
 /* Base RTT, bottleneck rate and standalone FCT of a flow's path (at creation). */
 int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f);
+/* The responder's sink region, where the requester writes. */
+#define SIM_FLOW_VA   0x100000
+#define SIM_FLOW_RKEY 0x5151
+/* The line rate of the flow's requester (its CC's ceiling). */
+uint64_t sim_flow_line_bps(const struct fe_sim *sim, const struct sim_flow *f);
+/* The requester's (ca) and the responder's (cb) fe_qp configurations. */
+void sim_flow_qp_configs(const struct fe_sim *sim, const struct sim_flow *f, const struct sim_qp *a,
+                         const struct sim_qp *b, uint64_t line_bps, struct fe_qp_config *ca,
+                         struct fe_qp_config *cb);
 /* The flow's counters as its live QPs have them now (the synced copies of released ones). */
 void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out);
 /* Copies them into f->ctr: at a window edge, a phase mark, and before its QPs are released. */
