@@ -1,11 +1,13 @@
 /* Congestion control: one event API for every algorithm (after SwCC, USENIX ATC 2025).
  *
  * An algorithm is one C file exporting a `const struct fe_cc_algo`; adding one touches that file
- * and one line of src/cc/registry.c. Its per-QP state lives in `ctx` (ctx_size bytes, owned by
- * the caller, zeroed before init). It reacts to events and writes its outputs into
- * `struct fe_cc_out`: a sending rate, a window of bytes in flight, and/or receiver credit, which
- * the requester's pacer obeys, plus the time it next wants `on_timer`. Nothing here reads a clock:
- * every event carries now_ns. */
+ * and one line of src/cc/registry.c (or, outside the library, one fe_cc_register call). What it
+ * needs from the network or the receiver beyond the events below it says in `caps`
+ * (FE_CC_CAP_*): nothing outside src/cc tests an algorithm's name. Its per-QP state lives in `ctx`
+ * (ctx_size bytes, owned by the caller, zeroed before init). It reacts to events and writes its
+ * outputs into `struct fe_cc_out`: a sending rate, a window of bytes in flight, and/or receiver
+ * credit, which the requester's pacer obeys, plus the time it next wants `on_timer`. Nothing here
+ * reads a clock: every event carries now_ns. */
 #ifndef FEROCE_CC_H
 #define FEROCE_CC_H
 
@@ -74,9 +76,28 @@ struct fe_cc_trace {
     double value;
 };
 
+/* Capabilities: what an algorithm needs from the network, the receiver or the host around it
+ * (struct fe_cc_algo.caps, a bitmask). */
+/* Reads INT records: the switches stamp them on its data packets, the responder echoes the
+ * latest on its ACKs (fe_cc_ack.int_md); HPCC ns-3's frame model adds its INT header. */
+#define FE_CC_CAP_INT 0x1u
+/* Reads a timestamp its packets carry (RTT samples): in HPCC ns-3's frame model an 8-byte
+ * header on data and ACKs. */
+#define FE_CC_CAP_TIMESTAMP 0x2u
+/* Needs an ACK for every data packet (the requester asks for one on each, the responder does
+ * not coalesce): its model reads every ACK (HPCC's INT, Homa's grants). */
+#define FE_CC_CAP_ACK_EVERY_PKT 0x4u
+/* Needs the receiver to grant credit (fe_cc_ack.credit_bytes): the responder runs a grant
+ * scheduler (struct fe_homa_grants) over its incoming flows. */
+#define FE_CC_CAP_RX_GRANTS 0x8u
+/* A profile of DCQCN's rate machine (reacts to CNPs): its parameters carry over by name to
+ * another DCQCN profile (--ns3-compat, `feroce dcqcn`). */
+#define FE_CC_CAP_DCQCN 0x10u
+
 struct fe_cc_algo {
     const char *name;
     const char *summary;
+    unsigned caps; /* FE_CC_CAP_* */
     size_t ctx_size;
     const struct fe_cc_param *params;
     size_t n_params;
@@ -97,6 +118,12 @@ struct fe_cc_algo {
 const struct fe_cc_algo *fe_cc_find(const char *name);
 /* NULL-terminated list of every algorithm. */
 const struct fe_cc_algo *const *fe_cc_list(void);
+#define FE_CC_MAX_ALGOS 32
+/* Adds an algorithm defined outside the library (a test, a tool): fe_cc_find and fe_cc_list see
+ * it from then on. The descriptor must outlive its use. FE_EINVAL without a name or init,
+ * FE_ESTATE when the name is taken, FE_ENOSPC beyond FE_CC_MAX_ALGOS. Not thread-safe: register
+ * before creating QPs or simulators. */
+int fe_cc_register(const struct fe_cc_algo *algo);
 
 /* Parameters: defaults, then "name=value" assignments validated with a clear message in err. */
 void fe_cc_params_default(struct fe_cc_params *p, const struct fe_cc_algo *algo);
@@ -137,6 +164,42 @@ static inline void fe_cc_on_nack(struct fe_cc *cc, uint64_t now_ns, uint32_t psn
 /* Runs on_timer while its deadline has passed (an algorithm may re-arm in the past). */
 void fe_cc_on_timer(struct fe_cc *cc, uint64_t now_ns);
 int fe_cc_trace(const struct fe_cc *cc, struct fe_cc_trace *vals, int max);
+
+/* ---- Homa receiver: the grant scheduler (FE_CC_CAP_RX_GRANTS) ----
+ * Sans-I/O: the receiver (a simulated host, a UDP endpoint) adds a message per incoming flow,
+ * tells it how many bytes arrived after each packet, and asks the scheduler which messages
+ * to grant more: one round trip of bytes (rtt_bytes) beyond what arrived, to the
+ * FE_HOMA_OVERCOMMIT incoming messages with the fewest bytes left (SRPT). Grants only grow; the
+ * receiver carries them to the sender (fe_qp_set_grant: on its ACKs, fe_cc_ack.credit_bytes). */
+#define FE_HOMA_OVERCOMMIT 2
+struct fe_homa_msg {
+    uint64_t total_bytes; /* the message's (flow's) length */
+    uint64_t rx_bytes;    /* received so far (fe_homa_grants_rx) */
+    uint64_t rtt_bytes;   /* granted ahead of rx_bytes (fe_homa_rtt_bytes) */
+    uint64_t granted;     /* cumulative grant so far */
+    uint32_t index;       /* in the scheduler's list, UINT32_MAX when not in one */
+    void *user;           /* the caller's (its QP) */
+};
+struct fe_homa_grants {
+    struct fe_homa_msg **in; /* incoming messages, in the order added (ties: the first wins) */
+    uint32_t n, cap;
+};
+/* RTTbytes of a flow whose algorithm (with values p->v) has an rtt_bytes parameter: that, or
+ * when it is 0 or absent, line rate x base RTT; at least 1. */
+uint64_t fe_homa_rtt_bytes(const struct fe_cc_algo *algo, const struct fe_cc_params *p,
+                           uint64_t line_rate_bps, uint64_t base_rtt_ns);
+/* m (its total_bytes and rtt_bytes set) joins the scheduler: 0 or FE_ENOMEM. */
+int fe_homa_grants_add(struct fe_homa_grants *g, struct fe_homa_msg *m);
+/* m leaves (the last message takes its place); nothing when it is in none. */
+void fe_homa_grants_remove(struct fe_homa_grants *g, struct fe_homa_msg *m);
+static inline void fe_homa_grants_rx(struct fe_homa_msg *m, uint64_t rx_bytes)
+{
+    m->rx_bytes = rx_bytes;
+}
+/* The messages whose grant grew (their `granted` updated), best first, into out (room for
+ * FE_HOMA_OVERCOMMIT): returns how many. */
+int fe_homa_grants_schedule(struct fe_homa_grants *g, struct fe_homa_msg **out);
+void fe_homa_grants_free(struct fe_homa_grants *g);
 
 /* ---- pacer: the firmware's credit accumulator (token bucket) ----
  * Credit grows by rate x elapsed time, capped at `burst_bytes` (plus under one nanosecond of

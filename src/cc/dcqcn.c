@@ -475,7 +475,8 @@ static const struct fe_cc_param ns3_params[] = {
 
 #define DCQCN_COMMON                                                                               \
     .ctx_size = sizeof(struct dcqcn), .init = dcqcn_init, .on_send = dcqcn_send,                   \
-    .on_ack = dcqcn_ack, .on_cnp = dcqcn_cnp, .on_timer = dcqcn_timer, .trace = dcqcn_trace
+    .on_ack = dcqcn_ack, .on_cnp = dcqcn_cnp, .on_timer = dcqcn_timer, .trace = dcqcn_trace,      \
+    .caps = FE_CC_CAP_DCQCN
 
 const struct fe_cc_algo fe_cc_dcqcn = {
     .name = "dcqcn",

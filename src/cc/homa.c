@@ -68,6 +68,7 @@ static int homa_trace(const void *ctx, struct fe_cc_trace *v, int max)
 const struct fe_cc_algo fe_cc_homa = {
     .name = "homa",
     .summary = "Homa-style receiver credit: RTTbytes unscheduled, then only granted bytes",
+    .caps = FE_CC_CAP_ACK_EVERY_PKT | FE_CC_CAP_RX_GRANTS,
     .ctx_size = sizeof(struct homa),
     .params = homa_params,
     .n_params = sizeof homa_params / sizeof homa_params[0],

@@ -149,6 +149,7 @@ static int hpcc_trace(const void *ctx, struct fe_cc_trace *v, int max)
 const struct fe_cc_algo fe_cc_hpcc = {
     .name = "hpcc",
     .summary = "HPCC: window from INT, eta 0.95, maxStage 5 (SIGCOMM 2019)",
+    .caps = FE_CC_CAP_INT | FE_CC_CAP_ACK_EVERY_PKT,
     .ctx_size = sizeof(struct hpcc),
     .params = hpcc_params,
     .n_params = sizeof hpcc_params / sizeof hpcc_params[0],

@@ -112,6 +112,7 @@ static int timely_trace(const void *ctx, struct fe_cc_trace *v, int max)
 const struct fe_cc_algo fe_cc_timely = {
     .name = "timely",
     .summary = "TIMELY: rate from the RTT gradient (SIGCOMM 2015)",
+    .caps = FE_CC_CAP_TIMESTAMP,
     .ctx_size = sizeof(struct timely),
     .params = timely_params,
     .n_params = sizeof timely_params / sizeof timely_params[0],

@@ -7,14 +7,13 @@
  * transmitter slot; QPs waiting for a later deadline sit in a min-heap with one wake-up event
  * for the host. A frame of a priority paused by PFC waits in the port's queue (one per QP at
  * most: that QP is not polled again until it leaves). */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "feroce/err.h"
+#include "sim/flow.h"
 #include "sim/sim_internal.h"
 
-#define NOPOS         UINT32_MAX
 #define COLD          __attribute__((cold, noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline)) /* hot, a few callers */
 
@@ -189,6 +188,16 @@ static ALWAYS_INLINE void sched_update(struct fe_sim *sim, struct sim_host *h, s
     }
 }
 
+void sim_host_schedule_qp(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
+{
+    sched_update(sim, h, sq);
+}
+
+void sim_host_arm_wake(struct fe_sim *sim, struct sim_host *h)
+{
+    arm_wake(sim, h);
+}
+
 /* ---- QPs of a host ---- */
 
 int sim_host_init(struct fe_sim *sim, struct sim_host *h)
@@ -218,9 +227,7 @@ void sim_host_free(struct sim_host *h)
     /* zombies still queued as ready */
     struct sim_qp *z;
     while ((z = ready_pop(h))) free_qp_struct(z);
-    free(h->homa_in);
-    h->homa_in = NULL;
-    h->n_homa_in = h->cap_homa_in = 0;
+    fe_homa_grants_free(&h->grants);
     free(h->qps);
     free(h->timers);
     free(h->tpos);
@@ -267,15 +274,16 @@ static int alloc_slot(struct sim_host *h, uint32_t *slot)
     return 0;
 }
 
-/* Takes the QP out of the host; packets still addressed to it are dropped as stale. */
-static void release_qp(struct sim_host *h, struct sim_qp *sq)
+void sim_host_install_qp(struct sim_host *h, struct sim_qp *sq)
 {
-    if (sq->homa_idx != NOPOS) {
-        struct sim_qp *last = h->homa_in[--h->n_homa_in];
-        h->homa_in[sq->homa_idx] = last;
-        last->homa_idx = sq->homa_idx;
-        sq->homa_idx = NOPOS;
-        sq->homa = false;
+    h->qps[qp_slot(sq)] = sq;
+}
+
+void sim_host_release_qp(struct sim_host *h, struct sim_qp *sq)
+{
+    if (sq->rx_grants) {
+        fe_homa_grants_remove(&h->grants, &sq->grant);
+        sq->rx_grants = false;
     }
     if (sq->qp) fe_qp_destroy(sq->qp);
     sq->qp = NULL;
@@ -295,141 +303,16 @@ static void release_qp(struct sim_host *h, struct sim_qp *sq)
     if (!sq->in_ready) free_qp_struct(sq); /* else freed when the ready FIFO reaches it */
 }
 
-/* Takes the requester's completions out of its CQ: bytes done; false when one failed. */
-static bool drain_cq(struct sim_flow *f, struct sim_qp *sq)
-{
-    enum { BATCH = 64 };
-    struct fe_cqe cqe[BATCH];
-    int n;
-    bool ok = true;
-    do { /* fewer than asked for: the CQ is empty */
-        n = fe_qp_poll_cq(sq->qp, cqe, BATCH);
-        for (int i = 0; i < n; i++) {
-            if (cqe[i].status == FE_WC_SUCCESS)
-                f->done_bytes += cqe[i].byte_len;
-            else
-                ok = false;
-        }
-    } while (n == BATCH);
-    return ok;
-}
-
-void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
-{
-    *out = f->ctr;
-    if (f->req && f->req->qp) {
-        const struct fe_qp_counters *c = fe_qp_counters(f->req->qp);
-        out->tx_pkts = c->tx_pkts;
-        out->retx_pkts = c->retx_pkts;
-        out->timeouts = c->timeouts;
-        out->cnps_rx = c->rx_cnps;
-        out->rtt_samples = c->rtt_samples;
-        out->rtt_sum = c->rtt_sum_ns;
-        out->rtt_max = c->rtt_max_ns;
-        out->acked_bytes = c->tx_bytes_completed; /* CQEs not yet drained included */
-    }
-    if (f->resp && f->resp->qp) {
-        const struct fe_qp_counters *c = fe_qp_counters(f->resp->qp);
-        out->rx_pkts = c->rx_pkts;
-        out->rx_bytes = c->rx_bytes;
-        out->ce_rx = c->rx_ce_pkts;
-    }
-}
-
-void sim_flow_sync_counters(struct sim_flow *f)
-{
-    struct sim_flow_counts n; /* not into f->ctr directly: it is also the source */
-    sim_flow_counters(f, &n);
-    f->ctr = n;
-}
-
-static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
-{
-    sim_flow_sync_counters(f);
-    f->done = true;
-    f->finish_ns = sim->now;
-    if (++sim->flows_done == sim->n_flows) sim->halt |= SIM_HALT_ALL_DONE;
-    sim->flows_active--;
-    if (sim->window_auto_end && !sim->window_closed && sim->window_opened) sim_window_close(sim);
-    struct sim_qp *req = f->req, *resp = f->resp;
-    f->req = f->resp = NULL;
-    if (req) release_qp(req->host, req);
-    if (resp) release_qp(resp->host, resp);
-    sim_phase_mark(sim);
-}
-
-/* How many unstarted WRs a requester's send queue holds: the QP starts at most one WR per
- * packet it sends, and the simulator tops the queue up after each one (top_up), so the QP never
- * finds it empty, nor the next WR missing when its pacer prices the packet after this one.
- * Keeping only a few posted (rather than the whole replay buffer's worth) keeps the send and
- * completion rings that the QP touches per packet in the cache. */
-#define SQ_LOOKAHEAD    32
-#define SQ_REFILL_BELOW 8
-
-/* Posts message WRs until the requester holds SQ_LOOKAHEAD unstarted ones, as far as the flow
- * has bytes and the QP has room (asking fe_qp_post_send to be refused would cost more). */
-static ALWAYS_INLINE void post_more(struct sim_flow *f, struct sim_qp *sq)
-{
-    uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
-    uint32_t unstarted = fe_qp_sq_unstarted(sq->qp), room = fe_qp_sq_room(sq->qp);
-    uint32_t want = unstarted < SQ_LOOKAHEAD ? SQ_LOOKAHEAD - unstarted : 0;
-    for (uint32_t n = want < room ? want : room; n && f->posted_bytes < f->spec.bytes; n--) {
-        uint64_t len = f->spec.bytes - f->posted_bytes;
-        if (len > msg) len = msg;
-        struct fe_wr wr = {.op = FE_WR_WRITE,
-                           .cookie = len,
-                           .data = NULL,
-                           .len = (uint32_t)len,
-                           .remote_offset = f->posted_bytes};
-        if (fe_qp_post_send(sq->qp, &wr)) break;
-        f->posted_bytes += len;
-    }
-    sq->all_posted = f->posted_bytes >= f->spec.bytes;
-}
-
-/* A requester's completions: bytes done, more WRs posted; the flow finishes when all are done
- * or the QP failed. Returns false when the QP was released. */
-static bool collect_completions(struct fe_sim *sim, struct sim_qp *sq)
-{
-    sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
-    struct sim_flow *f = &sim->flows[sq->flow];
-    bool ok = drain_cq(f, sq);
-    if (!ok || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
-        f->failed = true;
-        flow_finish(sim, f);
-        return false;
-    }
-    if (f->done_bytes >= f->spec.bytes) {
-        flow_finish(sim, f);
-        return false;
-    }
-    post_more(f, sq);
-    return true;
-}
-
-/* After a requester sent a packet: the send queue topped up when it runs low. The completions
- * are taken out of the CQ first, so that the CQ always has room for what is posted (the QP keeps
- * at most its send queue's depth of WRs posted and not yet drained). A failed WR leaves the QP
- * in error, which after_qp_event sees at its next event. */
-static ALWAYS_INLINE void top_up(struct fe_sim *sim, struct sim_qp *sq)
-{
-    if (fe_qp_sq_unstarted(sq->qp) >= SQ_REFILL_BELOW || sq->all_posted) return;
-    struct sim_flow *f = &sim->flows[sq->flow];
-    sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
-    (void)drain_cq(f, sq);
-    post_more(f, sq);
-}
-
 /* After anything happened to a QP: collect completions (requester), then reschedule. */
 static ALWAYS_INLINE void after_qp_event(struct fe_sim *sim, struct sim_host *h, struct sim_qp *sq)
 {
     /* Completions are handled here once the flow's last WRs are posted (it ends at its last
      * completion: most ACKs complete nothing new), or when the QP failed (its WRs are flushed in
-     * error); before that, top_up drains them. */
+     * error); before that, sim_flow_top_up drains them. */
     if (sq->requester &&
         ((sq->all_posted && fe_qp_counters(sq->qp)->tx_msgs_completed != sq->completed_seen) ||
          fe_qp_state(sq->qp) == FE_QPS_ERROR)) {
-        if (!collect_completions(sim, sq)) return;
+        if (!sim_flow_collect(sim, sq)) return;
     }
     sched_update(sim, h, sq);
 }
@@ -537,7 +420,7 @@ static ALWAYS_INLINE void kick(struct fe_sim *sim, struct sim_host *h)
                 continue;
             }
             finish_pkt(sim, sq, pkt);
-            if (sq->requester) top_up(sim, sq);
+            if (sq->requester) sim_flow_top_up(sim, sq);
             if (allowed >> pkt->prio & 1) {
                 sim_link_send(sim, p, pkt);
                 sent = true;
@@ -569,40 +452,16 @@ void sim_host_kick(struct fe_sim *sim, struct sim_host *h)
     kick(sim, h);
 }
 
-/* Homa's receiver: grant one round trip of bytes beyond what arrived to the two incoming flows
- * with the fewest bytes left (SRPT with an overcommitment of 2); grants only grow. */
-#define HOMA_OVERCOMMIT 2
-static void homa_schedule(struct fe_sim *sim, struct sim_host *h)
+/* The receiver's grant scheduler after a packet: the messages whose grant grew carry it to
+ * their senders on their next ACKs. */
+static void schedule_grants(struct fe_sim *sim, struct sim_host *h)
 {
-    struct sim_qp *best[HOMA_OVERCOMMIT] = {NULL};
-    uint64_t left[HOMA_OVERCOMMIT] = {UINT64_MAX, UINT64_MAX};
-    for (uint32_t i = 0; i < h->n_homa_in; i++) {
-        struct sim_qp *sq = h->homa_in[i];
-        uint64_t bytes = sim->flows[sq->flow].spec.bytes, rx = fe_qp_counters(sq->qp)->rx_bytes;
-        uint64_t l = bytes > rx ? bytes - rx : 0;
-        if (!l) continue;
-        for (int k = 0; k < HOMA_OVERCOMMIT; k++) {
-            if (l < left[k]) {
-                for (int m = HOMA_OVERCOMMIT - 1; m > k; m--) {
-                    left[m] = left[m - 1];
-                    best[m] = best[m - 1];
-                }
-                left[k] = l;
-                best[k] = sq;
-                break;
-            }
-        }
-    }
-    for (int k = 0; k < HOMA_OVERCOMMIT && best[k]; k++) {
-        struct sim_qp *sq = best[k];
-        uint64_t bytes = sim->flows[sq->flow].spec.bytes;
-        uint64_t g = fe_qp_counters(sq->qp)->rx_bytes + sq->homa_rtt_bytes;
-        if (g > bytes) g = bytes;
-        if (g > sq->homa_grant) {
-            sq->homa_grant = g;
-            fe_qp_set_grant(sq->qp, g);
-            sched_update(sim, h, sq);
-        }
+    struct fe_homa_msg *grew[FE_HOMA_OVERCOMMIT];
+    int n = fe_homa_grants_schedule(&h->grants, grew);
+    for (int k = 0; k < n; k++) {
+        struct sim_qp *g = grew[k]->user;
+        fe_qp_set_grant(g->qp, grew[k]->granted);
+        sched_update(sim, h, g);
     }
 }
 
@@ -649,9 +508,10 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     /* (the data packets delivered are the responders' rx_pkts, summed by fe_sim_stats) */
     if (fe_qp_rx(sq->qp, sim->now, &pkt->pkt) < 0) sim->st.drops[FE_SIM_DROP_QP]++;
     sim_pkt_free(sim, pkt);
-    bool homa = sq->homa;
+    bool rx_grants = sq->rx_grants;
+    if (rx_grants) fe_homa_grants_rx(&sq->grant, fe_qp_counters(sq->qp)->rx_bytes);
     after_qp_event(sim, h, sq);
-    if (homa) homa_schedule(sim, h);
+    if (rx_grants) schedule_grants(sim, h);
     /* An ACK can move a QP's deadline earlier while it stays under a timer (a window CC's
      * window reopens but the pacer holds the packet until later): re-arm the host's wake, or
      * the QP would sleep until its previous, later deadline (the retransmit timer). */
@@ -660,86 +520,7 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     prefetch_next_arrival(h);
 }
 
-/* ---- flows ---- */
-
-static inline uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
-{
-    uint64_t x =
-        ((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ull ^ (uint64_t)c * 0xC2B2AE3D27D4EB4Full;
-    x ^= x >> 29;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 32;
-    return (uint32_t)x;
-}
-
-static uint64_t ser_ns(uint64_t bytes, uint64_t rate_bps)
-{
-    return (bytes * 8u * 1000000000u + rate_bps - 1) / rate_bps;
-}
-
-/* Follows the way the switches route from host src to host dst for an ECMP hash (sim_route):
- * its unloaded RTT, bottleneck rate and HPCC pair RTT; FE_EINVAL when it does not reach dst
- * (the routes are shortest paths: at most one hop per node). */
-static int walk_path(struct fe_sim *sim, uint32_t src, uint32_t dst, uint32_t hash,
-                     uint32_t payload, uint64_t *rtt_out, uint64_t *rate_out,
-                     uint64_t *hpcc_rtt_out)
-{
-    uint32_t n = 0;
-    uint64_t data_frame = sim->max_frame_bytes + sim->ifg;
-    struct fe_pkt ack;
-    memset(&ack, 0, sizeof(ack));
-    ack.bth.opcode = FE_OP_ACK;
-    uint64_t ack_frame = sim_frame_bytes(sim, &ack) + sim->ifg;
-    struct sim_port *p = &sim->nodes[src].ports[0];
-    uint64_t rtt = 0, rate = UINT64_MAX, hpcc_rtt = 0;
-    for (;;) {
-        rtt += 2 * p->delay_ns + ser_ns(data_frame, p->rate_bps) + ser_ns(ack_frame, p->rate_bps);
-        /* HPCC's pairRtt: delays and the payload's serialization only, truncated per hop */
-        hpcc_rtt += 2 * p->delay_ns + (uint64_t)payload * 8000000000u / p->rate_bps;
-        if (p->rate_bps < rate) rate = p->rate_bps;
-        struct sim_node *nd = p->peer->node;
-        if (!nd->is_switch) break;
-        p = sim_route(nd->sw, dst, hash);
-        if (!p || ++n > sim->n_nodes) return FE_EINVAL;
-    }
-    if (p->peer->node->id != dst) return FE_EINVAL;
-    if (rtt_out) *rtt_out = rtt;
-    if (rate_out) *rate_out = rate;
-    if (hpcc_rtt_out) *hpcc_rtt_out = hpcc_rtt;
-    return 0;
-}
-
-int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f)
-{
-    struct sim_host *hs = sim->nodes[f->spec.src].host;
-    if (!f->spec.sport) f->spec.sport = (uint16_t)(hs->next_sport++ & 0xFFFF);
-    f->hash_fwd = hash3(f->spec.src, f->spec.dst, f->spec.sport);
-    f->hash_rev = hash3(f->spec.dst, f->spec.src, f->spec.sport);
-    uint64_t rtt = 0, rate = 0, hpcc_rtt = 0;
-    /* payload per packet: the MTU, or the message size when messages are smaller */
-    uint32_t pay = sim->sc.host.mtu_bytes;
-    if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
-    int rc = walk_path(sim, f->spec.src, f->spec.dst, f->hash_fwd, pay, &rtt, &rate, &hpcc_rtt);
-    if (!rc) rc = walk_path(sim, f->spec.dst, f->spec.src, f->hash_rev, pay, NULL, NULL, NULL);
-    if (rc) return rc;
-    f->base_rtt_ns = rtt;
-    f->path_rate_bps = rate;
-    uint64_t pkts = (f->spec.bytes + pay - 1) / pay;
-    if (sim->ns3_frames) {
-        /* HPCC's own formula (third.cc qp_finish), so that fct / standalone compares: its pair
-         * RTT plus the bytes with 48 header bytes per packet at the bottleneck rate */
-        uint64_t wire = f->spec.bytes + pkts * 48u;
-        f->standalone_fct_ns = (double)hpcc_rtt + floor((double)(wire * 8u) * 1e9 / (double)rate);
-        return 0;
-    }
-    uint64_t per_pkt = sim->max_frame_bytes + sim->ifg - sim->sc.host.mtu_bytes;
-    double wire = (double)f->spec.bytes + (double)pkts * (double)per_pkt;
-    f->standalone_fct_ns = (double)rtt + wire * 8e9 / (double)rate;
-    return 0;
-}
-
-static struct sim_qp *new_qp(struct fe_sim *sim, struct sim_host *h, uint32_t flow, bool requester,
-                             int *rc)
+struct sim_qp *sim_host_new_qp(struct sim_host *h, uint32_t flow, bool requester, int *rc)
 {
     uint32_t slot;
     *rc = alloc_slot(h, &slot);
@@ -752,165 +533,11 @@ static struct sim_qp *new_qp(struct fe_sim *sim, struct sim_host *h, uint32_t fl
         *rc = FE_ENOMEM;
         return NULL;
     }
-    (void)sim;
     sq->host = h;
     sq->flow = flow;
     sq->requester = requester;
     h->gens[slot] = (uint8_t)(h->gens[slot] == 255 ? 1 : h->gens[slot] + 1);
     sq->qpn = (uint32_t)h->gens[slot] << SLOT_BITS | slot;
-    sq->homa_idx = NOPOS;
+    sq->grant.index = UINT32_MAX;
     return sq;
-}
-
-static void fill_path(struct fe_path *path, uint32_t src_node, uint32_t dst_node, uint16_t sport)
-{
-    memset(path, 0, sizeof(*path));
-    path->ipver = 4;
-    path->src_ip4 = 0x0B000001u + (src_node << 8); /* 11.0.x.1: HPCC's host id = (ip >> 8) */
-    path->dst_ip4 = 0x0B000001u + (dst_node << 8);
-    path->src_mac[0] = path->dst_mac[0] = 0x02;
-    path->src_mac[5] = (uint8_t)src_node;
-    path->dst_mac[5] = (uint8_t)dst_node;
-    path->udp_sport = sport;
-}
-
-int sim_flow_start(struct fe_sim *sim, uint32_t fi)
-{
-    struct sim_flow *f = &sim->flows[fi];
-    const struct fe_sim_scenario *sc = &sim->sc;
-    const struct fe_sim_host_cfg *hc = &sc->host;
-    struct sim_host *hs = sim->nodes[f->spec.src].host, *hd = sim->nodes[f->spec.dst].host;
-    int rc;
-    struct sim_qp *a = new_qp(sim, hs, fi, true, &rc);
-    if (!a) return rc;
-    struct sim_qp *b = new_qp(sim, hd, fi, false, &rc);
-    if (!b) {
-        hs->free_slots[hs->n_free++] = qp_slot(a);
-        free(a);
-        return rc;
-    }
-    a->route_dst = f->spec.dst;
-    a->route_hash = f->hash_fwd;
-    b->route_dst = f->spec.src;
-    b->route_hash = f->hash_rev;
-
-    const struct fe_sim_cc *cc = &sc->cc[f->spec.cc];
-    bool per_packet_acks = sim->cc_acks_every_pkt[f->spec.cc];
-    uint64_t line = hs->node->ports[0].rate_bps;
-    if (sim->ns3_frames) {
-        /* ns-3's NIC paces a QP's packets Seconds(size / rate) apart, cut to whole ns as its
-         * links are (link.c): at line rate it sends back to back. The line rate of the QP (its
-         * CC's ceiling, its pacer's rate there) is therefore the rate of those frames: 1048
-         * bytes every 838 ns at 10 Gb/s, not 838.4, which would idle the link 0.4 ns a frame */
-        uint32_t pay = sim->sc.host.mtu_bytes;
-        if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
-        uint32_t frame = pay + 48 + sim->ns3_int_bytes;
-        uint64_t t = sim_link_ns3_ser_ns(line, frame);
-        if (t) line = ((uint64_t)frame * 1000000000u + t - 1) / t * 8; /* whole bytes/s */
-    }
-    uint64_t replay = sim->window_bdp_bytes ? sim->window_bdp_bytes : hc->replay_bytes;
-    struct fe_qp_config ca, cb;
-    fe_qp_config_default(&ca);
-    ca.local_qpn = a->qpn;
-    ca.remote_qpn = b->qpn;
-    ca.sq_psn = 0;
-    ca.rq_psn = 0;
-    ca.remote_va = 0x100000;
-    ca.remote_rkey = 0x5151;
-    ca.mtu_bytes = hc->mtu_bytes;
-    fill_path(&ca.path, f->spec.src, f->spec.dst, f->spec.sport);
-    ca.dscp = hc->data_dscp;
-    ca.pcp = f->spec.prio;
-    ca.data_ecn = sc->sw.ecn ? FE_ECN_ECT0 : FE_ECN_NOT_ECT;
-    if (replay) ca.replay_bytes = replay; /* else the QP's default (2 MiB) */
-    /* enough WRs to fill the replay buffer with messages, and room for their completions */
-    uint64_t msg = f->spec.msg_bytes ? f->spec.msg_bytes : (1u << 30);
-    uint64_t sq = (replay ? replay : ca.replay_bytes) / msg + 8;
-    if (sq > 65536) sq = 65536;
-    ca.sq_depth = (uint32_t)sq;
-    ca.rq_depth = 1;
-    ca.cq_depth = (uint32_t)sq + 16;
-    ca.max_mr = 1;
-    ca.ack_timeout_ns = hc->ack_timeout_ns;
-    ca.retry_cnt = hc->retry_cnt;
-    ca.rnr_retry = 7;
-    /* HPCC and Homa: an ACK per packet, as their models have (see sim_create) */
-    ca.ackreq_every = per_packet_acks ? 1 : hc->ackreq_every;
-    ca.ack_every = per_packet_acks ? 1 : hc->ack_every;
-    ca.np_enable = hc->np_enable;
-    ca.np_ecn_echo_on_ack = hc->ecn_echo_on_ack;
-    ca.cnp_interval_ns = hc->cnp_interval_ns;
-    ca.cnp_dscp = hc->cnp_dscp;
-    ca.cnp_pcp = hc->cnp_pcp;
-    ca.cc_algo = cc->algo;
-    ca.cc_params = cc->algo ? &cc->params : NULL;
-    ca.line_rate_bps = line;
-    ca.base_rtt_ns = f->base_rtt_ns;
-    ca.pacer_burst_bytes = hc->pacer_burst_bytes;
-    /* the pacer counts the frames as the links carry them (HPCC ns-3: payload + 48 + INT) */
-    if (sim->ns3_frames) ca.sim_frame_overhead_bytes = 48 + sim->ns3_int_bytes;
-    cb = ca;
-    cb.local_qpn = b->qpn;
-    cb.remote_qpn = a->qpn;
-    fill_path(&cb.path, f->spec.dst, f->spec.src, f->spec.sport);
-    cb.cc_algo = NULL;
-    cb.cc_params = NULL;
-    cb.replay_bytes = 65536;
-    cb.sq_depth = 1;
-    cb.cq_depth = 16;
-    cb.line_rate_bps = hd->node->ports[0].rate_bps;
-    cb.int_echo = sim->int_enable; /* the responder echoes INT on its ACKs (HPCC) */
-    int err = 0;
-    const char *why = NULL;
-    a->qp = fe_qp_create(&ca, sim->now, &err, &why);
-    if (a->qp) b->qp = fe_qp_create(&cb, sim->now, &err, &why);
-    if (!a->qp || !b->qp) {
-        sim->create_err = err ? err : FE_ENOMEM;
-        sim->create_why = why;
-        release_qp(hs, a);
-        release_qp(hd, b);
-        return sim->create_err;
-    }
-    struct fe_mr mr = {.rkey = 0x5151, .va = 0x100000, .len = f->spec.bytes, .base = NULL};
-    rc = fe_qp_reg_mr(b->qp, &mr);
-    if (rc) {
-        release_qp(hs, a);
-        release_qp(hd, b);
-        return rc;
-    }
-    if (cc->algo && !strcmp(cc->algo->name, "homa")) {
-        /* the receiver grants this flow (homa_schedule): RTTbytes as the sender computes it */
-        int k = fe_cc_param_index(cc->algo, "rtt_bytes");
-        uint64_t rb = k >= 0 ? (uint64_t)cc->params.v[k] : 0;
-        if (!rb) rb = (uint64_t)((double)line * (double)f->base_rtt_ns / 8e9);
-        if (hd->n_homa_in == hd->cap_homa_in) {
-            uint32_t cap = hd->cap_homa_in ? hd->cap_homa_in * 2 : 8;
-            struct sim_qp **v = realloc(hd->homa_in, cap * sizeof(*v));
-            if (!v) {
-                release_qp(hs, a);
-                release_qp(hd, b);
-                return FE_ENOMEM;
-            }
-            hd->homa_in = v;
-            hd->cap_homa_in = cap;
-        }
-        b->homa_rtt_bytes = rb ? rb : 1;
-        b->homa_idx = hd->n_homa_in;
-        b->homa = true;
-        hd->homa_in[hd->n_homa_in++] = b;
-    }
-    hs->qps[qp_slot(a)] = a;
-    hd->qps[qp_slot(b)] = b;
-    f->req = a;
-    f->resp = b;
-    f->started = true;
-    sim->flows_started++;
-    sim->flows_active++;
-    post_more(f, a);
-    sched_update(sim, hs, a);
-    sched_update(sim, hd, b);
-    arm_wake(sim, hs);
-    arm_wake(sim, hd);
-    sim_host_kick(sim, hs);
-    return 0;
 }

@@ -110,14 +110,6 @@ static void arm_pause_end(struct fe_sim *sim, struct sim_port *p)
     sim_schedule(sim, t, p, EV_PAUSE_END);
 }
 
-static void kick(struct fe_sim *sim, struct sim_port *p)
-{
-    if (p->sw)
-        sim_port_kick(sim, p);
-    else
-        sim_host_kick(sim, p->host);
-}
-
 void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pfc)
 {
     uint8_t prio = pfc->pfc.prio & 7;
@@ -139,7 +131,7 @@ void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
         }
     } else if (p->paused >> prio & 1) {
         unpause(sim, p, prio);
-        kick(sim, p);
+        sim_wake_port_owner(sim, p);
     }
 }
 
@@ -155,5 +147,5 @@ void sim_pfc_pause_end(struct fe_sim *sim, struct sim_port *p)
     p->pause_ev_pending = false;
     sim_pfc_allowed(sim, p);
     arm_pause_end(sim, p);
-    kick(sim, p);
+    sim_wake_port_owner(sim, p);
 }

@@ -236,7 +236,7 @@ void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc)
     const struct fe_cc_algo *ns3 = fe_cc_find("dcqcn-hpcc-ns3");
     for (uint32_t i = 0; i < sc->n_cc && ns3; i++) {
         struct fe_sim_cc *c = &sc->cc[i];
-        if (c->algo && c->algo != ns3 && !strncmp(c->algo->name, "dcqcn", 5))
+        if (c->algo && c->algo != ns3 && (c->algo->caps & FE_CC_CAP_DCQCN))
             dcqcn_translate(c, ns3);
     }
 }

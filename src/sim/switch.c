@@ -114,10 +114,7 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
 void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
 {
     p->txdone_pending = false;
-    if (p->sw)
-        sim_port_kick(sim, p);
-    else
-        sim_host_kick(sim, p->host);
+    sim_wake_port_owner(sim, p);
 }
 
 /* The frame leaves at once on the idle port out, as enqueue + sim_port_kick would send it, without

@@ -1,16 +1,26 @@
-/* Values in scenario files and on the command line: sizes (B, KB = 1000, KiB = 1024, MB, MiB,
- * GB, GiB), rates (bps, Kbps, Mbps, Gbps, Tbps, also Mb/s style, as ns-3 writes them), times
- * (ns, us, ms, s; ns-3's "0.001ms"), booleans and plain numbers. */
+/* Errors (sim_errf) and values in scenario files and on the command line: sizes (B, KB = 1000, KiB
+ * = 1024, MB, MiB, GB, GiB), rates (bps, Kbps, Mbps, Gbps, Tbps, also Mb/s style, as ns-3 writes
+ * them), times (ns, us, ms, s; ns-3's "0.001ms"), booleans and plain numbers. */
 #include <ctype.h>
-#include <stdio.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
+
+void sim_errf(char *err, size_t cap, const char *fmt, ...)
+{
+    if (!err || !cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+}
 
 struct unit {
     const char *s;
