@@ -394,7 +394,7 @@ static int write_plot(FILE *f, sqlite3_stmt *st, const struct sw_report_opts *o,
                 ay.n ? ay.n - 1 : 0);
         axis_tics(f, "x", &ax);
         axis_tics(f, "y", &ay);
-        fputs("plot $d using 1:2:4 with image notitle, $d using 1:2:(sprintf('%.3g', $4)) "
+        fputs("plot $d using 1:2:4 with image notitle, $d using 1:2:(sprintf('%.4g', $4)) "
               "with labels font ',9' notitle\n",
               f);
     } else {

@@ -17,6 +17,7 @@
 
 struct sw_store {
     sqlite3 *db;
+    bool writer;
     sqlite3_stmt *has, *put_run, *put_flow, *del_run;
     uint32_t n_params;
 };
@@ -204,6 +205,7 @@ struct sw_store *sw_store_open(const char *path, const struct sw_campaign *c, ch
     free(schema);
     if (!rc) rc = check_campaign(s->db, c, err, err_cap);
     if (!rc) rc = prepare(s, c, err, err_cap);
+    s->writer = !rc;
     if (rc) {
         sw_store_close(s);
         return NULL;
@@ -228,10 +230,13 @@ struct sw_store *sw_store_open_ro(const char *path, char *err, size_t err_cap)
 void sw_store_close(struct sw_store *s)
 {
     if (!s) return;
+    /* back to a plain database file, which readers (sqlite3, dataframes, report) open without
+     * the -wal and -shm files; fails harmlessly while another connection has it open */
     sqlite3_finalize(s->has);
     sqlite3_finalize(s->put_run);
     sqlite3_finalize(s->put_flow);
     sqlite3_finalize(s->del_run);
+    if (s->writer) sqlite3_exec(s->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
     sqlite3_close(s->db);
     free(s);
 }
