@@ -503,6 +503,28 @@ static int name_columns(struct pctx *c)
     return 0;
 }
 
+/* Whether a collection is referred to twice (an alias): aliases could repeat a node
+ * exponentially, and a campaign has no use for them. */
+static bool has_alias(yaml_document_t *doc)
+{
+    size_t n = (size_t)(doc->nodes.top - doc->nodes.start);
+    unsigned char *refs = calloc(n + 1, 1);
+    bool alias = !refs;
+    for (yaml_node_t *m = doc->nodes.start; m < doc->nodes.top && !alias; m++) {
+        if (m->type == YAML_MAPPING_NODE) {
+            for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top;
+                 p++)
+                alias |= refs[p->key]++ || refs[p->value]++;
+        } else if (m->type == YAML_SEQUENCE_NODE) {
+            for (yaml_node_item_t *it = m->data.sequence.items.start;
+                 it < m->data.sequence.items.top; it++)
+                alias |= refs[*it]++ > 0;
+        }
+    }
+    free(refs);
+    return alias;
+}
+
 int sw_spec_parse(const char *text, size_t len, const char *name, const char *dir,
                   struct sw_spec *spec, char *err, size_t err_cap)
 {
@@ -522,32 +544,22 @@ int sw_spec_parse(const char *text, size_t len, const char *name, const char *di
     yaml_parser_delete(&parser);
     int rc = 0;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    /* aliases could repeat a node exponentially: a campaign has no use for them */
-    for (yaml_node_t *n = doc.nodes.start; n < doc.nodes.top && !rc; n++)
-        if (n->type == YAML_MAPPING_NODE || n->type == YAML_SEQUENCE_NODE) {
-            int refs = 0;
-            for (yaml_node_t *m = doc.nodes.start; m < doc.nodes.top && refs < 2; m++) {
-                if (m->type == YAML_MAPPING_NODE) {
-                    for (yaml_node_pair_t *p = m->data.mapping.pairs.start;
-                         p < m->data.mapping.pairs.top; p++)
-                        refs += (doc.nodes.start + p->value - 1 == n) +
-                                (doc.nodes.start + p->key - 1 == n);
-                } else if (m->type == YAML_SEQUENCE_NODE) {
-                    for (yaml_node_item_t *it = m->data.sequence.items.start;
-                         it < m->data.sequence.items.top; it++)
-                        refs += doc.nodes.start + *it - 1 == n;
-                }
-            }
-            if (refs > 1) rc = perr(&c, n, "aliases are not supported in a campaign");
-        }
+    if (has_alias(&doc)) rc = perr(&c, NULL, "aliases are not supported in a campaign");
     if (!rc && (!root || root->type != YAML_MAPPING_NODE))
         rc = perr(&c, root, "expected a mapping (scenario:, grid:, ...)");
     for (yaml_node_pair_t *p = rc ? NULL : root->data.mapping.pairs.start;
          p && p < root->data.mapping.pairs.top && !rc; p++) {
         yaml_node_t *k = ynode(&c, p->key), *v = ynode(&c, p->value);
         const char *key = scalar(k);
+        bool twice = false;
+        for (yaml_node_pair_t *q = root->data.mapping.pairs.start; key && q < p; q++) {
+            const char *kq = scalar(ynode(&c, q->key));
+            twice |= kq && !strcmp(kq, key);
+        }
         if (!key)
             rc = perr(&c, k, "expected a key");
+        else if (twice)
+            rc = perr(&c, k, "'%s' given twice", key);
         else if (!v)
             rc = perr(&c, k, "%s: no value", key);
         else
