@@ -20,6 +20,8 @@
 struct slot {
     pid_t pid;
     int fd;
+    double start_s;
+    bool timed_out;
     uint32_t point;
     char *buf;
     size_t n, cap;
@@ -100,6 +102,8 @@ static int launch(const struct sw_campaign *c, uint32_t point, struct slot *slot
     s->fd = fds[0];
     s->point = point;
     s->n = 0;
+    s->start_s = mono_s();
+    s->timed_out = false;
     return 0;
 }
 
@@ -131,7 +135,11 @@ static void finish(const struct sw_campaign *c, struct slot *s, struct sw_result
         strcmp(r->id, p->id)) {
         sw_result_free(r);
         sw_result_init(r, p->id);
-        describe_exit(clean ? 0 : status, r);
+        if (s->timed_out)
+            sw_result_fail(r, "timed out after %.0f s (the campaign's timeout)", c->spec.timeout_s);
+        else
+            describe_exit(clean ? 0 : status, r);
+        r->wall_s = mono_s() - s->start_s;
     }
     r->cpu_s = tv_s(ru.ru_utime) + tv_s(ru.ru_stime);
 }
@@ -213,6 +221,12 @@ int sw_run_points(const struct sw_campaign *c, const uint32_t *idx, uint32_t n, 
             next++;
             running++;
         }
+        for (int i = 0; i < workers && c->spec.timeout_s > 0; i++)
+            if (slots[i].pid && !slots[i].timed_out &&
+                mono_s() - slots[i].start_s > c->spec.timeout_s) {
+                slots[i].timed_out = true;
+                kill(slots[i].pid, SIGKILL);
+            }
         if (stop_requests > 1) { /* a second Ctrl-C: drop the points in flight */
             for (int i = 0; i < workers; i++)
                 if (slots[i].pid) kill(slots[i].pid, SIGKILL);

@@ -456,14 +456,23 @@ static int parse_top_key(struct pctx *c, const char *key, yaml_node_t *k, yaml_n
         s->ns3_compat = !strcmp(b, "true");
         return 0;
     }
-    if (!strcmp(key, "until")) {
+    if (!strcmp(key, "until") || !strcmp(key, "timeout")) {
+        /* until: simulated time; timeout: wall-clock time of one point (bare number = s) */
+        bool until = !strcmp(key, "until");
         double x;
         const char *u, *t = scalar(v);
-        static const char *const tu[] = {"", "ns", "us", "ms", "s"};
+        static const char *const tu[] = {"", "ns", "us", "ms", "s", "min", "h"};
         bool ok = t && split_number(t, &x, &u) && x >= 0;
         int i = 0;
-        while (ok && i < 5 && strcasecmp(u, tu[i])) i++;
-        if (!ok || i == 5) return perr(c, v, "until: expected a time (e.g. 50ms)");
+        while (ok && i < 7 && strcasecmp(u, tu[i])) i++;
+        if (!ok || i == 7 || (until && i > 4) || (!until && (x <= 0 || (i >= 1 && i <= 3))))
+            return perr(c, v,
+                        until ? "until: expected a simulated time (e.g. 50ms)"
+                              : "timeout: expected a wall-clock time (e.g. 90s, 10min, 2h)");
+        if (!until) {
+            s->timeout_s = x * (i == 5 ? 60 : i == 6 ? 3600 : 1);
+            return 0;
+        }
         x *= unit_mult(u);
         if (x > (double)FE_SIM_MAX_TIME) return perr(c, v, "until: too long");
         s->until_ns = (uint64_t)llround(x);
@@ -474,8 +483,8 @@ static int parse_top_key(struct pctx *c, const char *key, yaml_node_t *k, yaml_n
     if (!strcmp(key, "sample")) return parse_sample(c, v);
     if (!strcmp(key, "seeds")) return parse_seeds(c, v);
     return perr(c, k,
-                "unknown key '%s' (scenario, hpcc, topology, flows, cc, ns3_compat, until, set, "
-                "grid, sample, seeds)",
+                "unknown key '%s' (scenario, hpcc, topology, flows, cc, ns3_compat, until, "
+                "timeout, set, grid, sample, seeds)",
                 key);
 }
 

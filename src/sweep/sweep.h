@@ -49,6 +49,7 @@ struct sw_spec {
     char *cc; /* congestion control of every profile, NULL = the scenario's */
     bool ns3_compat;
     uint64_t until_ns; /* FE_SIM_NO_TIME: until the flows complete */
+    double timeout_s;  /* wall-clock limit of one point, 0 = none */
     uint32_t n_sets;
     char **sets; /* fixed "key=value" */
     uint32_t n_params;

@@ -304,6 +304,29 @@ static void test_failures_are_stored(void **state)
     sw_campaign_free(&c);
 }
 
+/* A point over the campaign's wall-clock timeout is killed and stored as failed. */
+static void test_timeout(void **state)
+{
+    (void)state;
+    static const char text[] = "scenario: advcam-dcqcn\ntimeout: 1\n"
+                               "grid:\n  flow.size: [1MB, 5000MB]\n";
+    char p[600];
+    struct sw_run_stats st;
+    db_path("timeout.db", p, sizeof(p));
+    free(run_all("timeout.yaml", text, "timeout.db", 0, &st));
+    assert_int_equal(st.ok, 1);
+    assert_int_equal(st.failed, 1);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(p, &db), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(
+        sqlite3_prepare_v2(db, "SELECT error FROM runs WHERE status = 'failed'", -1, &q, NULL), 0);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    assert_non_null(strstr((const char *)sqlite3_column_text(q, 0), "timed out"));
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 /* Two "Slurm tasks" write result files; collect merges them (twice: idempotent) into the
  * same database as a local run. */
 static void test_task_and_collect(void **state)
@@ -435,6 +458,7 @@ int main(void)
         cmocka_unit_test(test_refused_up_front),
         cmocka_unit_test(test_run_and_resume),
         cmocka_unit_test(test_failures_are_stored),
+        cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_task_and_collect),
         cmocka_unit_test(test_result_text),
         cmocka_unit_test(test_expressions),
