@@ -190,6 +190,7 @@ static int print_rows(sqlite3_stmt *st, const struct cols *c, const int *pick, s
     size_t rows = 0, cap = 0;
     char **cells = NULL;
     size_t width[256];
+    bool text[256] = {false}; /* a column with text is aligned left, numbers right */
     for (size_t j = 0; j < n; j++) width[j] = strlen(c->name[pick[j]]);
     while (sqlite3_step(st) == SQLITE_ROW) {
         if ((rows + 1) * n > cap) {
@@ -201,6 +202,7 @@ static int print_rows(sqlite3_stmt *st, const struct cols *c, const int *pick, s
         for (size_t j = 0; j < n; j++) {
             char buf[512];
             cell_text(st, (int)j, buf, sizeof(buf));
+            text[j] |= sqlite3_column_type(st, (int)j) == SQLITE_TEXT;
             cells[rows * n + j] = strdup(buf);
             size_t w = strlen(buf);
             if (w > width[j]) width[j] = w < 60 ? w : 60;
@@ -212,7 +214,8 @@ static int print_rows(sqlite3_stmt *st, const struct cols *c, const int *pick, s
     for (size_t r = 0; r < rows; r++)
         for (size_t j = 0; j < n; j++) {
             const char *s = cells[r * n + j] ? cells[r * n + j] : "?";
-            fprintf(out, "%*s%s", (int)width[j], s, j + 1 < n ? "  " : "\n");
+            fprintf(out, "%*s%s", text[j] ? -(int)width[j] : (int)width[j], s,
+                    j + 1 < n ? "  " : "\n");
         }
     fprintf(out, "(%zu rows)\n", rows);
     for (size_t i = 0; i < rows * n; i++) free(cells[i]);
