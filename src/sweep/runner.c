@@ -190,17 +190,94 @@ static void progress(uint32_t done, uint32_t failed, uint32_t n, int running, do
             failed, running, el, eta);
 }
 
+/* The workers of one sw_run_points call. */
+struct pool {
+    const struct sw_campaign *c;
+    const uint32_t *idx;
+    uint32_t n, next, finished, failed;
+    int workers, running, rc;
+    struct slot *slots;
+    struct pollfd *pf;
+    sw_done_cb done;
+    void *user;
+    double *runs_cpu_s;
+};
+
+static void launch_free_slots(struct pool *w)
+{
+    for (int i = 0; i < w->workers && w->next < w->n && !stop_requests && !w->rc; i++) {
+        if (w->slots[i].pid) continue;
+        if (launch(w->c, w->idx[w->next], w->slots, w->workers, &w->slots[i])) {
+            w->rc = -1;
+            return;
+        }
+        w->next++;
+        w->running++;
+    }
+}
+
+/* Points over the campaign's timeout, and every point after a second Ctrl-C, are killed;
+ * their pipes then close and reap_finished sees them. */
+static void kill_overdue(struct pool *w)
+{
+    double limit = w->c->spec.timeout_s;
+    for (int i = 0; i < w->workers; i++) {
+        struct slot *s = &w->slots[i];
+        if (!s->pid) continue;
+        if (stop_requests > 1) {
+            kill(s->pid, SIGKILL);
+        } else if (limit > 0 && !s->timed_out && mono_s() - s->start_s > limit) {
+            s->timed_out = true;
+            kill(s->pid, SIGKILL);
+        }
+    }
+}
+
+/* Waits up to 250 ms for the workers' pipes; hands each complete result to the callback. */
+static void reap_finished(struct pool *w)
+{
+    int k = 0;
+    for (int i = 0; i < w->workers; i++)
+        if (w->slots[i].pid) w->pf[k++] = (struct pollfd){.fd = w->slots[i].fd, .events = POLLIN};
+    if (!k || poll(w->pf, (nfds_t)k, 250) <= 0) return;
+    for (int j = 0; j < k; j++) {
+        if (!(w->pf[j].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        struct slot *s = NULL;
+        for (int i = 0; i < w->workers && !s; i++)
+            if (w->slots[i].pid && w->slots[i].fd == w->pf[j].fd) s = &w->slots[i];
+        if (!s || !drain(s)) continue;
+        struct sw_result r;
+        bool dropped = stop_requests > 1;
+        finish(w->c, s, &r);
+        w->running--;
+        if (!dropped) {
+            w->finished++;
+            w->failed += r.status != SW_OK;
+            if (w->runs_cpu_s) *w->runs_cpu_s += r.cpu_s;
+            if (w->done(w->user, &w->c->points[s->point], &r)) w->rc = -1;
+        }
+        sw_result_free(&r);
+    }
+}
+
 int sw_run_points(const struct sw_campaign *c, const uint32_t *idx, uint32_t n, int workers,
                   int show, sw_done_cb done, void *user, double *runs_cpu_s)
 {
     if (workers <= 0) workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (workers <= 0) workers = 1;
     if ((uint32_t)workers > n) workers = n ? (int)n : 1;
-    struct slot *slots = calloc((size_t)workers, sizeof(*slots));
-    struct pollfd *pf = calloc((size_t)workers, sizeof(*pf));
-    if (!slots || !pf) {
-        free(slots);
-        free(pf);
+    struct pool w = {.c = c,
+                     .idx = idx,
+                     .n = n,
+                     .workers = workers,
+                     .done = done,
+                     .user = user,
+                     .runs_cpu_s = runs_cpu_s};
+    w.slots = calloc((size_t)workers, sizeof(*w.slots));
+    w.pf = calloc((size_t)workers, sizeof(*w.pf));
+    if (!w.slots || !w.pf) {
+        free(w.slots);
+        free(w.pf);
         return -1;
     }
     struct sigaction sa = {.sa_handler = on_stop}, old_int, old_term;
@@ -209,72 +286,25 @@ int sw_run_points(const struct sw_campaign *c, const uint32_t *idx, uint32_t n, 
     sigaction(SIGTERM, &sa, &old_term);
     stop_requests = 0;
     double t0 = mono_s(), last = 0;
-    uint32_t next = 0, finished = 0, failed = 0;
-    int running = 0, rc = 0;
-    while ((next < n && !stop_requests) || running) {
-        for (int i = 0; i < workers && next < n && !stop_requests && rc == 0; i++) {
-            if (slots[i].pid) continue;
-            if (launch(c, idx[next], slots, workers, &slots[i])) {
-                rc = -1;
-                break;
-            }
-            next++;
-            running++;
-        }
-        for (int i = 0; i < workers && c->spec.timeout_s > 0; i++)
-            if (slots[i].pid && !slots[i].timed_out &&
-                mono_s() - slots[i].start_s > c->spec.timeout_s) {
-                slots[i].timed_out = true;
-                kill(slots[i].pid, SIGKILL);
-            }
-        if (stop_requests > 1) { /* a second Ctrl-C: drop the points in flight */
-            for (int i = 0; i < workers; i++)
-                if (slots[i].pid) kill(slots[i].pid, SIGKILL);
-        }
-        int k = 0;
-        for (int i = 0; i < workers; i++)
-            if (slots[i].pid) pf[k++] = (struct pollfd){.fd = slots[i].fd, .events = POLLIN};
-        if (!k) {
-            if (rc) break;
-            continue;
-        }
-        int pr = poll(pf, (nfds_t)k, 250);
-        for (int i = 0; i < workers && pr > 0; i++) {
-            if (!slots[i].pid) continue;
-            struct pollfd *q = NULL;
-            for (int j = 0; j < k; j++)
-                if (pf[j].fd == slots[i].fd) q = &pf[j];
-            if (!q || !(q->revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            if (!drain(&slots[i])) continue;
-            struct sw_result r;
-            bool dropped = stop_requests > 1;
-            finish(c, &slots[i], &r);
-            running--;
-            if (!dropped) {
-                finished++;
-                failed += r.status != SW_OK;
-                if (runs_cpu_s) *runs_cpu_s += r.cpu_s;
-                if (done(user, &c->points[slots[i].point], &r)) rc = -1;
-            }
-            sw_result_free(&r);
-        }
+    while ((w.next < n && !stop_requests && !w.rc) || w.running) {
+        launch_free_slots(&w);
+        kill_overdue(&w);
+        reap_finished(&w);
         if (show && mono_s() - last > 0.25) {
             last = mono_s();
-            progress(finished, failed, n, running, t0);
+            progress(w.finished, w.failed, n, w.running, t0);
         }
-        if (rc) stop_requests = stop_requests ? stop_requests : 1;
     }
     if (show) {
-        progress(finished, failed, n, running, t0);
+        progress(w.finished, w.failed, n, w.running, t0);
         fputc('\n', stderr);
     }
-    for (int i = 0; i < workers; i++) free(slots[i].buf);
-    free(slots);
-    free(pf);
+    for (int i = 0; i < workers; i++) free(w.slots[i].buf);
+    free(w.slots);
+    free(w.pf);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (!rc && stop_requests) rc = 1;
-    return rc;
+    return w.rc ? w.rc : stop_requests ? 1 : 0;
 }
 
 struct local_ctx {
