@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,24 +123,92 @@ static int write_pending(const char *path, const struct sw_campaign *c, const ui
     return rc;
 }
 
-static int add_arg(char **argv, int *n, int max, const char *s)
+struct argv {
+    char *v[96];
+    int n;
+    bool full;
+};
+
+static void add_arg(struct argv *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_arg(struct argv *a, const char *fmt, ...)
 {
-    if (*n + 1 >= max) return -1;
-    argv[(*n)++] = strdup(s);
-    return argv[*n - 1] ? 0 : -1;
+    char buf[4600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (a->n + 1 >= (int)(sizeof(a->v) / sizeof(a->v[0])) || !(a->v[a->n] = strdup(buf)))
+        a->full = true;
+    else
+        a->n++;
+}
+
+/* sbatch --array=0-(tasks-1) ... DIR/job.sh */
+static void sbatch_argv(struct argv *a, const struct sw_slurm_opts *o, const char *dir,
+                        uint32_t tasks)
+{
+    add_arg(a, "%s", o->sbatch ? o->sbatch : "sbatch");
+    add_arg(a, "--array=0-%u", tasks - 1);
+    add_arg(a, "--job-name=feroce-sweep");
+    add_arg(a, "--output=%s/logs/%%A_%%a.out", dir);
+    add_arg(a, "--chdir=%s", dir);
+    if (o->partition) add_arg(a, "--partition=%s", o->partition);
+    if (o->wait) add_arg(a, "--wait");
+    for (const char *p = o->extra ? o->extra : ""; *p;) {
+        size_t l = strcspn(p, " ");
+        if (l) add_arg(a, "%.*s", (int)l, p);
+        p += l;
+        while (*p == ' ') p++;
+    }
+    add_arg(a, "%s/job.sh", dir);
+}
+
+/* The points neither stored nor waiting in a result file. */
+static uint32_t *pending_points(const struct sw_campaign *c, struct sw_store *s, const char *dir,
+                                uint32_t *n)
+{
+    uint32_t *idx = malloc((c->n_points ? c->n_points : 1) * sizeof(*idx));
+    *n = 0;
+    for (uint32_t k = 0; idx && k < c->n_points; k++) {
+        char path[4400];
+        snprintf(path, sizeof(path), "%s/%s.res", dir, c->points[k].id);
+        if (!sw_store_has(s, c->points[k].id, NULL) && access(path, F_OK)) idx[(*n)++] = k;
+    }
+    return idx;
+}
+
+/* DIR/, DIR/logs/, DIR/pending and DIR/job.sh */
+static int prepare_dir(const struct sw_campaign *c, const char *dir, const char *self_exe,
+                       const char *campaign, const char *db, const uint32_t *idx, uint32_t n,
+                       uint32_t tasks, char *err, size_t err_cap)
+{
+    char path[4400];
+    snprintf(path, sizeof(path), "%s/logs", dir);
+    if (mkdir_p(dir) || mkdir_p(path)) {
+        snprintf(err, err_cap, "%.400s: %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/pending", dir);
+    if (write_pending(path, c, idx, n, tasks)) {
+        snprintf(err, err_cap, "%.400s: cannot write", path);
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s/job.sh", dir);
+    if (write_job(path, self_exe, campaign, db)) {
+        snprintf(err, err_cap, "%.400s: cannot write", path);
+        return -1;
+    }
+    return 0;
 }
 
 int sw_slurm_submit(const struct sw_campaign *c, const char *db_path, struct sw_store *s,
                     const struct sw_slurm_opts *o, const char *self_exe, char *err, size_t err_cap)
 {
-    char dir[4200], path[4400];
+    char dir[4200];
     sw_results_dir(db_path, dir, sizeof(dir));
-    uint32_t *idx = malloc((c->n_points ? c->n_points : 1) * sizeof(*idx)), n = 0;
+    uint32_t n;
+    uint32_t *idx = pending_points(c, s, dir, &n);
     if (!idx) return -1;
-    for (uint32_t k = 0; k < c->n_points; k++) {
-        snprintf(path, sizeof(path), "%s/%s.res", dir, c->points[k].id);
-        if (!sw_store_has(s, c->points[k].id, NULL) && access(path, F_OK)) idx[n++] = k;
-    }
     if (!n) {
         free(idx);
         printf("nothing to submit: every point is stored or has a result to collect\n");
@@ -147,52 +216,24 @@ int sw_slurm_submit(const struct sw_campaign *c, const char *db_path, struct sw_
     }
     uint32_t tasks = o->array_max ? o->array_max : MAX_TASKS;
     if (tasks > n) tasks = n;
-    snprintf(path, sizeof(path), "%s/logs", dir);
-    int rc = mkdir_p(dir) || mkdir_p(path) ? -1 : 0;
-    if (rc) snprintf(err, err_cap, "%s: %s", path, strerror(errno));
-    snprintf(path, sizeof(path), "%s/pending", dir);
-    if (!rc && (rc = write_pending(path, c, idx, n, tasks)))
-        snprintf(err, err_cap, "%s: cannot write", path);
+    char *campaign = abs_path(c->spec.path), *db = abs_path(db_path);
+    int rc = prepare_dir(c, dir, self_exe, campaign, db, idx, n, tasks, err, err_cap);
     free(idx);
-    char *campaign = abs_path(c->spec.path), *db = abs_path(db_path), *adir = abs_path(dir);
-    snprintf(path, sizeof(path), "%s/job.sh", dir);
-    if (!rc && (rc = write_job(path, self_exe, campaign, db)))
-        snprintf(err, err_cap, "%s: cannot write", path);
-    char *argv[96] = {0}, buf[4600];
-    int na = 0;
+    char *adir = abs_path(dir);
+    struct argv a = {.n = 0};
     if (!rc) {
-        rc |= add_arg(argv, &na, 96, o->sbatch ? o->sbatch : "sbatch");
-        snprintf(buf, sizeof(buf), "--array=0-%u", tasks - 1);
-        rc |= add_arg(argv, &na, 96, buf);
-        rc |= add_arg(argv, &na, 96, "--job-name=feroce-sweep");
-        snprintf(buf, sizeof(buf), "--output=%s/logs/%%A_%%a.out", adir);
-        rc |= add_arg(argv, &na, 96, buf);
-        snprintf(buf, sizeof(buf), "--chdir=%s", adir);
-        rc |= add_arg(argv, &na, 96, buf);
-        if (o->partition) {
-            snprintf(buf, sizeof(buf), "--partition=%s", o->partition);
-            rc |= add_arg(argv, &na, 96, buf);
+        sbatch_argv(&a, o, adir, tasks);
+        if (a.full) {
+            snprintf(err, err_cap, "too many sbatch arguments");
+            rc = -1;
         }
-        if (o->wait) rc |= add_arg(argv, &na, 96, "--wait");
-        for (const char *p = o->extra ? o->extra : ""; *p && !rc;) {
-            size_t l = strcspn(p, " ");
-            if (l) {
-                snprintf(buf, sizeof(buf), "%.*s", (int)l, p);
-                rc |= add_arg(argv, &na, 96, buf);
-            }
-            p += l;
-            while (*p == ' ') p++;
-        }
-        snprintf(buf, sizeof(buf), "%s/job.sh", adir);
-        rc |= add_arg(argv, &na, 96, buf);
-        if (rc) snprintf(err, err_cap, "too many sbatch arguments");
     }
     if (!rc) {
         printf("submitting %u points as %u array tasks: results in %s\n", n, tasks, adir);
         fflush(stdout);
-        rc = run_program(argv, err, err_cap);
+        rc = run_program(a.v, err, err_cap);
     }
-    for (int i = 0; i < na; i++) free(argv[i]);
+    for (int i = 0; i < a.n; i++) free(a.v[i]);
     if (!rc && o->wait) {
         uint32_t added, files;
         rc = sw_collect(c, s, dir, &added, &files, err, err_cap);
