@@ -440,6 +440,19 @@ static int parse_seeds(struct pctx *c, yaml_node_t *v)
 static int parse_top_key(struct pctx *c, const char *key, yaml_node_t *k, yaml_node_t *v)
 {
     struct sw_spec *s = c->spec;
+    /* the base's files as written, not as resolved: a campaign read through another path
+     * (the Slurm job uses absolute ones) keeps its ids */
+    if (!strcmp(key, "scenario") || !strcmp(key, "hpcc") || !strcmp(key, "topology") ||
+        !strcmp(key, "flows")) {
+        const char *sv = scalar(v);
+        size_t len =
+            (s->base_files ? strlen(s->base_files) : 0) + strlen(key) + (sv ? strlen(sv) : 0) + 3;
+        char *nb = realloc(s->base_files, len);
+        if (!nb) return perr(c, v, "out of memory");
+        if (!s->base_files) nb[0] = 0;
+        s->base_files = nb;
+        snprintf(nb + strlen(nb), len - strlen(nb), "%s=%s\n", key, sv ? sv : "");
+    }
     if (!strcmp(key, "scenario")) {
         const char *sv = scalar(v);
         if (sv && is_builtin(sv)) return get_str(c, v, "scenario", &s->scenario);
@@ -600,6 +613,7 @@ void sw_spec_free(struct sw_spec *s)
     free(s->hpcc);
     free(s->topology);
     free(s->flows);
+    free(s->base_files);
     free(s->cc);
     for (uint32_t i = 0; i < s->n_sets; i++) free(s->sets[i]);
     free(s->sets);
@@ -859,10 +873,8 @@ static void base_hash(struct sw_campaign *c)
         int w = snprintf(buf + n, sizeof(buf) - n, __VA_ARGS__);                                   \
         if (w > 0) n = n + (size_t)w < sizeof(buf) ? n + (size_t)w : sizeof(buf) - 1;              \
     } while (0)
-    ADD("scenario=%s\nhpcc=%s\ntopology=%s\nflows=%s\ncc=%s\nns3=%d\nuntil=%llu\n",
-        s->scenario ? s->scenario : "", s->hpcc ? s->hpcc : "", s->topology ? s->topology : "",
-        s->flows ? s->flows : "", s->cc ? s->cc : "", s->ns3_compat,
-        (unsigned long long)s->until_ns);
+    ADD("%scc=%s\nns3=%d\nuntil=%llu\n", s->base_files ? s->base_files : "", s->cc ? s->cc : "",
+        s->ns3_compat, (unsigned long long)s->until_ns);
     for (uint32_t i = 0; i < s->n_sets; i++) ADD("set %s\n", s->sets[i]);
 #undef ADD
     sw_hash_hex(buf, n, 0, c->base_hash);

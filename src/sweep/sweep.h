@@ -46,7 +46,8 @@ struct sw_spec {
     char *text;     /* its text, stored in the database */
     char *scenario; /* built-in name or YAML path (resolved) */
     char *hpcc, *topology, *flows;
-    char *cc; /* congestion control of every profile, NULL = the scenario's */
+    char *base_files; /* "scenario=...\n" etc. as written in the campaign (the ids' base) */
+    char *cc;         /* congestion control of every profile, NULL = the scenario's */
     bool ns3_compat;
     uint64_t until_ns; /* FE_SIM_NO_TIME: until the flows complete */
     double timeout_s;  /* wall-clock limit of one point, 0 = none */

@@ -141,6 +141,37 @@ static void expect_refused(const char *text, const char *fragment)
     if (!strstr(err, fragment)) fail_msg("'%s' does not say '%s'", err, fragment);
 }
 
+/* A YAML base scenario, relative to the campaign: the ids are the same whichever path the
+ * campaign is read through (the Slurm job reads it by its absolute path). */
+static void test_yaml_base_ids(void **state)
+{
+    (void)state;
+    char src[600], dst[600], cmd[1400];
+    snprintf(src, sizeof(src), "%s/incast4.yaml", SIM_DATA);
+    snprintf(dst, sizeof(dst), "%s/sub", tmpdir);
+    mkdir(dst, 0777);
+    snprintf(cmd, sizeof(cmd), "cp '%s' '%s/incast4.yaml'", src, dst);
+    assert_int_equal(system(cmd), 0);
+    struct sw_campaign a, b;
+    char err[SW_ERR_LEN] = "";
+    assert_int_equal(load("sub/c.yaml",
+                          "scenario: incast4.yaml\nset: {flow.size: 1MB}\n"
+                          "grid:\n  red.kmax: [100KB, 400KB]\n",
+                          &a, err, sizeof(err)),
+                     0);
+    char cwd[600];
+    assert_non_null(getcwd(cwd, sizeof(cwd)));
+    assert_int_equal(chdir(tmpdir), 0);
+    int rc = sw_campaign_load("./sub/c.yaml", &b, err, sizeof(err));
+    assert_int_equal(chdir(cwd), 0);
+    assert_int_equal(rc, 0);
+    assert_int_equal(a.n_points, 2);
+    assert_string_equal(a.points[1].id, b.points[1].id);
+    assert_true(a.base.n_flows == 4 && a.base.flows[0].bytes == 1000000);
+    sw_campaign_free(&a);
+    sw_campaign_free(&b);
+}
+
 static void test_refused_up_front(void **state)
 {
     (void)state;
@@ -453,15 +484,11 @@ static void test_expressions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expand_grid),
-        cmocka_unit_test(test_expand_range_samples_seeds),
-        cmocka_unit_test(test_refused_up_front),
-        cmocka_unit_test(test_run_and_resume),
-        cmocka_unit_test(test_failures_are_stored),
-        cmocka_unit_test(test_timeout),
-        cmocka_unit_test(test_task_and_collect),
-        cmocka_unit_test(test_result_text),
-        cmocka_unit_test(test_expressions),
+        cmocka_unit_test(test_expand_grid),    cmocka_unit_test(test_expand_range_samples_seeds),
+        cmocka_unit_test(test_yaml_base_ids),  cmocka_unit_test(test_refused_up_front),
+        cmocka_unit_test(test_run_and_resume), cmocka_unit_test(test_failures_are_stored),
+        cmocka_unit_test(test_timeout),        cmocka_unit_test(test_task_and_collect),
+        cmocka_unit_test(test_result_text),    cmocka_unit_test(test_expressions),
     };
     return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
 }
