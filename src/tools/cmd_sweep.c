@@ -24,6 +24,7 @@ static const char usage_text[] =
     "  -j, --workers N      points run at once (default: the number of cores)\n"
     "  --retry-failed       run again the points stored as failed\n"
     "  --dry-run            list the points (id and parameters) and what is stored\n"
+    "  --stop-after N       run at most N points, then stop (resume later)\n"
     "  --progress, --no-progress   progress bar on stderr (default: when a terminal)\n"
     "  --slurm              submit the pending points as one Slurm job array (sbatch); each\n"
     "                       task runs its share (feroce sweep task) and writes one file per\n"
