@@ -3,7 +3,7 @@
 # Needs root for apt-get; without root it only reports what is missing.
 set -eu
 pkgs="cmake make gcc clang pkg-config libcmocka-dev libisal-dev zlib1g-dev libpcap-dev
-      libinih-dev libyaml-dev libjson-c-dev tshark python3 python3-scapy clang-format iproute2 gnuplot-nox
+      libinih-dev libyaml-dev libjson-c-dev libsqlite3-dev sqlite3 tshark python3 python3-scapy clang-format iproute2 gnuplot-nox
       libibverbs-dev qemu-system-x86"
 [ "${FEROCE_DEPS_EXTRA:-}" ] && pkgs="$pkgs $FEROCE_DEPS_EXTRA"
 missing=""
