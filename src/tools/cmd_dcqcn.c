@@ -259,7 +259,7 @@ static int parse_opts(int argc, char **argv, struct dcqcn_opts *o)
  * columns. By name until struct fe_cc_algo says what an algorithm is. */
 static bool is_dcqcn_family(const struct fe_cc_algo *algo)
 {
-    return !strncmp(algo->name, "dcqcn", 5);
+    return algo->caps & FE_CC_CAP_DCQCN;
 }
 
 /* The profile's algorithm and its parameters, --param applied. */

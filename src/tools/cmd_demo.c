@@ -643,9 +643,12 @@ static void scale_to_rate(struct demo_opts *o)
 
 /* The ConnectX DCQCN profile, whose timers and steps the demo rescales. By name until
  * struct fe_cc_algo says what an algorithm is. */
+/* A DCQCN whose parameters are ConnectX's (Mb/s steps, dce_tcp_rtt): the one scale_dcqcn
+ * sets, found by what it declares, not by its name. */
 static bool is_connectx_dcqcn(const struct fe_cc_algo *algo)
 {
-    return !strcmp(algo->name, "dcqcn");
+    return (algo->caps & FE_CC_CAP_DCQCN) && fe_cc_param_index(algo, "dce_tcp_rtt") >= 0 &&
+           fe_cc_param_index(algo, "rpg_time_reset") >= 0;
 }
 
 /* DCQCN (ConnectX profile) keeps its rate steps relative to the port (5 and 50 Mb/s per
