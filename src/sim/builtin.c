@@ -1,4 +1,4 @@
-/* Built-in reference scenarios (design.md section 7): the LST AdvCam paper's experiments.
+/* Built-in reference scenarios: the LST AdvCam paper's experiments.
  * Every link is 10 Gb/s with 1 us of propagation, MTU 4096. */
 #include <stdio.h>
 #include <string.h>

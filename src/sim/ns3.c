@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,12 +47,19 @@ static int next_line(struct lines *l, char tok[][128], int max)
     return 0;
 }
 
-#define LERR(l, ...)                                                                               \
-    do {                                                                                           \
-        char m_[400];                                                                              \
-        snprintf(m_, sizeof(m_), __VA_ARGS__);                                                     \
-        sim_errf(err, err_cap, "%s:%lu: %s", (l)->name, (l)->line, m_);                            \
-    } while (0)
+/* "file:line: what" */
+static void __attribute__((format(printf, 4, 5)))
+line_err(const struct lines *l, char *err, size_t err_cap, const char *fmt, ...)
+{
+    char m[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof(m), fmt, ap);
+    va_end(ap);
+    sim_errf(err, err_cap, "%s:%lu: %s", l->name, l->line, m);
+}
+
+#define LERR(l, ...) line_err((l), err, err_cap, __VA_ARGS__)
 
 static bool copy_str(char *dst, size_t cap, const char *src)
 {
@@ -80,102 +88,196 @@ static int ns3_time(const char *s, uint64_t *out)
 }
 
 /* ---- topology.txt ---- */
-int fe_sim_hpcc_parse_topology(const char *text, size_t len, const char *name,
-                               struct fe_sim_scenario *sc, char *err, size_t err_cap)
+struct topo_counts {
+    uint64_t nodes, switches, links;
+};
+
+static int read_topology_counts(struct lines *l, struct topo_counts *tc, char *err, size_t err_cap)
 {
-    struct lines l = {text, text + len, name, 0};
     char tok[8][128];
-    int n = next_line(&l, tok, 8);
-    uint64_t nodes, nsw, nlinks;
-    if (n < 3 || sim_parse_uint(tok[0], 1u << 20, &nodes) ||
-        sim_parse_uint(tok[1], 1u << 20, &nsw) || sim_parse_uint(tok[2], 1u << 24, &nlinks)) {
-        LERR(&l, "expected 'N_nodes N_switches N_links'");
+    int n = next_line(l, tok, 8);
+    if (n < 3 || sim_parse_uint(tok[0], 1u << 20, &tc->nodes) ||
+        sim_parse_uint(tok[1], 1u << 20, &tc->switches) ||
+        sim_parse_uint(tok[2], 1u << 24, &tc->links)) {
+        LERR(l, "expected 'N_nodes N_switches N_links'");
         return FE_EPARSE;
     }
-    if (nsw > nodes || !nodes) {
-        LERR(&l, "%llu switches among %llu nodes", (unsigned long long)nsw,
-             (unsigned long long)nodes);
+    if (tc->switches > tc->nodes || !tc->nodes) {
+        LERR(l, "%llu switches among %llu nodes", (unsigned long long)tc->switches,
+             (unsigned long long)tc->nodes);
         return FE_EPARSE;
     }
-    uint32_t base = sc->n_nodes;
+    return 0;
+}
+
+/* nodes named by their ids */
+static int add_numbered_nodes(struct lines *l, struct fe_sim_scenario *sc, uint64_t nodes,
+                              char *err, size_t err_cap)
+{
     for (uint64_t i = 0; i < nodes; i++) {
         char nm[24];
         snprintf(nm, sizeof(nm), "%llu", (unsigned long long)i);
         if (fe_sim_scenario_add_node(sc, nm, false) < 0) {
-            LERR(&l, "out of memory");
+            LERR(l, "out of memory");
             return FE_ENOMEM;
-        }
-    }
-    /* switch ids: one or more lines until nsw ids are read */
-    uint64_t got = 0;
-    while (got < nsw) {
-        char big[64][128];
-        int k = next_line(&l, big, 64);
-        if (!k) {
-            LERR(&l, "expected %llu switch ids, found %llu", (unsigned long long)nsw,
-                 (unsigned long long)got);
-            return FE_EPARSE;
-        }
-        if (k > 64) {
-            /* long line: reparse it token by token */
-            LERR(&l, "at most 64 switch ids per line");
-            return FE_EPARSE;
-        }
-        for (int i = 0; i < k && got < nsw; i++, got++) {
-            uint64_t id;
-            if (sim_parse_uint(big[i], nodes - 1, &id)) {
-                LERR(&l, "switch id '%.40s' is not a node id < %llu", big[i],
-                     (unsigned long long)nodes);
-                return FE_EPARSE;
-            }
-            if (sc->nodes[base + id].is_switch) {
-                LERR(&l, "switch id %llu listed twice", (unsigned long long)id);
-                return FE_EPARSE;
-            }
-            sc->nodes[base + id].is_switch = true;
-        }
-    }
-    for (uint64_t i = 0; i < nlinks; i++) {
-        n = next_line(&l, tok, 8);
-        if (!n) {
-            LERR(&l, "expected %llu links, found %llu", (unsigned long long)nlinks,
-                 (unsigned long long)i);
-            return FE_EPARSE;
-        }
-        uint64_t a, b, rate, delay;
-        double loss = 0;
-        if (n < 4 || sim_parse_uint(tok[0], nodes - 1, &a) ||
-            sim_parse_uint(tok[1], nodes - 1, &b)) {
-            LERR(&l, "expected 'src dst rate delay error_rate' with node ids < %llu",
-                 (unsigned long long)nodes);
-            return FE_EPARSE;
-        }
-        if (ns3_rate(tok[2], &rate)) {
-            LERR(&l, "'%s' is not a rate (e.g. 100Gbps)", tok[2]);
-            return FE_EPARSE;
-        }
-        if (ns3_time(tok[3], &delay) || delay > FE_SIM_MAX_TIME / 4) {
-            LERR(&l, "'%s' is not a delay (e.g. 0.001ms)", tok[3]);
-            return FE_EPARSE;
-        }
-        if (n >= 5 && (sim_parse_double(tok[4], &loss) || !(loss >= 0 && loss <= 1))) {
-            LERR(&l, "error rate '%s' must be in [0, 1]", tok[4]);
-            return FE_EPARSE;
-        }
-        if (a == b) {
-            LERR(&l, "a link joins two different nodes");
-            return FE_EPARSE;
-        }
-        if (fe_sim_scenario_add_link(sc, base + (uint32_t)a, base + (uint32_t)b, rate, delay,
-                                     loss) < 0) {
-            LERR(&l, "invalid link");
-            return FE_EPARSE;
         }
     }
     return 0;
 }
 
+static int mark_switch(struct lines *l, struct fe_sim_scenario *sc, uint32_t base, uint64_t nodes,
+                       const char *tok, char *err, size_t err_cap)
+{
+    uint64_t id;
+    if (sim_parse_uint(tok, nodes - 1, &id)) {
+        LERR(l, "switch id '%.40s' is not a node id < %llu", tok, (unsigned long long)nodes);
+        return FE_EPARSE;
+    }
+    if (sc->nodes[base + id].is_switch) {
+        LERR(l, "switch id %llu listed twice", (unsigned long long)id);
+        return FE_EPARSE;
+    }
+    sc->nodes[base + id].is_switch = true;
+    return 0;
+}
+
+/* switch ids: one or more lines until all are read */
+static int read_switch_ids(struct lines *l, struct fe_sim_scenario *sc, uint32_t base,
+                           const struct topo_counts *tc, char *err, size_t err_cap)
+{
+    uint64_t got = 0;
+    while (got < tc->switches) {
+        char big[64][128];
+        int k = next_line(l, big, 64);
+        if (!k) {
+            LERR(l, "expected %llu switch ids, found %llu", (unsigned long long)tc->switches,
+                 (unsigned long long)got);
+            return FE_EPARSE;
+        }
+        if (k > 64) {
+            LERR(l, "at most 64 switch ids per line");
+            return FE_EPARSE;
+        }
+        for (int i = 0; i < k && got < tc->switches; i++, got++) {
+            int rc = mark_switch(l, sc, base, tc->nodes, big[i], err, err_cap);
+            if (rc) return rc;
+        }
+    }
+    return 0;
+}
+
+/* one 'src dst rate delay error_rate' line */
+static int read_link(struct lines *l, struct fe_sim_scenario *sc, uint32_t base, uint64_t nodes,
+                     char tok[][128], int n, char *err, size_t err_cap)
+{
+    uint64_t a, b, rate, delay;
+    double loss = 0;
+    if (n < 4 || sim_parse_uint(tok[0], nodes - 1, &a) || sim_parse_uint(tok[1], nodes - 1, &b)) {
+        LERR(l, "expected 'src dst rate delay error_rate' with node ids < %llu",
+             (unsigned long long)nodes);
+        return FE_EPARSE;
+    }
+    if (ns3_rate(tok[2], &rate)) {
+        LERR(l, "'%s' is not a rate (e.g. 100Gbps)", tok[2]);
+        return FE_EPARSE;
+    }
+    if (ns3_time(tok[3], &delay) || delay > FE_SIM_MAX_TIME / 4) {
+        LERR(l, "'%s' is not a delay (e.g. 0.001ms)", tok[3]);
+        return FE_EPARSE;
+    }
+    if (n >= 5 && (sim_parse_double(tok[4], &loss) || !(loss >= 0 && loss <= 1))) {
+        LERR(l, "error rate '%s' must be in [0, 1]", tok[4]);
+        return FE_EPARSE;
+    }
+    if (a == b) {
+        LERR(l, "a link joins two different nodes");
+        return FE_EPARSE;
+    }
+    if (fe_sim_scenario_add_link(sc, base + (uint32_t)a, base + (uint32_t)b, rate, delay, loss) <
+        0) {
+        LERR(l, "invalid link");
+        return FE_EPARSE;
+    }
+    return 0;
+}
+
+int fe_sim_hpcc_parse_topology(const char *text, size_t len, const char *name,
+                               struct fe_sim_scenario *sc, char *err, size_t err_cap)
+{
+    struct lines l = {text, text + len, name, 0};
+    struct topo_counts tc;
+    int rc = read_topology_counts(&l, &tc, err, err_cap);
+    if (rc) return rc;
+    uint32_t base = sc->n_nodes;
+    rc = add_numbered_nodes(&l, sc, tc.nodes, err, err_cap);
+    if (!rc) rc = read_switch_ids(&l, sc, base, &tc, err, err_cap);
+    for (uint64_t i = 0; !rc && i < tc.links; i++) {
+        char tok[8][128];
+        int n = next_line(&l, tok, 8);
+        if (!n) {
+            LERR(&l, "expected %llu links, found %llu", (unsigned long long)tc.links,
+                 (unsigned long long)i);
+            return FE_EPARSE;
+        }
+        rc = read_link(&l, sc, base, tc.nodes, tok, n, err, err_cap);
+    }
+    return rc;
+}
+
 /* ---- flow.txt ---- */
+/* source ports per (src, dst) pair from 10000, as HPCC assigns them */
+struct sport_pairs {
+    struct sport_pair {
+        uint32_t src, dst;
+        uint16_t next;
+    } * v;
+    size_t n, cap;
+};
+
+static int next_sport(struct sport_pairs *ps, uint32_t src, uint32_t dst, uint16_t *sport)
+{
+    size_t k;
+    for (k = 0; k < ps->n; k++)
+        if (ps->v[k].src == src && ps->v[k].dst == dst) break;
+    if (k == ps->n) {
+        if (ps->n == ps->cap) {
+            size_t cap = ps->cap ? ps->cap * 2 : 64;
+            struct sport_pair *nv = realloc(ps->v, cap * sizeof(*nv));
+            if (!nv) return FE_ENOMEM;
+            ps->v = nv;
+            ps->cap = cap;
+        }
+        ps->v[ps->n++] = (struct sport_pair){src, dst, 10000};
+    }
+    *sport = ps->v[k].next++;
+    return 0;
+}
+
+/* one 'src dst pg dport size start_s' line into f (its source port still unset) */
+static int read_flow(struct lines *l, const struct fe_sim_scenario *sc, char tok[][128], int n,
+                     struct fe_sim_flow *f, char *err, size_t err_cap)
+{
+    uint64_t src, dst, pg, dport, size, start;
+    uint64_t maxid = sc->n_nodes ? sc->n_nodes - 1 : 0;
+    if (n < 6 || sim_parse_uint(tok[0], maxid, &src) || sim_parse_uint(tok[1], maxid, &dst) ||
+        sim_parse_uint(tok[2], 7, &pg) || sim_parse_uint(tok[3], 65535, &dport) ||
+        sim_parse_uint(tok[4], UINT64_MAX / 2, &size) || ns3_time(tok[5], &start)) {
+        LERR(l, "expected 'src dst pg dport size start_s' (node ids < %u, pg 0..7)", sc->n_nodes);
+        return FE_EPARSE;
+    }
+    if (sc->nodes[src].is_switch || sc->nodes[dst].is_switch || src == dst || !size) {
+        LERR(l, "a flow runs between two different hosts and has a size");
+        return FE_EPARSE;
+    }
+    *f = (struct fe_sim_flow){.src = (uint32_t)src,
+                              .dst = (uint32_t)dst,
+                              .bytes = size,
+                              .start_ns = start,
+                              .prio = (uint8_t)pg,
+                              .dport = (uint16_t)dport};
+    return 0;
+}
+
 int fe_sim_hpcc_parse_flows(const char *text, size_t len, const char *name,
                             struct fe_sim_scenario *sc, char *err, size_t err_cap)
 {
@@ -187,14 +289,9 @@ int fe_sim_hpcc_parse_flows(const char *text, size_t len, const char *name,
         LERR(&l, "expected the number of flows");
         return FE_EPARSE;
     }
-    /* source ports per (src, dst) pair from 10000, as HPCC assigns them */
-    struct pair {
-        uint32_t src, dst;
-        uint16_t next;
-    } *pairs = NULL;
-    size_t n_pairs = 0, cap_pairs = 0;
+    struct sport_pairs pairs = {NULL, 0, 0};
     int rc = 0;
-    for (uint64_t i = 0; i < count; i++) {
+    for (uint64_t i = 0; !rc && i < count; i++) {
         n = next_line(&l, tok, 8);
         if (!n) {
             LERR(&l, "expected %llu flows, found %llu", (unsigned long long)count,
@@ -202,50 +299,15 @@ int fe_sim_hpcc_parse_flows(const char *text, size_t len, const char *name,
             rc = FE_EPARSE;
             break;
         }
-        uint64_t src, dst, pg, dport, size, start;
-        uint64_t maxid = sc->n_nodes ? sc->n_nodes - 1 : 0;
-        if (n < 6 || sim_parse_uint(tok[0], maxid, &src) || sim_parse_uint(tok[1], maxid, &dst) ||
-            sim_parse_uint(tok[2], 7, &pg) || sim_parse_uint(tok[3], 65535, &dport) ||
-            sim_parse_uint(tok[4], UINT64_MAX / 2, &size) || ns3_time(tok[5], &start)) {
-            LERR(&l, "expected 'src dst pg dport size start_s' (node ids < %u, pg 0..7)",
-                 sc->n_nodes);
-            rc = FE_EPARSE;
-            break;
-        }
-        if (sc->nodes[src].is_switch || sc->nodes[dst].is_switch || src == dst || !size) {
-            LERR(&l, "a flow runs between two different hosts and has a size");
-            rc = FE_EPARSE;
-            break;
-        }
-        size_t k;
-        for (k = 0; k < n_pairs; k++)
-            if (pairs[k].src == src && pairs[k].dst == dst) break;
-        if (k == n_pairs) {
-            if (n_pairs == cap_pairs) {
-                cap_pairs = cap_pairs ? cap_pairs * 2 : 64;
-                struct pair *np = realloc(pairs, cap_pairs * sizeof(*np));
-                if (!np) {
-                    rc = FE_ENOMEM;
-                    break;
-                }
-                pairs = np;
-            }
-            pairs[n_pairs++] = (struct pair){(uint32_t)src, (uint32_t)dst, 10000};
-        }
-        struct fe_sim_flow f = {.src = (uint32_t)src,
-                                .dst = (uint32_t)dst,
-                                .bytes = size,
-                                .start_ns = start,
-                                .prio = (uint8_t)pg,
-                                .sport = pairs[k].next++,
-                                .dport = (uint16_t)dport};
-        if (fe_sim_scenario_add_flow(sc, &f) < 0) {
+        struct fe_sim_flow f;
+        rc = read_flow(&l, sc, tok, n, &f, err, err_cap);
+        if (!rc) rc = next_sport(&pairs, f.src, f.dst, &f.sport);
+        if (!rc && fe_sim_scenario_add_flow(sc, &f) < 0) {
             LERR(&l, "invalid flow");
             rc = FE_EPARSE;
-            break;
         }
     }
-    free(pairs);
+    free(pairs.v);
     return rc;
 }
 
@@ -353,6 +415,242 @@ static int read_map(struct lines *l, char tok[][128], int n, uint64_t (*m)[2], d
     return 0;
 }
 
+/* the keys naming a file, NULL for any other */
+static char *file_key(struct fe_sim_hpcc_files *files, const char *k)
+{
+    if (!strcmp(k, "TOPOLOGY_FILE")) return files->topology;
+    if (!strcmp(k, "FLOW_FILE")) return files->flow;
+    if (!strcmp(k, "FCT_OUTPUT_FILE")) return files->fct_out;
+    if (!strcmp(k, "PFC_OUTPUT_FILE")) return files->pfc_out;
+    return NULL;
+}
+
+/* a key of num_keys; any other is ignored, as HPCC does */
+static int read_num_key(struct lines *l, char tok[][128], int n, struct hpcc_cfg *h, char *err,
+                        size_t err_cap)
+{
+    const char *k = tok[0];
+    int i = 0;
+    while (i < K_MAX && strcmp(k, num_keys[i])) i++;
+    if (i == K_MAX) return 0;
+    uint64_t r;
+    double v;
+    if (n < 2) {
+        LERR(l, "%s needs a value", k);
+        return FE_EPARSE;
+    }
+    if (i == K_AI || i == K_HAI || i == K_MINRATE) {
+        if (ns3_rate(tok[1], &r)) {
+            LERR(l, "%s: '%s' is not a rate (e.g. 50Mb/s)", k, tok[1]);
+            return FE_EPARSE;
+        }
+        v = (double)r;
+    } else if (sim_parse_double(tok[1], &v) || v < 0 || v > 1e9) {
+        LERR(l, "%s: '%s' is not a number in [0, 1e9]", k, tok[1]);
+        return FE_EPARSE;
+    }
+    h->have[i] = true;
+    h->num[i] = v;
+    return 0;
+}
+
+static int read_config_line(struct lines *l, char tok[][128], int n, struct hpcc_cfg *h,
+                            struct fe_sim_hpcc_files *files, char *err, size_t err_cap)
+{
+    const char *k = tok[0];
+    char *dst = file_key(files, k);
+    if (dst) {
+        if (n < 2 || !copy_str(dst, sizeof(files->topology), tok[1])) {
+            LERR(l, "%s needs a file name", k);
+            return FE_EPARSE;
+        }
+        return 0;
+    }
+    if (!strcmp(k, "CC_MODE")) {
+        uint64_t m;
+        if (n < 2 || sim_parse_uint(tok[1], 100, &m)) {
+            LERR(l, "CC_MODE needs a number");
+            return FE_EPARSE;
+        }
+        h->cc_mode = (int)m;
+        return 0;
+    }
+    if (!strcmp(k, "KMIN_MAP"))
+        return read_map(l, tok, n, h->kmin_map, NULL, &h->n_kmin, err, err_cap);
+    if (!strcmp(k, "KMAX_MAP"))
+        return read_map(l, tok, n, h->kmax_map, NULL, &h->n_kmax, err, err_cap);
+    if (!strcmp(k, "PMAX_MAP"))
+        return read_map(l, tok, n, NULL, h->pmax_map, &h->n_pmax, err, err_cap);
+    if (!strcmp(k, "LINK_DOWN")) {
+        if (n >= 2 && strcmp(tok[1], "0")) {
+            LERR(l, "LINK_DOWN (a link failure during the run) is not modelled");
+            return FE_ENOTSUP;
+        }
+        return 0;
+    }
+    return read_num_key(l, tok, n, h, err, err_cap);
+}
+
+/* HPCC's DCQCN keys as the parameters of dcqcn-hpcc-ns3: the value divided by div */
+static const struct {
+    int key;
+    const char *param;
+    double div;
+} dcqcn_keys[] = {
+    {K_ALPHA, "dce_tcp_rtt", 1},    {K_DEC, "rate_reduce_monitor_period", 1},
+    {K_CLAMP, "clamp_tgt_rate", 1}, {K_TIMER, "rpg_time_reset", 1},
+    {K_F, "rpg_threshold", 1},      {K_AI, "rpg_ai_rate", 1e6},
+    {K_HAI, "rpg_hai_rate", 1e6},   {K_MINRATE, "rpg_min_rate", 1e6},
+};
+
+static void set_dcqcn_params(struct fe_sim_scenario *sc, const struct hpcc_cfg *h)
+{
+    for (size_t i = 0; i < sizeof(dcqcn_keys) / sizeof(dcqcn_keys[0]); i++)
+        if (h->have[dcqcn_keys[i].key])
+            set_cc_param(sc, dcqcn_keys[i].param, h->num[dcqcn_keys[i].key] / dcqcn_keys[i].div);
+    if (h->have[K_G]) set_cc_param(sc, "dce_tcp_g", (1 - h->num[K_G]) * 1024);
+}
+
+static void set_hpcc_params(struct fe_sim_scenario *sc, const struct hpcc_cfg *h)
+{
+    if (h->have[K_UTARGET]) set_cc_param(sc, "eta", h->num[K_UTARGET]);
+    /* HPCC's defaults: MI_THRESH 5, MULTI_RATE 1 (a rate per hop, not modelled: feroce's
+     * HPCC keeps one rate from the most loaded hop, which is MULTI_RATE 0) */
+    set_cc_param(sc, "max_stage", h->have[K_MITHRESH] ? h->num[K_MITHRESH] : 5);
+    if (h->have[K_MINRATE]) set_cc_param(sc, "min_rate", h->num[K_MINRATE] / 1e6);
+    sc->sw.int_enable = true;
+}
+
+/* the congestion control of CC_MODE */
+static int apply_cc_mode(struct fe_sim_scenario *sc, const struct hpcc_cfg *h, const char *name,
+                         char *err, size_t err_cap)
+{
+    static const char *const algos[] = {[1] = "dcqcn-hpcc-ns3", [3] = "hpcc", [7] = "timely"};
+    const char *algo = h->cc_mode >= 0 && h->cc_mode < 8 ? algos[h->cc_mode] : NULL;
+    if (!algo) {
+        sim_errf(err, err_cap, "%s: CC_MODE %d is not available (1 DCQCN, 3 HPCC, 7 TIMELY)", name,
+                 h->cc_mode);
+        return FE_ENOTSUP;
+    }
+    char e[200];
+    if (fe_sim_scenario_set_cc(sc, 0, algo, NULL, e, sizeof(e)) < 0) {
+        sim_errf(err, err_cap, "%s: %s", name, e);
+        return FE_ENOTSUP;
+    }
+    if (h->cc_mode == 1)
+        set_dcqcn_params(sc, h);
+    else if (h->cc_mode == 3)
+        set_hpcc_params(sc, h);
+    return 0;
+}
+
+static int apply_payload(struct fe_sim_scenario *sc, const struct hpcc_cfg *h,
+                         struct fe_sim_hpcc_files *files, const char *name, char *err,
+                         size_t err_cap)
+{
+    /* HPCC's default payload is 1000 bytes */
+    double payload = h->have[K_PAYLOAD] ? h->num[K_PAYLOAD] : 1000;
+    if (payload < 1 || payload > 4096) {
+        sim_errf(err, err_cap, "%s: PACKET_PAYLOAD_SIZE must be 1..4096", name);
+        return FE_EPARSE;
+    }
+    /* a payload of exactly that size per packet: one message per packet, the MTU above it */
+    sc->host.mtu_bytes = 256;
+    while (sc->host.mtu_bytes < payload) sc->host.mtu_bytes *= 2;
+    sc->host.replay_bytes = 0;
+    files->payload = (uint32_t)payload;
+    return 0;
+}
+
+static int apply_stop_time(struct fe_sim_scenario *sc, const struct hpcc_cfg *h, const char *name,
+                           char *err, size_t err_cap)
+{
+    if (!h->have[K_STOP]) return 0;
+    if (h->num[K_STOP] * 1e9 > (double)FE_SIM_MAX_TIME) {
+        sim_errf(err, err_cap, "%s: SIMULATOR_STOP_TIME beyond %.0f s", name,
+                 FE_SIM_MAX_TIME / 1e9);
+        return FE_ERANGE;
+    }
+    sc->stop_ns = (uint64_t)(h->num[K_STOP] * 1e9 + 0.5);
+    return 0;
+}
+
+static void apply_acks(struct fe_sim_scenario *sc, const struct hpcc_cfg *h,
+                       const struct fe_sim_hpcc_files *files)
+{
+    if (h->have[K_ACKHI] && h->num[K_ACKHI] != 0) sc->host.ack_pcp = 7;
+    if (h->have[K_ACKINT] && h->num[K_ACKINT] >= 1) {
+        /* bytes in HPCC (an ACK each time the expected sequence passes a multiple of it, its
+         * RdmaHw::ReceiverCheckSeq): about every interval / payload packets */
+        double pk = ceil(h->num[K_ACKINT] / (double)(files->payload ? files->payload : 1000));
+        sc->host.ack_every = (uint16_t)(pk > 65535 ? 65535 : pk);
+    }
+}
+
+/* HPCC's defaults when the key is absent (third.cc): a window, one global T */
+static void keep_for_apply(struct fe_sim_hpcc_files *files, const struct hpcc_cfg *h)
+{
+    files->cc_mode = h->cc_mode;
+    files->has_win = h->have[K_HASWIN] ? h->num[K_HASWIN] != 0 : true;
+    files->global_t = h->have[K_GLOBALT] ? h->num[K_GLOBALT] != 0 : true;
+    files->rate_ai_bps = h->have[K_AI] ? (uint64_t)h->num[K_AI] : 0;
+}
+
+/* the ECN point of one KMIN_MAP rate from the other two maps; false when they lack it */
+static bool red_for_rate(const struct hpcc_cfg *h, struct fe_sim_red *r)
+{
+    bool kx = false, px = false;
+    for (int j = 0; j < h->n_kmax; j++)
+        if (h->kmax_map[j][0] == r->rate_bps) {
+            r->kmax_bytes = h->kmax_map[j][1];
+            kx = true;
+        }
+    for (int j = 0; j < h->n_pmax; j++)
+        if ((uint64_t)h->pmax_map[j][0] == r->rate_bps) {
+            r->pmax_ppm = (uint32_t)(h->pmax_map[j][1] * 1e6 + 0.5);
+            px = true;
+        }
+    return kx && px && r->kmax_bytes >= r->kmin_bytes;
+}
+
+/* ECN maps (exact port rate, as HPCC looks them up) */
+static int apply_red_maps(struct fe_sim_scenario *sc, const struct hpcc_cfg *h, const char *name,
+                          char *err, size_t err_cap)
+{
+    sc->sw.n_red = 0;
+    for (int i = 0; i < h->n_kmin; i++) {
+        struct fe_sim_red r = {.rate_bps = h->kmin_map[i][0], .kmin_bytes = h->kmin_map[i][1]};
+        if (!red_for_rate(h, &r)) {
+            sim_errf(err, err_cap, "%s: KMIN_MAP, KMAX_MAP and PMAX_MAP disagree for %llu b/s",
+                     name, (unsigned long long)r.rate_bps);
+            return FE_EPARSE;
+        }
+        sc->sw.red[sc->sw.n_red++] = r;
+    }
+    if (sc->sw.ecn && !sc->sw.n_red) {
+        sim_errf(err, err_cap, "%s: ENABLE_QCN 1 needs KMIN_MAP, KMAX_MAP and PMAX_MAP", name);
+        return FE_EPARSE;
+    }
+    return 0;
+}
+
+static int apply_config(struct fe_sim_scenario *sc, const struct hpcc_cfg *h,
+                        struct fe_sim_hpcc_files *files, const char *name, char *err,
+                        size_t err_cap)
+{
+    int rc = apply_cc_mode(sc, h, name, err, err_cap);
+    if (rc) return rc;
+    if (h->have[K_QCN]) sc->sw.ecn = h->num[K_QCN] != 0;
+    rc = apply_payload(sc, h, files, name, err, err_cap);
+    if (rc) return rc;
+    if (h->have[K_BUFFER]) sc->sw.buffer_bytes = (uint64_t)(h->num[K_BUFFER] * 1048576.0 + 0.5);
+    rc = apply_stop_time(sc, h, name, err, err_cap);
+    if (rc) return rc;
+    apply_acks(sc, h, files);
+    keep_for_apply(files, h);
+    return apply_red_maps(sc, h, name, err, err_cap);
+}
+
 int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
                              struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files, char *err,
                              size_t err_cap)
@@ -368,247 +666,136 @@ int fe_sim_hpcc_parse_config(const char *text, size_t len, const char *name,
             LERR(&l, "too many values");
             return FE_EPARSE;
         }
-        const char *k = tok[0];
-        char *dst = NULL;
-        if (!strcmp(k, "TOPOLOGY_FILE"))
-            dst = files->topology;
-        else if (!strcmp(k, "FLOW_FILE"))
-            dst = files->flow;
-        else if (!strcmp(k, "FCT_OUTPUT_FILE"))
-            dst = files->fct_out;
-        else if (!strcmp(k, "PFC_OUTPUT_FILE"))
-            dst = files->pfc_out;
-        if (dst) {
-            if (n < 2 || !copy_str(dst, sizeof(files->topology), tok[1])) {
-                LERR(&l, "%s needs a file name", k);
-                return FE_EPARSE;
-            }
-            continue;
-        }
-        if (!strcmp(k, "CC_MODE")) {
-            uint64_t m;
-            if (n < 2 || sim_parse_uint(tok[1], 100, &m)) {
-                LERR(&l, "CC_MODE needs a number");
-                return FE_EPARSE;
-            }
-            h.cc_mode = (int)m;
-            continue;
-        }
-        if (!strcmp(k, "KMIN_MAP") || !strcmp(k, "KMAX_MAP") || !strcmp(k, "PMAX_MAP")) {
-            int rc;
-            if (!strcmp(k, "KMIN_MAP"))
-                rc = read_map(&l, tok, n, h.kmin_map, NULL, &h.n_kmin, err, err_cap);
-            else if (!strcmp(k, "KMAX_MAP"))
-                rc = read_map(&l, tok, n, h.kmax_map, NULL, &h.n_kmax, err, err_cap);
-            else
-                rc = read_map(&l, tok, n, NULL, h.pmax_map, &h.n_pmax, err, err_cap);
-            if (rc) return rc;
-            continue;
-        }
-        if (!strcmp(k, "LINK_DOWN")) {
-            if (n >= 2 && strcmp(tok[1], "0")) {
-                LERR(&l, "LINK_DOWN (a link failure during the run) is not modelled");
-                return FE_ENOTSUP;
-            }
-            continue;
-        }
-        for (int i = 0; i < K_MAX; i++) {
-            if (strcmp(k, num_keys[i])) continue;
-            uint64_t r;
-            double v;
-            if (n < 2) {
-                LERR(&l, "%s needs a value", k);
-                return FE_EPARSE;
-            }
-            if (i == K_AI || i == K_HAI || i == K_MINRATE) {
-                if (ns3_rate(tok[1], &r)) {
-                    LERR(&l, "%s: '%s' is not a rate (e.g. 50Mb/s)", k, tok[1]);
-                    return FE_EPARSE;
-                }
-                v = (double)r;
-            } else if (sim_parse_double(tok[1], &v) || v < 0 || v > 1e9) {
-                LERR(&l, "%s: '%s' is not a number in [0, 1e9]", k, tok[1]);
-                return FE_EPARSE;
-            }
-            h.have[i] = true;
-            h.num[i] = v;
-        }
+        int rc = read_config_line(&l, tok, n, &h, files, err, err_cap);
+        if (rc) return rc;
     }
-    /* the congestion control */
-    static const char *const algos[] = {[1] = "dcqcn-hpcc-ns3", [3] = "hpcc", [7] = "timely"};
-    const char *algo = h.cc_mode >= 0 && h.cc_mode < 8 ? algos[h.cc_mode] : NULL;
-    if (!algo) {
-        sim_errf(err, err_cap, "%s: CC_MODE %d is not available (1 DCQCN, 3 HPCC, 7 TIMELY)", name,
-                 h.cc_mode);
-        return FE_ENOTSUP;
-    }
-    char e[200];
-    if (fe_sim_scenario_set_cc(sc, 0, algo, NULL, e, sizeof(e)) < 0) {
-        sim_errf(err, err_cap, "%s: %s", name, e);
-        return FE_ENOTSUP;
-    }
-    if (h.cc_mode == 1) {
-        if (h.have[K_ALPHA]) set_cc_param(sc, "dce_tcp_rtt", h.num[K_ALPHA]);
-        if (h.have[K_DEC]) set_cc_param(sc, "rate_reduce_monitor_period", h.num[K_DEC]);
-        if (h.have[K_CLAMP]) set_cc_param(sc, "clamp_tgt_rate", h.num[K_CLAMP]);
-        if (h.have[K_TIMER]) set_cc_param(sc, "rpg_time_reset", h.num[K_TIMER]);
-        if (h.have[K_G]) set_cc_param(sc, "dce_tcp_g", (1 - h.num[K_G]) * 1024);
-        if (h.have[K_F]) set_cc_param(sc, "rpg_threshold", h.num[K_F]);
-        if (h.have[K_AI]) set_cc_param(sc, "rpg_ai_rate", h.num[K_AI] / 1e6);
-        if (h.have[K_HAI]) set_cc_param(sc, "rpg_hai_rate", h.num[K_HAI] / 1e6);
-        if (h.have[K_MINRATE]) set_cc_param(sc, "rpg_min_rate", h.num[K_MINRATE] / 1e6);
-    } else if (h.cc_mode == 3) {
-        if (h.have[K_UTARGET]) set_cc_param(sc, "eta", h.num[K_UTARGET]);
-        /* HPCC's defaults: MI_THRESH 5, MULTI_RATE 1 (a rate per hop, not modelled: feroce's
-         * HPCC keeps one rate from the most loaded hop, which is MULTI_RATE 0) */
-        set_cc_param(sc, "max_stage", h.have[K_MITHRESH] ? h.num[K_MITHRESH] : 5);
-        if (h.have[K_MINRATE]) set_cc_param(sc, "min_rate", h.num[K_MINRATE] / 1e6);
-        sc->sw.int_enable = true;
-    }
-    if (h.have[K_QCN]) sc->sw.ecn = h.num[K_QCN] != 0;
-    {
-        /* HPCC's default payload is 1000 bytes */
-        double payload = h.have[K_PAYLOAD] ? h.num[K_PAYLOAD] : 1000;
-        if (payload < 1 || payload > 4096) {
-            sim_errf(err, err_cap, "%s: PACKET_PAYLOAD_SIZE must be 1..4096", name);
-            return FE_EPARSE;
-        }
-        /* a payload of exactly that size per packet: one message per packet, the MTU above it */
-        sc->host.mtu_bytes = 256;
-        while (sc->host.mtu_bytes < payload) sc->host.mtu_bytes *= 2;
-        sc->host.replay_bytes = 0;
-        files->payload = (uint32_t)payload;
-    }
-    if (h.have[K_BUFFER]) sc->sw.buffer_bytes = (uint64_t)(h.num[K_BUFFER] * 1048576.0 + 0.5);
-    if (h.have[K_STOP]) {
-        if (h.num[K_STOP] * 1e9 > (double)FE_SIM_MAX_TIME) {
-            sim_errf(err, err_cap, "%s: SIMULATOR_STOP_TIME beyond %.0f s", name,
-                     FE_SIM_MAX_TIME / 1e9);
-            return FE_ERANGE;
-        }
-        sc->stop_ns = (uint64_t)(h.num[K_STOP] * 1e9 + 0.5);
-    }
-    if (h.have[K_ACKHI] && h.num[K_ACKHI] != 0) sc->host.ack_pcp = 7;
-    if (h.have[K_ACKINT] && h.num[K_ACKINT] >= 1) {
-        /* bytes in HPCC (an ACK each time the expected sequence passes a multiple of it, its
-         * RdmaHw::ReceiverCheckSeq): about every interval / payload packets */
-        double pk = ceil(h.num[K_ACKINT] / (double)(files->payload ? files->payload : 1000));
-        sc->host.ack_every = (uint16_t)(pk > 65535 ? 65535 : pk);
-    }
-    /* HPCC's defaults when the key is absent (third.cc): a window, one global T */
-    files->cc_mode = h.cc_mode;
-    files->has_win = h.have[K_HASWIN] ? h.num[K_HASWIN] != 0 : true;
-    files->global_t = h.have[K_GLOBALT] ? h.num[K_GLOBALT] != 0 : true;
-    files->rate_ai_bps = h.have[K_AI] ? (uint64_t)h.num[K_AI] : 0;
-    /* ECN maps (exact port rate, as HPCC looks them up) */
-    sc->sw.n_red = 0;
-    for (int i = 0; i < h.n_kmin; i++) {
-        struct fe_sim_red r = {.rate_bps = h.kmin_map[i][0], .kmin_bytes = h.kmin_map[i][1]};
-        bool kx = false, px = false;
-        for (int j = 0; j < h.n_kmax; j++)
-            if (h.kmax_map[j][0] == r.rate_bps) {
-                r.kmax_bytes = h.kmax_map[j][1];
-                kx = true;
-            }
-        for (int j = 0; j < h.n_pmax; j++)
-            if ((uint64_t)h.pmax_map[j][0] == r.rate_bps) {
-                r.pmax_ppm = (uint32_t)(h.pmax_map[j][1] * 1e6 + 0.5);
-                px = true;
-            }
-        if (!kx || !px || r.kmax_bytes < r.kmin_bytes) {
-            sim_errf(err, err_cap, "%s: KMIN_MAP, KMAX_MAP and PMAX_MAP disagree for %llu b/s",
-                     name, (unsigned long long)r.rate_bps);
-            return FE_EPARSE;
-        }
-        sc->sw.red[sc->sw.n_red++] = r;
-    }
-    if (sc->sw.ecn && !sc->sw.n_red) {
-        sim_errf(err, err_cap, "%s: ENABLE_QCN 1 needs KMIN_MAP, KMAX_MAP and PMAX_MAP", name);
-        return FE_EPARSE;
-    }
-    return 0;
+    return apply_config(sc, &h, files, name, err, err_cap);
 }
 
 /* ---- settings derived from the topology ---- */
-int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files, char *err,
-                      size_t err_cap)
+/* HPCC's CalculateRoute state: the links of every node (both directions, CSR), the BFS queue,
+ * and per node its hop count, delay, payload serialization and bottleneck */
+struct route_ws {
+    uint32_t *deg, *adj, *queue, *touched, *dist;
+    uint64_t *delay, *txd, *bw;
+};
+
+static void route_ws_free(struct route_ws *w)
+{
+    free(w->deg);
+    free(w->adj);
+    free(w->queue);
+    free(w->touched);
+    free(w->dist);
+    free(w->delay);
+    free(w->txd);
+    free(w->bw);
+}
+
+static bool route_ws_alloc(struct route_ws *w, uint32_t n, uint32_t n_links)
+{
+    w->deg = calloc(n + 1, sizeof(uint32_t));
+    w->adj = malloc((2 * (size_t)n_links + 1) * sizeof(uint32_t)); /* link index */
+    w->queue = malloc((size_t)n * sizeof(uint32_t));
+    w->touched = malloc((size_t)n * sizeof(uint32_t));
+    w->dist = malloc((size_t)n * sizeof(uint32_t));
+    w->delay = malloc((size_t)n * sizeof(uint64_t));
+    w->txd = malloc((size_t)n * sizeof(uint64_t));
+    w->bw = malloc((size_t)n * sizeof(uint64_t));
+    return w->deg && w->adj && w->queue && w->touched && w->dist && w->delay && w->txd && w->bw;
+}
+
+static bool build_adjacency(struct route_ws *w, const struct fe_sim_scenario *sc)
 {
     uint32_t n = sc->n_nodes;
-    uint64_t payload = files->payload ? files->payload : 1000;
-    files->max_rtt_ns = files->max_bdp_bytes = 0;
-    if (!n) return 0;
-    /* adjacency (both directions of every link) */
-    uint32_t *deg = calloc(n + 1, sizeof(uint32_t));
-    uint32_t *adj = malloc((2 * (size_t)sc->n_links + 1) * sizeof(uint32_t)); /* link index */
-    uint32_t *queue = malloc((size_t)n * sizeof(uint32_t));
-    uint32_t *touched = malloc((size_t)n * sizeof(uint32_t));
-    uint32_t *dist = malloc((size_t)n * sizeof(uint32_t));
-    uint64_t *delay = malloc((size_t)n * sizeof(uint64_t));
-    uint64_t *txd = malloc((size_t)n * sizeof(uint64_t));
-    uint64_t *bw = malloc((size_t)n * sizeof(uint64_t));
+    for (uint32_t i = 0; i < sc->n_links; i++) {
+        w->deg[sc->links[i].a + 1]++;
+        w->deg[sc->links[i].b + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) w->deg[i + 1] += w->deg[i];
+    uint32_t *fill = calloc(n, sizeof(uint32_t));
+    if (!fill) return false;
+    for (uint32_t i = 0; i < sc->n_links; i++) {
+        uint32_t a = sc->links[i].a, b = sc->links[i].b;
+        w->adj[w->deg[a] + fill[a]++] = i;
+        w->adj[w->deg[b] + fill[b]++] = i;
+    }
+    free(fill);
+    return true;
+}
+
+/* BFS from host h through switches; a node's delay, payload serialization (integer ns per hop)
+ * and bottleneck come from the path that reached it first. Returns the nodes reached. */
+static uint32_t bfs_from_host(struct route_ws *w, const struct fe_sim_scenario *sc, uint32_t h,
+                              uint64_t payload)
+{
+    uint32_t head = 0, tail = 0, n_touched = 0;
+    w->queue[tail++] = h;
+    w->touched[n_touched++] = h;
+    w->dist[h] = 0;
+    w->delay[h] = w->txd[h] = 0;
+    w->bw[h] = UINT64_MAX;
+    while (head < tail) {
+        uint32_t u = w->queue[head++];
+        for (uint32_t k = w->deg[u]; k < w->deg[u + 1]; k++) {
+            const struct fe_sim_link *l = &sc->links[w->adj[k]];
+            uint32_t v = l->a == u ? l->b : l->a;
+            if (w->dist[v] != UINT32_MAX || !l->rate_bps) continue;
+            w->dist[v] = w->dist[u] + 1;
+            w->delay[v] = w->delay[u] + l->delay_ns;
+            w->txd[v] = w->txd[u] + payload * 8000000000u / l->rate_bps;
+            w->bw[v] = w->bw[u] < l->rate_bps ? w->bw[u] : l->rate_bps;
+            w->touched[n_touched++] = v;
+            if (sc->nodes[v].is_switch) w->queue[tail++] = v;
+        }
+    }
+    return n_touched;
+}
+
+/* maxRtt and maxBdp over the hosts a BFS from h reached; resets what it reached */
+static void take_max_paths(struct route_ws *w, const struct fe_sim_scenario *sc, uint32_t h,
+                           uint32_t n_touched, struct fe_sim_hpcc_files *files)
+{
+    for (uint32_t i = 0; i < n_touched; i++) {
+        uint32_t j = w->touched[i];
+        w->dist[j] = UINT32_MAX;
+        if (sc->nodes[j].is_switch || j == h) continue;
+        uint64_t rtt = 2 * w->delay[j] + w->txd[j];
+        /* rtt x bw / 1e9 / 8, without overflow for any delay the parser admits */
+        uint64_t bdp = (uint64_t)((double)rtt * (double)w->bw[j] / 8e9);
+        if (rtt > files->max_rtt_ns) files->max_rtt_ns = rtt;
+        if (bdp > files->max_bdp_bytes) files->max_bdp_bytes = bdp;
+    }
+}
+
+/* HPCC's CalculateRoute: BFS from every host. Only the nodes a BFS reached are read and reset
+ * (`touched`), so the cost is hosts x their reachable part, not hosts x nodes (a topology may
+ * declare many unlinked nodes). */
+static int find_max_paths(const struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files,
+                          uint64_t payload, char *err, size_t err_cap)
+{
+    uint32_t n = sc->n_nodes;
+    struct route_ws w;
     int rc = 0;
-    if (!deg || !adj || !queue || !touched || !dist || !delay || !txd || !bw) {
+    if (!route_ws_alloc(&w, n, sc->n_links) || !build_adjacency(&w, sc)) {
         sim_errf(err, err_cap, "out of memory");
         rc = FE_ENOMEM;
         goto out;
     }
-    for (uint32_t i = 0; i < sc->n_links; i++) {
-        deg[sc->links[i].a + 1]++;
-        deg[sc->links[i].b + 1]++;
-    }
-    for (uint32_t i = 0; i < n; i++) deg[i + 1] += deg[i];
-    {
-        uint32_t *fill = calloc(n, sizeof(uint32_t));
-        if (!fill) {
-            sim_errf(err, err_cap, "out of memory");
-            rc = FE_ENOMEM;
-            goto out;
-        }
-        for (uint32_t i = 0; i < sc->n_links; i++) {
-            uint32_t a = sc->links[i].a, b = sc->links[i].b;
-            adj[deg[a] + fill[a]++] = i;
-            adj[deg[b] + fill[b]++] = i;
-        }
-        free(fill);
-    }
-    /* HPCC's CalculateRoute: BFS from every host through switches; a node's delay, payload
-     * serialization (integer ns per hop) and bottleneck come from the path that reached it
-     * first. Only the nodes a BFS reached are read and reset (`touched`), so the cost is hosts x
-     * their reachable part, not hosts x nodes (a topology may declare many unlinked nodes). */
-    for (uint32_t i = 0; i < n; i++) dist[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) w.dist[i] = UINT32_MAX;
     for (uint32_t h = 0; h < n; h++) {
         if (sc->nodes[h].is_switch) continue;
-        uint32_t head = 0, tail = 0, n_touched = 0;
-        queue[tail++] = h;
-        touched[n_touched++] = h;
-        dist[h] = 0;
-        delay[h] = txd[h] = 0;
-        bw[h] = UINT64_MAX;
-        while (head < tail) {
-            uint32_t u = queue[head++];
-            for (uint32_t k = deg[u]; k < deg[u + 1]; k++) {
-                const struct fe_sim_link *l = &sc->links[adj[k]];
-                uint32_t v = l->a == u ? l->b : l->a;
-                if (dist[v] != UINT32_MAX || !l->rate_bps) continue;
-                dist[v] = dist[u] + 1;
-                delay[v] = delay[u] + l->delay_ns;
-                txd[v] = txd[u] + payload * 8000000000u / l->rate_bps;
-                bw[v] = bw[u] < l->rate_bps ? bw[u] : l->rate_bps;
-                touched[n_touched++] = v;
-                if (sc->nodes[v].is_switch) queue[tail++] = v;
-            }
-        }
-        for (uint32_t i = 0; i < n_touched; i++) {
-            uint32_t j = touched[i];
-            dist[j] = UINT32_MAX;
-            if (sc->nodes[j].is_switch || j == h) continue;
-            uint64_t rtt = 2 * delay[j] + txd[j];
-            /* rtt x bw / 1e9 / 8, without overflow for any delay the parser admits */
-            uint64_t bdp = (uint64_t)((double)rtt * (double)bw[j] / 8e9);
-            if (rtt > files->max_rtt_ns) files->max_rtt_ns = rtt;
-            if (bdp > files->max_bdp_bytes) files->max_bdp_bytes = bdp;
-        }
+        uint32_t n_touched = bfs_from_host(&w, sc, h, payload);
+        take_max_paths(&w, sc, h, n_touched, files);
     }
+out:
+    route_ws_free(&w);
+    return rc;
+}
+
+static void apply_window(struct fe_sim_scenario *sc, const struct fe_sim_hpcc_files *files,
+                         uint64_t payload)
+{
     if (files->global_t && files->max_rtt_ns) {
         if (files->cc_mode == 3) {
             /* T = maxRtt for every flow; ns-3's rate step RATE_AI is a window step of
@@ -628,16 +815,18 @@ int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *file
     } else if (files->has_win) {
         sc->host.window_bdp = true; /* per pair in HPCC; the largest flow path BDP here */
     }
-out:
-    free(deg);
-    free(adj);
-    free(queue);
-    free(touched);
-    free(dist);
-    free(delay);
-    free(txd);
-    free(bw);
-    return rc;
+}
+
+int fe_sim_hpcc_apply(struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *files, char *err,
+                      size_t err_cap)
+{
+    uint64_t payload = files->payload ? files->payload : 1000;
+    files->max_rtt_ns = files->max_bdp_bytes = 0;
+    if (!sc->n_nodes) return 0;
+    int rc = find_max_paths(sc, files, payload, err, err_cap);
+    if (rc) return rc;
+    apply_window(sc, files, payload);
+    return 0;
 }
 
 /* HPCC configs name files relative to where run.py ran (e.g. "mix/topology.txt"); feroce takes
@@ -658,6 +847,65 @@ static char *read_rel(const char *dir, const char *file, char *used, size_t used
     return sim_read_file(used, len, err, err_cap);
 }
 
+typedef int (*hpcc_parser)(const char *text, size_t len, const char *name,
+                           struct fe_sim_scenario *sc, char *err, size_t err_cap);
+
+/* Reads and parses the file named in file: as given when the command line named it (override),
+ * else found by read_rel, and then file holds the path used. */
+static int load_input(const char *dir, bool override, char *file, size_t file_cap,
+                      hpcc_parser parse, struct fe_sim_scenario *sc, char *err, size_t err_cap)
+{
+    char used[512];
+    size_t len;
+    char *text = override ? sim_read_file(file, &len, err, err_cap)
+                          : read_rel(dir, file, used, sizeof(used), &len, err, err_cap);
+    if (!text) return FE_EIO;
+    if (!override) copy_str(file, file_cap, used);
+    int rc = parse(text, len, file, sc, err, err_cap);
+    free(text);
+    return rc;
+}
+
+static int load_config(const char *config_path, const char *base, struct fe_sim_scenario *sc,
+                       struct fe_sim_hpcc_files *files, char *err, size_t err_cap)
+{
+    size_t len;
+    char *text = sim_read_file(config_path, &len, err, err_cap);
+    if (!text) return FE_EIO;
+    snprintf(sc->name, sizeof(sc->name), "%s", base);
+    int rc = fe_sim_hpcc_parse_config(text, len, config_path, sc, files, err, err_cap);
+    free(text);
+    return rc;
+}
+
+static int check_input_names(const char *config_path, const char *topology_override,
+                             const char *flow_override, struct fe_sim_hpcc_files *files, char *err,
+                             size_t err_cap)
+{
+    if ((topology_override &&
+         !copy_str(files->topology, sizeof(files->topology), topology_override)) ||
+        (flow_override && !copy_str(files->flow, sizeof(files->flow), flow_override))) {
+        sim_errf(err, err_cap, "file name too long");
+        return FE_EINVAL;
+    }
+    if (!files->topology[0] || !files->flow[0]) {
+        sim_errf(err, err_cap, "%s: needs TOPOLOGY_FILE and FLOW_FILE (or --topology, --flows)",
+                 config_path);
+        return FE_EINVAL;
+    }
+    return 0;
+}
+
+/* outputs: relative to the config's directory too */
+static void place_outputs(const char *dir, struct fe_sim_hpcc_files *files)
+{
+    char tmp[512];
+    if (files->fct_out[0] && sim_path_join(tmp, sizeof(tmp), dir, files->fct_out))
+        copy_str(files->fct_out, sizeof(files->fct_out), tmp);
+    if (files->pfc_out[0] && sim_path_join(tmp, sizeof(tmp), dir, files->pfc_out))
+        copy_str(files->pfc_out, sizeof(files->pfc_out), tmp);
+}
+
 int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
                      const char *flow_override, struct fe_sim_scenario *sc,
                      struct fe_sim_hpcc_files *files, char *err, size_t err_cap)
@@ -667,63 +915,24 @@ int fe_sim_hpcc_load(const char *config_path, const char *topology_override,
     char dir[512] = "";
     const char *slash = strrchr(config_path, '/');
     if (slash) snprintf(dir, sizeof(dir), "%.*s", (int)(slash - config_path), config_path);
-    size_t len;
-    char *text = sim_read_file(config_path, &len, err, err_cap);
-    if (!text) return FE_EIO;
-    const char *base = slash ? slash + 1 : config_path;
-    snprintf(sc->name, sizeof(sc->name), "%s", base);
-    int rc = fe_sim_hpcc_parse_config(text, len, config_path, sc, files, err, err_cap);
-    free(text);
-    if (rc) goto fail;
-    char used[512];
-    if ((topology_override &&
-         !copy_str(files->topology, sizeof(files->topology), topology_override)) ||
-        (flow_override && !copy_str(files->flow, sizeof(files->flow), flow_override))) {
-        sim_errf(err, err_cap, "file name too long");
-        rc = FE_EINVAL;
-        goto fail;
-    }
-    if (!files->topology[0] || !files->flow[0]) {
-        sim_errf(err, err_cap, "%s: needs TOPOLOGY_FILE and FLOW_FILE (or --topology, --flows)",
-                 config_path);
-        rc = FE_EINVAL;
-        goto fail;
-    }
-    text = topology_override
-               ? sim_read_file(files->topology, &len, err, err_cap)
-               : read_rel(dir, files->topology, used, sizeof(used), &len, err, err_cap);
-    if (!text) {
-        rc = FE_EIO;
-        goto fail;
-    }
-    if (!topology_override) copy_str(files->topology, sizeof(files->topology), used);
-    rc = fe_sim_hpcc_parse_topology(text, len, files->topology, sc, err, err_cap);
-    free(text);
-    if (rc) goto fail;
-    text = flow_override ? sim_read_file(files->flow, &len, err, err_cap)
-                         : read_rel(dir, files->flow, used, sizeof(used), &len, err, err_cap);
-    if (!text) {
-        rc = FE_EIO;
-        goto fail;
-    }
-    if (!flow_override) copy_str(files->flow, sizeof(files->flow), used);
-    rc = fe_sim_hpcc_parse_flows(text, len, files->flow, sc, err, err_cap);
-    free(text);
-    if (rc) goto fail;
-    if (files->payload)
+    int rc = load_config(config_path, slash ? slash + 1 : config_path, sc, files, err, err_cap);
+    if (!rc)
+        rc = check_input_names(config_path, topology_override, flow_override, files, err, err_cap);
+    if (!rc)
+        rc = load_input(dir, topology_override != NULL, files->topology, sizeof(files->topology),
+                        fe_sim_hpcc_parse_topology, sc, err, err_cap);
+    if (!rc)
+        rc = load_input(dir, flow_override != NULL, files->flow, sizeof(files->flow),
+                        fe_sim_hpcc_parse_flows, sc, err, err_cap);
+    if (!rc && files->payload)
         for (uint32_t i = 0; i < sc->n_flows; i++) sc->flows[i].msg_bytes = files->payload;
-    rc = fe_sim_hpcc_apply(sc, files, err, err_cap);
-    if (rc) goto fail;
-    /* outputs: relative to the config's directory too */
-    char tmp[512];
-    if (files->fct_out[0] && sim_path_join(tmp, sizeof(tmp), dir, files->fct_out))
-        copy_str(files->fct_out, sizeof(files->fct_out), tmp);
-    if (files->pfc_out[0] && sim_path_join(tmp, sizeof(tmp), dir, files->pfc_out))
-        copy_str(files->pfc_out, sizeof(files->pfc_out), tmp);
+    if (!rc) rc = fe_sim_hpcc_apply(sc, files, err, err_cap);
+    if (rc) {
+        fe_sim_scenario_free(sc);
+        return rc;
+    }
+    place_outputs(dir, files);
     return 0;
-fail:
-    fe_sim_scenario_free(sc);
-    return rc;
 }
 
 /* ---- outputs ---- */

@@ -343,149 +343,214 @@ static int parse_attr(const struct jctx *c, const struct attr *a, json_object *v
     return FE_EINVAL;
 }
 
-static int parse_config(const struct jctx *c, json_object *root, struct roce_cfg *cfg)
+static int read_default_attributes(const struct jctx *c, json_object *root, struct roce_cfg *cfg)
 {
-    for (int i = 0; i < A_MAX; i++) cfg->v[i] = attr_tab[i].def;
-    cfg->seed = 50;
     json_object *v;
-    if (json_object_object_get_ex(root, "default_attributes", &v)) {
-        if (!json_object_is_type(v, json_type_object))
-            return jerr(c, "default_attributes", "not an object");
-        json_object_object_foreach(v, key, val)
-        {
-            int k;
-            for (k = 0; k < A_MAX; k++)
-                if (!strcmp(key, attr_tab[k].name)) break;
-            if (k == A_MAX) {
-                append_name(cfg->ignored, sizeof(cfg->ignored), key);
-                continue;
-            }
-            /* (SwitchNode::CcMode turns INT on for HPCC in ns-3; feroce stamps INT for HPCC
-             * flows by itself: read, not used) */
-            int rc = parse_attr(c, &attr_tab[k], val, &cfg->v[k]);
-            if (rc) return rc;
+    if (!json_object_object_get_ex(root, "default_attributes", &v)) return 0;
+    if (!json_object_is_type(v, json_type_object))
+        return jerr(c, "default_attributes", "not an object");
+    json_object_object_foreach(v, key, val)
+    {
+        int k;
+        for (k = 0; k < A_MAX; k++)
+            if (!strcmp(key, attr_tab[k].name)) break;
+        if (k == A_MAX) {
+            append_name(cfg->ignored, sizeof(cfg->ignored), key);
+            continue;
         }
+        /* (SwitchNode::CcMode turns INT on for HPCC in ns-3; feroce stamps INT for HPCC
+         * flows by itself: read, not used) */
+        int rc = parse_attr(c, &attr_tab[k], val, &cfg->v[k]);
+        if (rc) return rc;
     }
+    return 0;
+}
+
+static int read_file_names(const struct jctx *c, json_object *root, struct roce_cfg *cfg)
+{
     const char *files[2] = {"topology_file", "flows_file"};
     char *dst[2] = {cfg->topology, cfg->flows};
     for (int i = 0; i < 2; i++) {
+        json_object *v;
         if (!json_object_object_get_ex(root, files[i], &v)) return jerr(c, files[i], "missing");
         if (!json_object_is_type(v, json_type_string) || !json_object_get_string_len(v) ||
             (size_t)json_object_get_string_len(v) >= sizeof(cfg->topology))
             return jerr(c, files[i], "not a file name");
         strcpy(dst[i], json_object_get_string(v));
     }
-    if (json_object_object_get_ex(root, "simulator_stop_time", &v) &&
-        ns3_time_value(v, &cfg->stop_s))
-        return jerr(c, "simulator_stop_time", "not a time in seconds (0 = until the flows end)");
-    int rc = get_bool(c, root, "", "ack_high_prio", &cfg->ack_high_prio);
-    if (!rc) rc = get_uint(c, root, "", "rng_seed", 4294967295.0, &cfg->seed);
-    if (rc) return rc;
-    if (json_object_object_get_ex(root, "ecn", &v)) {
-        if (!json_object_is_type(v, json_type_array)) return jerr(c, "ecn", "not an array");
-        size_t n = json_object_array_length(v);
-        if (n > sizeof(cfg->ecn) / sizeof(cfg->ecn[0]))
-            return jerr(c, "ecn", "more than %zu entries", sizeof(cfg->ecn) / sizeof(cfg->ecn[0]));
-        for (size_t i = 0; i < n; i++) {
-            char path[32];
-            snprintf(path, sizeof(path), "ecn[%zu]", i);
-            json_object *e = json_object_array_get_idx(v, i);
-            if (!json_object_is_type(e, json_type_object)) return jerr(c, path, "not an object");
-            struct ecn_entry *x = &cfg->ecn[cfg->n_ecn];
-            static const char *const keys[4] = {"bandwidth_bps", "min_buf_bytes", "max_buf_bytes",
-                                                "max_probability"};
-            double *vals[4] = {&x->bw_bps, &x->kmin_kb, &x->kmax_kb, &x->pmax};
-            const double hi[4] = {1e15, 1e9, 1e9, 1};
-            for (int k = 0; k < 4; k++) {
-                *vals[k] = -1;
-                if ((rc = get_num(c, e, path, keys[k], 0, hi[k], vals[k]))) return rc;
-                if (*vals[k] < 0) {
-                    char p[64];
-                    snprintf(p, sizeof(p), "%s.%s", path, keys[k]);
-                    return jerr(c, p, "missing");
-                }
-            }
-            if (x->bw_bps < 1) return jerr(c, path, "bandwidth_bps must be positive");
-            if (x->kmax_kb < x->kmin_kb)
-                return jerr(c, path, "max_buf_bytes is smaller than min_buf_bytes");
-            cfg->n_ecn++;
+    return 0;
+}
+
+static int read_ecn_entry(const struct jctx *c, json_object *e, const char *path,
+                          struct ecn_entry *x)
+{
+    if (!json_object_is_type(e, json_type_object)) return jerr(c, path, "not an object");
+    static const char *const keys[4] = {"bandwidth_bps", "min_buf_bytes", "max_buf_bytes",
+                                        "max_probability"};
+    double *vals[4] = {&x->bw_bps, &x->kmin_kb, &x->kmax_kb, &x->pmax};
+    const double hi[4] = {1e15, 1e9, 1e9, 1};
+    for (int k = 0; k < 4; k++) {
+        *vals[k] = -1;
+        int rc = get_num(c, e, path, keys[k], 0, hi[k], vals[k]);
+        if (rc) return rc;
+        if (*vals[k] < 0) {
+            char p[64];
+            snprintf(p, sizeof(p), "%s.%s", path, keys[k]);
+            return jerr(c, p, "missing");
         }
     }
-    if (json_object_object_get_ex(root, "modules", &v)) {
-        if (!json_object_is_type(v, json_type_array)) return jerr(c, "modules", "not an array");
-        for (size_t i = 0; i < json_object_array_length(v); i++) {
-            json_object *m = json_object_array_get_idx(v, i), *p;
-            char path[32];
-            snprintf(path, sizeof(path), "modules[%zu]", i);
-            if (!json_object_is_type(m, json_type_object)) return jerr(c, path, "not an object");
-            bool en = false;
-            if ((rc = get_bool(c, m, path, "enable", &en))) return rc;
-            if (en && json_object_object_get_ex(m, "path", &p) &&
-                json_object_is_type(p, json_type_string))
-                append_name(cfg->modules, sizeof(cfg->modules), json_object_get_string(p));
-        }
+    if (x->bw_bps < 1) return jerr(c, path, "bandwidth_bps must be positive");
+    if (x->kmax_kb < x->kmin_kb)
+        return jerr(c, path, "max_buf_bytes is smaller than min_buf_bytes");
+    return 0;
+}
+
+static int read_ecn(const struct jctx *c, json_object *root, struct roce_cfg *cfg)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(root, "ecn", &v)) return 0;
+    if (!json_object_is_type(v, json_type_array)) return jerr(c, "ecn", "not an array");
+    size_t n = json_object_array_length(v);
+    if (n > sizeof(cfg->ecn) / sizeof(cfg->ecn[0]))
+        return jerr(c, "ecn", "more than %zu entries", sizeof(cfg->ecn) / sizeof(cfg->ecn[0]));
+    for (size_t i = 0; i < n; i++) {
+        char path[32];
+        snprintf(path, sizeof(path), "ecn[%zu]", i);
+        int rc = read_ecn_entry(c, json_object_array_get_idx(v, i), path, &cfg->ecn[cfg->n_ecn]);
+        if (rc) return rc;
+        cfg->n_ecn++;
     }
     return 0;
 }
 
-/* ---- topology ---- */
-static int parse_topology(const struct jctx *c, json_object *root, struct fe_sim_scenario *sc,
-                          FILE *warn)
+static int read_modules(const struct jctx *c, json_object *root, struct roce_cfg *cfg)
 {
-    json_object *nodes, *links, *v;
+    json_object *v;
+    if (!json_object_object_get_ex(root, "modules", &v)) return 0;
+    if (!json_object_is_type(v, json_type_array)) return jerr(c, "modules", "not an array");
+    for (size_t i = 0; i < json_object_array_length(v); i++) {
+        json_object *m = json_object_array_get_idx(v, i), *p;
+        char path[32];
+        snprintf(path, sizeof(path), "modules[%zu]", i);
+        if (!json_object_is_type(m, json_type_object)) return jerr(c, path, "not an object");
+        bool en = false;
+        int rc = get_bool(c, m, path, "enable", &en);
+        if (rc) return rc;
+        if (en && json_object_object_get_ex(m, "path", &p) &&
+            json_object_is_type(p, json_type_string))
+            append_name(cfg->modules, sizeof(cfg->modules), json_object_get_string(p));
+    }
+    return 0;
+}
+
+static int parse_config(const struct jctx *c, json_object *root, struct roce_cfg *cfg)
+{
+    for (int i = 0; i < A_MAX; i++) cfg->v[i] = attr_tab[i].def;
+    cfg->seed = 50;
+    int rc = read_default_attributes(c, root, cfg);
+    if (!rc) rc = read_file_names(c, root, cfg);
+    if (rc) return rc;
+    json_object *v;
+    if (json_object_object_get_ex(root, "simulator_stop_time", &v) &&
+        ns3_time_value(v, &cfg->stop_s))
+        return jerr(c, "simulator_stop_time", "not a time in seconds (0 = until the flows end)");
+    rc = get_bool(c, root, "", "ack_high_prio", &cfg->ack_high_prio);
+    if (!rc) rc = get_uint(c, root, "", "rng_seed", 4294967295.0, &cfg->seed);
+    if (!rc) rc = read_ecn(c, root, cfg);
+    if (!rc) rc = read_modules(c, root, cfg);
+    return rc;
+}
+
+/* ---- topology ---- */
+/* A node's "id" is not its number; the first that differs, for one note. */
+struct moved_id {
+    long first;
+    double id;
+};
+
+static int read_node(const struct jctx *c, json_object *o, size_t i, struct fe_sim_scenario *sc,
+                     struct moved_id *moved)
+{
+    char path[32];
+    snprintf(path, sizeof(path), "nodes[%zu]", i);
+    if (!json_object_is_type(o, json_type_object)) return jerr(c, path, "not an object");
+    bool sw = false;
+    double id = (double)i;
+    int rc = get_bool(c, o, path, "is_switch", &sw);
+    if (!rc) rc = get_num(c, o, path, "id", 0, 4294967295.0, &id);
+    if (rc) return rc;
+    if (id != (double)i && moved->first < 0) {
+        moved->first = (long)i;
+        moved->id = id;
+    }
+    char name[24];
+    snprintf(name, sizeof(name), "%zu", i);
+    if (fe_sim_scenario_add_node(sc, name, sw) < 0) return jerr(c, path, "out of memory");
+    return 0;
+}
+
+/* the nodes; their count into *n */
+static int read_nodes(const struct jctx *c, json_object *root, struct fe_sim_scenario *sc,
+                      FILE *warn, size_t *n_out)
+{
+    json_object *nodes;
     if (!json_object_object_get_ex(root, "nodes", &nodes)) return jerr(c, "nodes", "missing");
     if (!json_object_is_type(nodes, json_type_array)) return jerr(c, "nodes", "not an array");
     size_t n = json_object_array_length(nodes);
     if (!n) return jerr(c, "nodes", "empty");
     if (n > (1u << 20)) return jerr(c, "nodes", "more than %u nodes", 1u << 20);
-    long first_moved = -1;
-    double moved_id = 0;
+    struct moved_id moved = {-1, 0};
     for (size_t i = 0; i < n; i++) {
-        char path[32];
-        snprintf(path, sizeof(path), "nodes[%zu]", i);
-        json_object *o = json_object_array_get_idx(nodes, i);
-        if (!json_object_is_type(o, json_type_object)) return jerr(c, path, "not an object");
-        bool sw = false;
-        double id = (double)i;
-        int rc = get_bool(c, o, path, "is_switch", &sw);
-        if (!rc) rc = get_num(c, o, path, "id", 0, 4294967295.0, &id);
+        int rc = read_node(c, json_object_array_get_idx(nodes, i), i, sc, &moved);
         if (rc) return rc;
-        if (id != (double)i && first_moved < 0) {
-            first_moved = (long)i;
-            moved_id = id;
-        }
-        char name[24];
-        snprintf(name, sizeof(name), "%zu", i);
-        if (fe_sim_scenario_add_node(sc, name, sw) < 0) return jerr(c, path, "out of memory");
     }
-    if (first_moved >= 0 && warn)
+    if (moved.first >= 0 && warn)
         fprintf(warn,
                 "feroce sim: %s: node \"id\" fields are not used; as in ns3-roce, nodes are "
                 "numbered by their position in the list (nodes[%ld] is node %ld, its id says "
                 "%g), and links and flows refer to those numbers\n",
-                c->file, first_moved, first_moved, moved_id);
+                c->file, moved.first, moved.first, moved.id);
+    *n_out = n;
+    return 0;
+}
+
+/* links[i] between two of the n nodes */
+static int read_link(const struct jctx *c, json_object *o, size_t i, size_t n,
+                     struct fe_sim_scenario *sc)
+{
+    char path[32];
+    snprintf(path, sizeof(path), "links[%zu]", i);
+    if (!json_object_is_type(o, json_type_object)) return jerr(c, path, "not an object");
+    uint64_t a = UINT64_MAX, b = UINT64_MAX;
+    double bw = 100e9, lat = 1e-6, er = 0; /* ns3-roce's defaults */
+    int rc = get_uint(c, o, path, "src", (double)(n - 1), &a);
+    if (!rc) rc = get_uint(c, o, path, "dst", (double)(n - 1), &b);
+    if (!rc) rc = get_num(c, o, path, "bandwidth", 1, 1e15, &bw);
+    if (!rc) rc = get_num(c, o, path, "latency", 0, (double)(FE_SIM_MAX_TIME / 4) / 1e9, &lat);
+    if (!rc) rc = get_num(c, o, path, "error_rate", 0, 1, &er);
+    if (rc) return rc;
+    if (a == UINT64_MAX || b == UINT64_MAX) return jerr(c, path, "needs src and dst");
+    if (a == b) return jerr(c, path, "src and dst are the same node");
+    if (fe_sim_scenario_add_link(sc, (uint32_t)a, (uint32_t)b, (uint64_t)(bw + 0.5),
+                                 (uint64_t)(lat * 1e9 + 0.5), er) < 0)
+        return jerr(c, path, "invalid link");
+    return 0;
+}
+
+static int parse_topology(const struct jctx *c, json_object *root, struct fe_sim_scenario *sc,
+                          FILE *warn)
+{
+    json_object *links, *v;
+    size_t n = 0;
+    int rc = read_nodes(c, root, sc, warn, &n);
+    if (rc) return rc;
     if (!json_object_object_get_ex(root, "links", &links)) return jerr(c, "links", "missing");
     if (!json_object_is_type(links, json_type_array)) return jerr(c, "links", "not an array");
     size_t nl = json_object_array_length(links);
     if (nl > (1u << 24)) return jerr(c, "links", "more than %u links", 1u << 24);
     for (size_t i = 0; i < nl; i++) {
-        char path[32];
-        snprintf(path, sizeof(path), "links[%zu]", i);
-        json_object *o = json_object_array_get_idx(links, i);
-        if (!json_object_is_type(o, json_type_object)) return jerr(c, path, "not an object");
-        uint64_t a = UINT64_MAX, b = UINT64_MAX;
-        double bw = 100e9, lat = 1e-6, er = 0; /* ns3-roce's defaults */
-        int rc = get_uint(c, o, path, "src", (double)(n - 1), &a);
-        if (!rc) rc = get_uint(c, o, path, "dst", (double)(n - 1), &b);
-        if (!rc) rc = get_num(c, o, path, "bandwidth", 1, 1e15, &bw);
-        if (!rc) rc = get_num(c, o, path, "latency", 0, (double)(FE_SIM_MAX_TIME / 4) / 1e9, &lat);
-        if (!rc) rc = get_num(c, o, path, "error_rate", 0, 1, &er);
+        rc = read_link(c, json_object_array_get_idx(links, i), i, n, sc);
         if (rc) return rc;
-        if (a == UINT64_MAX || b == UINT64_MAX) return jerr(c, path, "needs src and dst");
-        if (a == b) return jerr(c, path, "src and dst are the same node");
-        if (fe_sim_scenario_add_link(sc, (uint32_t)a, (uint32_t)b, (uint64_t)(bw + 0.5),
-                                     (uint64_t)(lat * 1e9 + 0.5), er) < 0)
-            return jerr(c, path, "invalid link");
     }
     if (json_object_object_get_ex(root, "groups", &v) && !json_object_is_type(v, json_type_array))
         return jerr(c, "groups", "not an array");
@@ -556,231 +621,319 @@ static int flow_attrs(const struct jctx *c, json_object *attrs, const char *path
     return 0;
 }
 
+/* A flows[] entry's fields other than its attributes' contents. */
+struct flow_head {
+    const char *type;
+    bool enable, bg;
+    double start_s;
+    json_object *attrs; /* NULL when absent */
+};
+
+static int read_flow_head(const struct jctx *c, json_object *f, const char *path,
+                          struct flow_head *fh)
+{
+    json_object *p, *st;
+    *fh = (struct flow_head){NULL, false, false, 0, NULL};
+    if (!json_object_is_type(f, json_type_object)) return jerr(c, path, "not an object");
+    if (!json_object_object_get_ex(f, "path", &p) || !json_object_is_type(p, json_type_string))
+        return jerr(c, path, "path: missing (the flow's ns-3 class, e.g. ns3::RdmaFlowUnicast)");
+    fh->type = json_object_get_string(p);
+    int rc = get_bool(c, f, path, "enable", &fh->enable);
+    if (!rc) rc = get_bool(c, f, path, "in_background", &fh->bg);
+    if (rc) return rc;
+    if (json_object_object_get_ex(f, "start_time", &st) && ns3_time_value(st, &fh->start_s))
+        return jerr(c, path, "start_time is not a time in seconds");
+    if (json_object_object_get_ex(f, "attributes", &fh->attrs) &&
+        !json_object_is_type(fh->attrs, json_type_object))
+        return jerr(c, path, "attributes is not an object");
+    return 0;
+}
+
+/* A flow type feroce does not model: skipped (*skip) with --skip-unsupported-flows, else an
+ * error. */
+static int unsupported_flow(const struct jctx *c, const char *path, const char *type,
+                            const struct fe_sim_ns3roce_opts *o, struct flows_out *fo, bool *skip)
+{
+    bool mcast = strstr(type, "Mcast") || strstr(type, "Multicast");
+    FILE *warn = o ? o->warn : NULL;
+    if (o && o->skip_unsupported) {
+        fo->info->n_skipped++;
+        if (warn)
+            fprintf(warn,
+                    "feroce sim: %s: %s: skipping %s%s: feroce models unicast RDMA "
+                    "WRITE flows only; the results do not include it\n",
+                    c->file, path, type, mcast ? " (multicast)" : "");
+        *skip = true;
+        return 0;
+    }
+    sim_errf(c->err, c->err_cap,
+             "%s: %s: %s%s cannot be simulated by feroce, which models unicast RDMA WRITE "
+             "flows (ns3::RdmaFlowUnicast, ns3::RdmaFlowBisection); set \"enable\": "
+             "false in that flow, or run with --skip-unsupported-flows to simulate the "
+             "other flows without it",
+             c->file, path, type, mcast ? " (multicast)" : "");
+    return FE_ENOTSUP;
+}
+
+/* bisection: the servers in id order; server i writes to server n/2 + i, the other way round
+ * for odd i (as ns3-roce's RdmaFlowBisection) */
+static int add_bisection(const struct jctx *c, const char *path, struct fe_sim_scenario *sc,
+                         struct flows_out *fo, struct fe_sim_flow *fl, bool bg)
+{
+    uint32_t hosts = 0;
+    for (uint32_t k = 0; k < sc->n_nodes; k++) hosts += !sc->nodes[k].is_switch;
+    if (!hosts || hosts % 2)
+        return jerr(c, path, "ns3::RdmaFlowBisection needs an even number of servers, not %u",
+                    hosts);
+    uint32_t *h = malloc(hosts * sizeof(uint32_t));
+    if (!h) return jerr(c, path, "out of memory");
+    for (uint32_t k = 0, j = 0; k < sc->n_nodes; k++)
+        if (!sc->nodes[k].is_switch) h[j++] = k;
+    int rc = 0;
+    for (uint32_t k = 0; !rc && k < hosts / 2; k++) {
+        uint32_t a = h[k], b = h[hosts / 2 + k];
+        fl->src = k % 2 ? b : a;
+        fl->dst = k % 2 ? a : b;
+        if (add_flow(sc, fo, fl, bg)) rc = jerr(c, path, "out of memory");
+    }
+    free(h);
+    return rc;
+}
+
+/* an enabled unicast or bisection flow, flows[i] */
+static int add_flows_of(const struct jctx *c, size_t i, const struct flow_head *fh, bool unicast,
+                        struct fe_sim_scenario *sc, FILE *warn, struct flows_out *fo)
+{
+    char path[48], apath[64];
+    snprintf(path, sizeof(path), "flows[%zu]", i);
+    snprintf(apath, sizeof(apath), "flows[%zu].attributes", i);
+    uint64_t src = UINT64_MAX, dst = UINT64_MAX, bytes = 0, prio = 3;
+    bool reliable = true;
+    json_object *attrs = fh->attrs, *empty = NULL;
+    if (!attrs) attrs = empty = json_object_new_object();
+    int rc = flow_attrs(c, attrs, apath, unicast, sc, &src, &dst, &bytes, &prio, &reliable);
+    json_object_put(empty);
+    if (rc) return rc;
+    if (!reliable && !fo->noted_ud && warn) {
+        fo->noted_ud = true;
+        fprintf(warn,
+                "feroce sim: %s: %s: IsReliable false (UD) flows run as reliable "
+                "connections (RC RDMA WRITE with ACKs): feroce has no UD model\n",
+                c->file, path);
+    }
+    struct fe_sim_flow fl = {
+        .bytes = bytes, .start_ns = (uint64_t)(fh->start_s * 1e9 + 0.5), .prio = (uint8_t)prio};
+    if (!unicast) return add_bisection(c, path, sc, fo, &fl, fh->bg);
+    fl.src = (uint32_t)src;
+    fl.dst = (uint32_t)dst;
+    if (add_flow(sc, fo, &fl, fh->bg)) return jerr(c, path, "out of memory");
+    return 0;
+}
+
+static int read_flow(const struct jctx *c, json_object *f, size_t i, struct fe_sim_scenario *sc,
+                     const struct fe_sim_ns3roce_opts *o, struct flows_out *fo)
+{
+    char path[48];
+    snprintf(path, sizeof(path), "flows[%zu]", i);
+    struct flow_head fh;
+    int rc = read_flow_head(c, f, path, &fh);
+    if (rc) return rc;
+    if (!fh.enable) {
+        fo->info->n_disabled++; /* ns3-roce skips them before looking at their type */
+        return 0;
+    }
+    bool unicast = !strcmp(fh.type, "ns3::RdmaFlowUnicast");
+    bool bisection = !strcmp(fh.type, "ns3::RdmaFlowBisection");
+    if (!unicast && !bisection) {
+        bool skip = false;
+        rc = unsupported_flow(c, path, fh.type, o, fo, &skip);
+        if (rc || skip) return rc;
+    }
+    return add_flows_of(c, i, &fh, unicast, sc, o ? o->warn : NULL, fo);
+}
+
 static int parse_flows(const struct jctx *c, json_object *root, struct fe_sim_scenario *sc,
                        const struct fe_sim_ns3roce_opts *o, struct flows_out *fo)
 {
     json_object *list;
-    FILE *warn = o ? o->warn : NULL;
     if (!json_object_object_get_ex(root, "flows", &list)) return jerr(c, "flows", "missing");
     if (!json_object_is_type(list, json_type_array)) return jerr(c, "flows", "not an array");
     size_t n = json_object_array_length(list);
     for (size_t i = 0; i < n; i++) {
-        char path[48], apath[64];
-        snprintf(path, sizeof(path), "flows[%zu]", i);
-        snprintf(apath, sizeof(apath), "flows[%zu].attributes", i);
-        json_object *f = json_object_array_get_idx(list, i), *p, *attrs = NULL;
-        if (!json_object_is_type(f, json_type_object)) return jerr(c, path, "not an object");
-        if (!json_object_object_get_ex(f, "path", &p) || !json_object_is_type(p, json_type_string))
-            return jerr(c, path,
-                        "path: missing (the flow's ns-3 class, e.g. ns3::RdmaFlowUnicast)");
-        const char *type = json_object_get_string(p);
-        bool enable = false, bg = false;
-        double start_s = 0;
-        int rc = get_bool(c, f, path, "enable", &enable);
-        if (!rc) rc = get_bool(c, f, path, "in_background", &bg);
+        int rc = read_flow(c, json_object_array_get_idx(list, i), i, sc, o, fo);
         if (rc) return rc;
-        json_object *st;
-        if (json_object_object_get_ex(f, "start_time", &st) && ns3_time_value(st, &start_s))
-            return jerr(c, path, "start_time is not a time in seconds");
-        if (json_object_object_get_ex(f, "attributes", &attrs) &&
-            !json_object_is_type(attrs, json_type_object))
-            return jerr(c, path, "attributes is not an object");
-        if (!enable) {
-            fo->info->n_disabled++; /* ns3-roce skips them before looking at their type */
-            continue;
-        }
-        bool unicast = !strcmp(type, "ns3::RdmaFlowUnicast");
-        bool bisection = !strcmp(type, "ns3::RdmaFlowBisection");
-        if (!unicast && !bisection) {
-            bool mcast = strstr(type, "Mcast") || strstr(type, "Multicast");
-            if (o && o->skip_unsupported) {
-                fo->info->n_skipped++;
-                if (warn)
-                    fprintf(warn,
-                            "feroce sim: %s: %s: skipping %s%s: feroce models unicast RDMA "
-                            "WRITE flows only; the results do not include it\n",
-                            c->file, path, type, mcast ? " (multicast)" : "");
-                continue;
-            }
-            sim_errf(c->err, c->err_cap,
-                     "%s: %s: %s%s cannot be simulated by feroce, which models unicast RDMA WRITE "
-                     "flows (ns3::RdmaFlowUnicast, ns3::RdmaFlowBisection); set \"enable\": "
-                     "false in that flow, or run with --skip-unsupported-flows to simulate the "
-                     "other flows without it",
-                     c->file, path, type, mcast ? " (multicast)" : "");
-            return FE_ENOTSUP;
-        }
-        uint64_t src = UINT64_MAX, dst = UINT64_MAX, bytes = 0, prio = 3;
-        bool reliable = true;
-        json_object *empty = NULL;
-        if (!attrs) attrs = empty = json_object_new_object();
-        rc = flow_attrs(c, attrs, apath, unicast, sc, &src, &dst, &bytes, &prio, &reliable);
-        json_object_put(empty);
-        if (rc) return rc;
-        if (!reliable && !fo->noted_ud && warn) {
-            fo->noted_ud = true;
-            fprintf(warn,
-                    "feroce sim: %s: %s: IsReliable false (UD) flows run as reliable "
-                    "connections (RC RDMA WRITE with ACKs): feroce has no UD model\n",
-                    c->file, path);
-        }
-        struct fe_sim_flow fl = {
-            .bytes = bytes, .start_ns = (uint64_t)(start_s * 1e9 + 0.5), .prio = (uint8_t)prio};
-        if (unicast) {
-            fl.src = (uint32_t)src;
-            fl.dst = (uint32_t)dst;
-            if (add_flow(sc, fo, &fl, bg)) return jerr(c, path, "out of memory");
-            continue;
-        }
-        /* bisection: the servers in id order; server i writes to server n/2 + i, the
-         * other way round for odd i (as ns3-roce's RdmaFlowBisection) */
-        uint32_t hosts = 0;
-        for (uint32_t k = 0; k < sc->n_nodes; k++) hosts += !sc->nodes[k].is_switch;
-        if (!hosts || hosts % 2)
-            return jerr(c, path, "ns3::RdmaFlowBisection needs an even number of servers, not %u",
-                        hosts);
-        uint32_t *h = malloc(hosts * sizeof(uint32_t));
-        if (!h) return jerr(c, path, "out of memory");
-        for (uint32_t k = 0, j = 0; k < sc->n_nodes; k++)
-            if (!sc->nodes[k].is_switch) h[j++] = k;
-        for (uint32_t k = 0; k < hosts / 2; k++) {
-            uint32_t a = h[k], b = h[hosts / 2 + k];
-            fl.src = k % 2 ? b : a;
-            fl.dst = k % 2 ? a : b;
-            if (add_flow(sc, fo, &fl, bg)) {
-                free(h);
-                return jerr(c, path, "out of memory");
-            }
-        }
-        free(h);
     }
     return 0;
 }
 
 /* ---- the mapping ---- */
-static int apply(const struct jctx *cc, const struct roce_cfg *cfg, struct fe_sim_scenario *sc,
-                 FILE *warn, char *err, size_t err_cap)
-{
-    if (cfg->v[A_MTU] < 1 || cfg->v[A_MTU] > 4096)
-        return jerr(cc, "default_attributes.ns3::RdmaHw::Mtu",
-                    "%g: the payload per packet must be 1..4096 bytes", cfg->v[A_MTU]);
-    /* ECN: per distinct switch-port rate, the entry with the largest bandwidth strictly below */
+/* HPCC's KMIN_MAP, KMAX_MAP and PMAX_MAP values, per distinct switch-port rate */
+struct ecn_maps {
     uint64_t rates[FE_SIM_MAX_RED];
-    int n_rates = 0;
+    int n_rates;
+    char kmin[400], kmax[400], pmax[400];
+};
+
+/* the distinct rates of the links with a switch at one end at least */
+static int switch_port_rates(const struct jctx *cc, const struct fe_sim_scenario *sc,
+                             struct ecn_maps *m)
+{
     for (uint32_t i = 0; i < sc->n_links; i++) {
         const struct fe_sim_link *l = &sc->links[i];
         if (!sc->nodes[l->a].is_switch && !sc->nodes[l->b].is_switch) continue;
         int k;
-        for (k = 0; k < n_rates; k++)
-            if (rates[k] == l->rate_bps) break;
-        if (k < n_rates) continue;
-        if (n_rates == FE_SIM_MAX_RED) {
-            sim_errf(err, err_cap,
+        for (k = 0; k < m->n_rates; k++)
+            if (m->rates[k] == l->rate_bps) break;
+        if (k < m->n_rates) continue;
+        if (m->n_rates == FE_SIM_MAX_RED) {
+            sim_errf(cc->err, cc->err_cap,
                      "%s: switch ports of more than %d speeds (ECN is configured "
                      "per speed)",
                      cc->file, FE_SIM_MAX_RED);
             return FE_ENOTSUP;
         }
-        rates[n_rates++] = l->rate_bps;
+        m->rates[m->n_rates++] = l->rate_bps;
     }
-    bool ecn = cfg->v[A_ECN] != 0 && n_rates > 0;
-    char kmin[400] = "", kmax[400] = "", pmax[400] = "";
-    if (ecn) {
-        int nk = 0;
-        for (int r = 0; r < n_rates; r++) {
-            int best = -1;
-            for (int e = 0; e < cfg->n_ecn; e++)
-                if (cfg->ecn[e].bw_bps < (double)rates[r] &&
-                    (best < 0 || cfg->ecn[e].bw_bps > cfg->ecn[best].bw_bps))
-                    best = e;
-            if (best < 0) {
-                sim_errf(err, err_cap,
-                         "%s: ecn: no entry with bandwidth_bps below the %.6g Gb/s switch ports "
-                         "(ns3-roce uses the entry with the largest bandwidth strictly below the "
-                         "port rate)",
-                         cc->file, (double)rates[r] / 1e9);
-                return FE_EPARSE;
-            }
-            const struct ecn_entry *x = &cfg->ecn[best];
-            size_t a = strlen(kmin), b = strlen(kmax), d = strlen(pmax);
-            snprintf(kmin + a, sizeof(kmin) - a, " %llu %.17g", (unsigned long long)rates[r],
-                     floor(x->kmin_kb));
-            snprintf(kmax + b, sizeof(kmax) - b, " %llu %.17g", (unsigned long long)rates[r],
-                     floor(x->kmax_kb));
-            snprintf(pmax + d, sizeof(pmax) - d, " %llu %.17g", (unsigned long long)rates[r],
-                     x->pmax);
-            nk++;
-            if (warn && x->kmin_kb * 1000 > cfg->v[A_BUFFER])
-                fprintf(warn,
-                        "feroce sim: %s: ecn[%d] (used for the %.6g Gb/s ports): min_buf_bytes "
-                        "%.6g is multiplied by 1000 in ns3-roce (%.6g MB), more than the "
-                        "%.6g MiB switch buffer: those ports never mark ECN, as in ns3-roce\n",
-                        cc->file, best, (double)rates[r] / 1e9, x->kmin_kb, x->kmin_kb * 1000 / 1e6,
-                        cfg->v[A_BUFFER] / 1e6);
+    return 0;
+}
+
+/* the entry with the largest bandwidth strictly below rate, -1 when none */
+static int ecn_entry_for(const struct roce_cfg *cfg, uint64_t rate)
+{
+    int best = -1;
+    for (int e = 0; e < cfg->n_ecn; e++)
+        if (cfg->ecn[e].bw_bps < (double)rate &&
+            (best < 0 || cfg->ecn[e].bw_bps > cfg->ecn[best].bw_bps))
+            best = e;
+    return best;
+}
+
+static void append_map(char *map, size_t cap, uint64_t rate, double v)
+{
+    size_t a = strlen(map);
+    snprintf(map + a, cap - a, " %llu %.17g", (unsigned long long)rate, v);
+}
+
+/* ECN: per distinct switch-port rate, the entry with the largest bandwidth strictly below */
+static int build_ecn_maps(const struct jctx *cc, const struct roce_cfg *cfg, struct ecn_maps *m,
+                          FILE *warn)
+{
+    for (int r = 0; r < m->n_rates; r++) {
+        int best = ecn_entry_for(cfg, m->rates[r]);
+        if (best < 0) {
+            sim_errf(cc->err, cc->err_cap,
+                     "%s: ecn: no entry with bandwidth_bps below the %.6g Gb/s switch ports "
+                     "(ns3-roce uses the entry with the largest bandwidth strictly below the "
+                     "port rate)",
+                     cc->file, (double)m->rates[r] / 1e9);
+            return FE_EPARSE;
         }
-        (void)nk;
+        const struct ecn_entry *x = &cfg->ecn[best];
+        append_map(m->kmin, sizeof(m->kmin), m->rates[r], floor(x->kmin_kb));
+        append_map(m->kmax, sizeof(m->kmax), m->rates[r], floor(x->kmax_kb));
+        append_map(m->pmax, sizeof(m->pmax), m->rates[r], x->pmax);
+        if (warn && x->kmin_kb * 1000 > cfg->v[A_BUFFER])
+            fprintf(warn,
+                    "feroce sim: %s: ecn[%d] (used for the %.6g Gb/s ports): min_buf_bytes "
+                    "%.6g is multiplied by 1000 in ns3-roce (%.6g MB), more than the "
+                    "%.6g MiB switch buffer: those ports never mark ECN, as in ns3-roce\n",
+                    cc->file, best, (double)m->rates[r] / 1e9, x->kmin_kb, x->kmin_kb * 1000 / 1e6,
+                    cfg->v[A_BUFFER] / 1e6);
     }
-    /* the HPCC config.txt these attributes amount to */
-    char txt[2048];
+    return 0;
+}
+
+/* text appended at *n while it fits; *n counts what did not fit too */
+static void __attribute__((format(printf, 4, 5)))
+emit(char *txt, size_t cap, size_t *n, const char *fmt, ...)
+{
+    if (*n >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    *n += (size_t)vsnprintf(txt + *n, cap - *n, fmt, ap);
+    va_end(ap);
+}
+
+/* the HPCC config.txt these attributes amount to; its length, cap or more when it did not fit */
+static size_t hpcc_config_text(const struct roce_cfg *cfg, bool ecn, const struct ecn_maps *m,
+                               char *txt, size_t cap)
+{
     size_t n = 0;
-#define EMIT(...)                                                                                  \
-    do {                                                                                           \
-        if (n < sizeof(txt)) n += (size_t)snprintf(txt + n, sizeof(txt) - n, __VA_ARGS__);         \
-    } while (0)
     for (int i = 0; i < A_MAX; i++) {
         if (!attr_tab[i].hpcc || i == A_ECN) continue;
         if (attr_tab[i].type == T_RATE)
-            EMIT("%s %.0fbps\n", attr_tab[i].hpcc, cfg->v[i]);
+            emit(txt, cap, &n, "%s %.0fbps\n", attr_tab[i].hpcc, cfg->v[i]);
         else
-            EMIT("%s %.17g\n", attr_tab[i].hpcc, cfg->v[i]);
+            emit(txt, cap, &n, "%s %.17g\n", attr_tab[i].hpcc, cfg->v[i]);
     }
-    EMIT("ENABLE_QCN %d\nHAS_WIN 0\nACK_HIGH_PRIO %d\n", ecn ? 1 : 0, cfg->ack_high_prio ? 1 : 0);
+    emit(txt, cap, &n, "ENABLE_QCN %d\nHAS_WIN 0\nACK_HIGH_PRIO %d\n", ecn ? 1 : 0,
+         cfg->ack_high_prio ? 1 : 0);
     if (ecn)
-        EMIT("KMIN_MAP %d%s\nKMAX_MAP %d%s\nPMAX_MAP %d%s\n", n_rates, kmin, n_rates, kmax, n_rates,
-             pmax);
-#undef EMIT
+        emit(txt, cap, &n, "KMIN_MAP %d%s\nKMAX_MAP %d%s\nPMAX_MAP %d%s\n", m->n_rates, m->kmin,
+             m->n_rates, m->kmax, m->n_rates, m->pmax);
+    return n;
+}
+
+/* the attributes as HPCC's config.txt, read by its reader into sc and hf */
+static int apply_as_hpcc(const struct jctx *cc, const struct roce_cfg *cfg,
+                         struct fe_sim_scenario *sc, struct fe_sim_hpcc_files *hf, FILE *warn)
+{
+    struct ecn_maps m;
+    memset(&m, 0, sizeof(m));
+    int rc = switch_port_rates(cc, sc, &m);
+    if (rc) return rc;
+    bool ecn = cfg->v[A_ECN] != 0 && m.n_rates > 0;
+    if (ecn && (rc = build_ecn_maps(cc, cfg, &m, warn))) return rc;
+    char txt[2048];
+    size_t n = hpcc_config_text(cfg, ecn, &m, txt, sizeof(txt));
     if (n >= sizeof(txt)) {
-        sim_errf(err, err_cap, "%s: internal: configuration too long", cc->file);
+        sim_errf(cc->err, cc->err_cap, "%s: internal: configuration too long", cc->file);
         return FE_EINVAL;
     }
-    struct fe_sim_hpcc_files hf;
-    memset(&hf, 0, sizeof(hf));
+    memset(hf, 0, sizeof(*hf));
     char e[400];
-    int rc = fe_sim_hpcc_parse_config(txt, n, "(from default_attributes)", sc, &hf, e, sizeof(e));
-    if (rc) {
-        sim_errf(err, err_cap, "%s: %s", cc->file, e);
-        return rc;
+    rc = fe_sim_hpcc_parse_config(txt, n, "(from default_attributes)", sc, hf, e, sizeof(e));
+    if (rc) sim_errf(cc->err, cc->err_cap, "%s: %s", cc->file, e);
+    return rc;
+}
+
+/* PauseTime: the quanta of PAUSE frames at the servers' link rate */
+static void set_pause_quanta(struct fe_sim_scenario *sc, double pause_s)
+{
+    uint64_t rate = 0;
+    for (uint32_t i = 0; i < sc->n_links && !rate; i++)
+        if (!sc->nodes[sc->links[i].a].is_switch || !sc->nodes[sc->links[i].b].is_switch)
+            rate = sc->links[i].rate_bps;
+    if (rate) {
+        double q = pause_s * (double)rate / 512;
+        sc->sw.pause_quanta = (uint16_t)(q < 1 ? 1 : q > 65535 ? 65535 : q + 0.5);
     }
-    /* what HPCC's config has no key for */
+}
+
+/* what HPCC's config has no key for */
+static void apply_unkeyed(const struct roce_cfg *cfg, struct fe_sim_scenario *sc,
+                          const struct fe_sim_hpcc_files *hf)
+{
     sc->sw.buffer_bytes = (uint64_t)cfg->v[A_BUFFER];
     sc->sw.pfc = cfg->v[A_QBB] != 0;
     sc->seed = cfg->seed;
     sc->stop_ns = cfg->stop_s > 0 ? (uint64_t)(cfg->stop_s * 1e9 + 0.5) : FE_SIM_NO_TIME;
     uint8_t mask = 0;
     for (uint32_t i = 0; i < sc->n_flows; i++) {
-        sc->flows[i].msg_bytes = hf.payload; /* packets of exactly Mtu payload */
+        sc->flows[i].msg_bytes = hf->payload; /* packets of exactly Mtu payload */
         mask |= (uint8_t)(1u << (sc->flows[i].prio & 7));
     }
     if (mask) sc->sw.lossless_mask = mask; /* ns3-roce pauses whatever priority congests */
     if (cfg->v[A_ACKINT] > 0) {
         /* L2AckInterval is in bytes: an ACK about every that many payload bytes */
-        double pk = ceil(cfg->v[A_ACKINT] / (double)hf.payload);
+        double pk = ceil(cfg->v[A_ACKINT] / (double)hf->payload);
         sc->host.ack_every = (uint16_t)(pk < 1 ? 1 : pk > 65535 ? 65535 : pk);
     }
-    {
-        /* PauseTime: the quanta of PAUSE frames at the servers' link rate */
-        uint64_t rate = 0;
-        for (uint32_t i = 0; i < sc->n_links && !rate; i++)
-            if (!sc->nodes[sc->links[i].a].is_switch || !sc->nodes[sc->links[i].b].is_switch)
-                rate = sc->links[i].rate_bps;
-        if (rate) {
-            double q = cfg->v[A_PAUSE] * (double)rate / 512;
-            sc->sw.pause_quanta = (uint16_t)(q < 1 ? 1 : q > 65535 ? 65535 : q + 0.5);
-        }
-    }
-    rc = fe_sim_hpcc_apply(sc, &hf, err, err_cap);
-    if (rc) return rc;
-    /* notes */
+    set_pause_quanta(sc, cfg->v[A_PAUSE]);
+}
+
+static void note_not_modelled(const struct jctx *cc, const struct roce_cfg *cfg, FILE *warn)
+{
     char ign[1400];
     snprintf(ign, sizeof(ign), "%s", cfg->ignored);
     if (cfg->v[A_DYNTH] == 0)
@@ -795,6 +948,21 @@ static int apply(const struct jctx *cc, const struct roce_cfg *cfg, struct fe_si
                 "feroce sim: %s: modules not run: %s (feroce's outputs: the report, --json, "
                 "--trace, --plot, --fct, --pfc)\n",
                 cc->file, cfg->modules);
+}
+
+static int apply(const struct jctx *cc, const struct roce_cfg *cfg, struct fe_sim_scenario *sc,
+                 FILE *warn)
+{
+    if (cfg->v[A_MTU] < 1 || cfg->v[A_MTU] > 4096)
+        return jerr(cc, "default_attributes.ns3::RdmaHw::Mtu",
+                    "%g: the payload per packet must be 1..4096 bytes", cfg->v[A_MTU]);
+    struct fe_sim_hpcc_files hf;
+    int rc = apply_as_hpcc(cc, cfg, sc, &hf, warn);
+    if (rc) return rc;
+    apply_unkeyed(cfg, sc, &hf);
+    rc = fe_sim_hpcc_apply(sc, &hf, cc->err, cc->err_cap);
+    if (rc) return rc;
+    note_not_modelled(cc, cfg, warn);
     return 0;
 }
 
@@ -837,7 +1005,7 @@ static int parse_all(json_object *croot, const char *config_name, const char *to
             rc = FE_EINVAL;
         }
     }
-    if (!rc) rc = apply(&cc, cfg, sc, warn, err, err_cap);
+    if (!rc) rc = apply(&cc, cfg, sc, warn);
     json_object_put(t);
     json_object_put(f);
     free(cfg);

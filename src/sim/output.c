@@ -185,6 +185,65 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+static void json_stats(FILE *f, const struct fe_sim_stats *st)
+{
+    fprintf(f, "  \"drops\": {\"total\": %llu", (unsigned long long)st->drops_total);
+    for (int i = 0; i < FE_SIM_DROP_MAX; i++)
+        fprintf(f, ", \"%s\": %llu", fe_sim_drop_name(i), (unsigned long long)st->drops[i]);
+    fprintf(f,
+            "},\n  \"pfc\": {\"pause_frames\": %llu, \"resume_frames\": %llu, \"pause_events\": "
+            "%llu, \"host_pauses\": %llu},\n",
+            (unsigned long long)st->pause_frames, (unsigned long long)st->resume_frames,
+            (unsigned long long)st->pause_events, (unsigned long long)st->host_pause_events);
+    fprintf(f,
+            "  \"ecn_marks\": %llu,\n  \"cnps\": %llu,\n  \"retransmitted_packets\": %llu,\n"
+            "  \"timeouts\": %llu,\n  \"max_buffer_bytes\": %llu,\n  \"max_headroom_bytes\": "
+            "%llu,\n",
+            (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
+            (unsigned long long)st->retx_pkts, (unsigned long long)st->timeouts,
+            (unsigned long long)st->max_buffer_bytes, (unsigned long long)st->max_headroom_bytes);
+}
+
+static void json_flow(FILE *f, const struct fe_sim *sim, uint32_t i)
+{
+    struct fe_sim_flow_stats fs;
+    fe_sim_flow_stats(sim, i, &fs);
+    fprintf(f, "%s\n    {\"id\": %u, \"src\": ", i ? "," : "", i);
+    json_str(f, node_name(sim, fs.src));
+    fprintf(f, ", \"dst\": ");
+    json_str(f, node_name(sim, fs.dst));
+    fprintf(f,
+            ", \"bytes\": %llu, \"start_ns\": %llu, \"finish_ns\": %lld, \"fct_ns\": %lld, "
+            "\"rx_bytes\": %llu, \"window_bps\": %.0f, \"life_bps\": %.0f, \"cnps\": %llu, "
+            "\"ecn_marked\": %llu, \"retx\": %llu, \"timeouts\": %llu, \"rtt_avg_ns\": %llu, "
+            "\"failed\": %s}",
+            (unsigned long long)fs.bytes, (unsigned long long)fs.start_ns,
+            fs.done ? (long long)fs.finish_ns : -1LL,
+            fs.done ? (long long)(fs.finish_ns - fs.start_ns) : -1LL,
+            (unsigned long long)fs.rx_bytes, fe_sim_flow_window_bps(sim, i),
+            fe_sim_flow_life_bps(sim, i), (unsigned long long)fs.cnps_rx,
+            (unsigned long long)fs.ecn_marked, (unsigned long long)fs.retx_pkts,
+            (unsigned long long)fs.timeouts, (unsigned long long)fs.rtt_avg_ns,
+            fs.failed ? "true" : "false");
+}
+
+static void json_phases(FILE *f, const struct fe_sim *sim)
+{
+    struct fe_sim_phase ph[2 * FE_SIM_MAX_PHASE_FLOWS + 2];
+    int np = fe_sim_phases(sim, ph, (int)(sizeof(ph) / sizeof(ph[0])));
+    for (int k = 0; k < np; k++)
+        fprintf(
+            f,
+            "%s\n    {\"start_ns\": %llu, \"end_ns\": %llu, \"flows\": %u, \"aggregate_bps\": "
+            "%.0f, \"mean_bps\": %.0f, \"min_bps\": %.0f, \"max_bps\": %.0f, \"jain\": %.6f, "
+            "\"second_half\": {\"start_ns\": %llu, \"aggregate_bps\": %.0f, \"mean_bps\": %.0f, "
+            "\"min_bps\": %.0f, \"max_bps\": %.0f, \"jain\": %.6f}}",
+            k ? "," : "", (unsigned long long)ph[k].start_ns, (unsigned long long)ph[k].end_ns,
+            ph[k].n_active, ph[k].aggregate_bps, ph[k].mean_bps, ph[k].min_bps, ph[k].max_bps,
+            ph[k].jain, (unsigned long long)ph[k].half_start_ns, ph[k].half.aggregate_bps,
+            ph[k].half.mean_bps, ph[k].half.min_bps, ph[k].half.max_bps, ph[k].half.jain);
+}
+
 static void report_json(FILE *f, const struct fe_sim *sim, const struct fe_sim_report_opts *o)
 {
     struct fe_sim_stats st;
@@ -204,58 +263,112 @@ static void report_json(FILE *f, const struct fe_sim *sim, const struct fe_sim_r
             "\"aggregate_bps\": %.0f, \"jain\": %.6f, \"min_bps\": %.0f, \"max_bps\": %.0f},\n",
             (unsigned long long)sum.window_start_ns, (unsigned long long)sum.window_end_ns,
             sum.n_window_flows, sum.aggregate_bps, sum.jain, sum.min_bps, sum.max_bps);
-    fprintf(f, "  \"drops\": {\"total\": %llu", (unsigned long long)st.drops_total);
-    for (int i = 0; i < FE_SIM_DROP_MAX; i++)
-        fprintf(f, ", \"%s\": %llu", fe_sim_drop_name(i), (unsigned long long)st.drops[i]);
-    fprintf(f,
-            "},\n  \"pfc\": {\"pause_frames\": %llu, \"resume_frames\": %llu, \"pause_events\": "
-            "%llu, \"host_pauses\": %llu},\n",
-            (unsigned long long)st.pause_frames, (unsigned long long)st.resume_frames,
-            (unsigned long long)st.pause_events, (unsigned long long)st.host_pause_events);
-    fprintf(f,
-            "  \"ecn_marks\": %llu,\n  \"cnps\": %llu,\n  \"retransmitted_packets\": %llu,\n"
-            "  \"timeouts\": %llu,\n  \"max_buffer_bytes\": %llu,\n  \"max_headroom_bytes\": "
-            "%llu,\n",
-            (unsigned long long)st.ecn_marks, (unsigned long long)st.cnps,
-            (unsigned long long)st.retx_pkts, (unsigned long long)st.timeouts,
-            (unsigned long long)st.max_buffer_bytes, (unsigned long long)st.max_headroom_bytes);
+    json_stats(f, &st);
     fprintf(f, "  \"flows\": [");
-    for (uint32_t i = 0; i < sim->n_flows; i++) {
-        struct fe_sim_flow_stats fs;
-        fe_sim_flow_stats(sim, i, &fs);
-        fprintf(f, "%s\n    {\"id\": %u, \"src\": ", i ? "," : "", i);
-        json_str(f, node_name(sim, fs.src));
-        fprintf(f, ", \"dst\": ");
-        json_str(f, node_name(sim, fs.dst));
-        fprintf(f,
-                ", \"bytes\": %llu, \"start_ns\": %llu, \"finish_ns\": %lld, \"fct_ns\": %lld, "
-                "\"rx_bytes\": %llu, \"window_bps\": %.0f, \"life_bps\": %.0f, \"cnps\": %llu, "
-                "\"ecn_marked\": %llu, \"retx\": %llu, \"timeouts\": %llu, \"rtt_avg_ns\": %llu, "
-                "\"failed\": %s}",
-                (unsigned long long)fs.bytes, (unsigned long long)fs.start_ns,
-                fs.done ? (long long)fs.finish_ns : -1LL,
-                fs.done ? (long long)(fs.finish_ns - fs.start_ns) : -1LL,
-                (unsigned long long)fs.rx_bytes, fe_sim_flow_window_bps(sim, i),
-                fe_sim_flow_life_bps(sim, i), (unsigned long long)fs.cnps_rx,
-                (unsigned long long)fs.ecn_marked, (unsigned long long)fs.retx_pkts,
-                (unsigned long long)fs.timeouts, (unsigned long long)fs.rtt_avg_ns,
-                fs.failed ? "true" : "false");
-    }
+    for (uint32_t i = 0; i < sim->n_flows; i++) json_flow(f, sim, i);
     fprintf(f, "\n  ],\n  \"phases\": [");
+    json_phases(f, sim);
+    fprintf(f, "\n  ]\n}\n");
+}
+
+static void text_header(FILE *f, const struct fe_sim *sim, const struct fe_sim_stats *st,
+                        double wall)
+{
+    fprintf(f, "scenario %s (seed %llu): %.6f s simulated%s", sim->sc.name,
+            (unsigned long long)sim->sc.seed, st->now_ns / 1e9,
+            sim->finished ? "" : " (not finished)");
+    if (wall > 0)
+        fprintf(f, " in %.3f s wall, %.2f M events (%.1f M events/s, %.1f per data packet)", wall,
+                st->events / 1e6, st->events / 1e6 / wall,
+                st->data_pkts_delivered ? (double)st->events / (double)st->data_pkts_delivered : 0);
+}
+
+static void text_flow(FILE *f, const struct fe_sim *sim, uint32_t i)
+{
+    struct fe_sim_flow_stats fs;
+    fe_sim_flow_stats(sim, i, &fs);
+    char sz[32], fct[32];
+    fmt_bytes(sz, sizeof(sz), fs.bytes);
+    if (fs.done)
+        snprintf(fct, sizeof(fct), "%.3f", (fs.finish_ns - fs.start_ns) / 1e6);
+    else
+        snprintf(fct, sizeof(fct), "%s", fs.started ? "running" : "-");
+    fprintf(f, "%5u %-8s %-8s %10s %10.3f %11s %11.3f %9.3f %8llu %6llu %6llu%s\n", i,
+            node_name(sim, fs.src), node_name(sim, fs.dst), sz, fs.start_ns / 1e6, fct,
+            fe_sim_flow_window_bps(sim, i) / 1e9, fe_sim_flow_life_bps(sim, i) / 1e9,
+            (unsigned long long)fs.cnps_rx, (unsigned long long)fs.retx_pkts,
+            (unsigned long long)fs.timeouts, fs.failed ? "  FAILED" : "");
+}
+
+/* the flows table: the first 64 unless all_flows */
+static void text_flows(FILE *f, const struct fe_sim *sim, bool all_flows)
+{
+    fprintf(f, "\n\n%5s %-8s %-8s %10s %10s %11s %11s %9s %8s %6s %6s\n", "flow", "src", "dst",
+            "size", "start ms", "FCT ms", "window Gb/s", "life Gb/s", "CNPs", "retx", "t/o");
+    uint32_t shown = sim->n_flows;
+    if (!all_flows && shown > 64) shown = 64;
+    for (uint32_t i = 0; i < shown; i++) text_flow(f, sim, i);
+    if (shown < sim->n_flows)
+        fprintf(f, "  ... %u more flow%s (--all-flows)\n", sim->n_flows - shown,
+                sim->n_flows - shown == 1 ? "" : "s");
+}
+
+static void text_phase(FILE *f, const struct fe_sim_phase *p)
+{
+    fprintf(f,
+            "  %9.3f - %9.3f ms  %3u flow%s  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
+            "%.3f Gb/s  Jain %.4f\n",
+            p->start_ns / 1e6, p->end_ns / 1e6, p->n_active, p->n_active == 1 ? " " : "s",
+            p->mean_bps / 1e9, p->min_bps / 1e9, p->max_bps / 1e9, p->aggregate_bps / 1e9, p->jain);
+    const struct fe_sim_phase_rates *h = &p->half;
+    if (p->half_start_ns > p->start_ns)
+        fprintf(f,
+                "  %9.3f - %9.3f ms  2nd half  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
+                "%.3f Gb/s  Jain %.4f\n",
+                p->half_start_ns / 1e6, p->end_ns / 1e6, h->mean_bps / 1e9, h->min_bps / 1e9,
+                h->max_bps / 1e9, h->aggregate_bps / 1e9, h->jain);
+}
+
+static void text_phases(FILE *f, const struct fe_sim *sim, uint64_t now_ns)
+{
     struct fe_sim_phase ph[2 * FE_SIM_MAX_PHASE_FLOWS + 2];
     int np = fe_sim_phases(sim, ph, (int)(sizeof(ph) / sizeof(ph[0])));
-    for (int k = 0; k < np; k++)
-        fprintf(
-            f,
-            "%s\n    {\"start_ns\": %llu, \"end_ns\": %llu, \"flows\": %u, \"aggregate_bps\": "
-            "%.0f, \"mean_bps\": %.0f, \"min_bps\": %.0f, \"max_bps\": %.0f, \"jain\": %.6f, "
-            "\"second_half\": {\"start_ns\": %llu, \"aggregate_bps\": %.0f, \"mean_bps\": %.0f, "
-            "\"min_bps\": %.0f, \"max_bps\": %.0f, \"jain\": %.6f}}",
-            k ? "," : "", (unsigned long long)ph[k].start_ns, (unsigned long long)ph[k].end_ns,
-            ph[k].n_active, ph[k].aggregate_bps, ph[k].mean_bps, ph[k].min_bps, ph[k].max_bps,
-            ph[k].jain, (unsigned long long)ph[k].half_start_ns, ph[k].half.aggregate_bps,
-            ph[k].half.mean_bps, ph[k].half.min_bps, ph[k].half.max_bps, ph[k].half.jain);
-    fprintf(f, "\n  ]\n}\n");
+    if (np <= 1) return;
+    /* phases shorter than 1 % of the run are packet-granularity noise: not listed */
+    uint64_t min_len = now_ns / 100;
+    int hidden = 0;
+    fprintf(f, "phases (between flow starts and ends; each one's second half, where the rates "
+               "have settled, below it):\n");
+    for (int k = 0; k < np && k < (int)(sizeof(ph) / sizeof(ph[0])); k++) {
+        if (ph[k].end_ns - ph[k].start_ns < min_len)
+            hidden++;
+        else
+            text_phase(f, &ph[k]);
+    }
+    if (hidden)
+        fprintf(f, "  (%d phase%s shorter than 1 %% of the run not shown)\n", hidden,
+                hidden == 1 ? "" : "s");
+}
+
+static void text_stats(FILE *f, const struct fe_sim_stats *st)
+{
+    fprintf(f, "drops %llu (", (unsigned long long)st->drops_total);
+    for (int i = 0; i < FE_SIM_DROP_MAX; i++)
+        if (i != FE_SIM_DROP_NO_QP && i != FE_SIM_DROP_QP)
+            fprintf(f, "%s%s %llu", i ? ", " : "", fe_sim_drop_name(i),
+                    (unsigned long long)st->drops[i]);
+    fprintf(f, "; %llu discarded by responders", (unsigned long long)st->drops[FE_SIM_DROP_QP]);
+    char mb[32], mh[32];
+    fmt_bytes(mb, sizeof(mb), st->max_buffer_bytes);
+    fmt_bytes(mh, sizeof(mh), st->max_headroom_bytes);
+    fprintf(f,
+            "); PFC: %llu PAUSE frames, %llu RESUME, %llu pause events at switches, %llu at "
+            "hosts; ECN marks %llu; CNPs %llu; retransmitted packets %llu, timeouts %llu; peak "
+            "buffer %s, peak headroom %s\n",
+            (unsigned long long)st->pause_frames, (unsigned long long)st->resume_frames,
+            (unsigned long long)st->pause_events, (unsigned long long)st->host_pause_events,
+            (unsigned long long)st->ecn_marks, (unsigned long long)st->cnps,
+            (unsigned long long)st->retx_pkts, (unsigned long long)st->timeouts, mb, mh);
 }
 
 void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report_opts *o)
@@ -268,88 +381,14 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
     fe_sim_stats(sim, &st);
     struct fe_sim_summary sum;
     fe_sim_summarize(sim, &sum);
-    double wall = o->wall_ns / 1e9;
-    fprintf(f, "scenario %s (seed %llu): %.6f s simulated%s", sim->sc.name,
-            (unsigned long long)sim->sc.seed, st.now_ns / 1e9,
-            sim->finished ? "" : " (not finished)");
-    if (wall > 0)
-        fprintf(f, " in %.3f s wall, %.2f M events (%.1f M events/s, %.1f per data packet)", wall,
-                st.events / 1e6, st.events / 1e6 / wall,
-                st.data_pkts_delivered ? (double)st.events / (double)st.data_pkts_delivered : 0);
-    fprintf(f, "\n\n%5s %-8s %-8s %10s %10s %11s %11s %9s %8s %6s %6s\n", "flow", "src", "dst",
-            "size", "start ms", "FCT ms", "window Gb/s", "life Gb/s", "CNPs", "retx", "t/o");
-    uint32_t shown = sim->n_flows;
-    if (!o->all_flows && shown > 64) shown = 64;
-    for (uint32_t i = 0; i < shown; i++) {
-        struct fe_sim_flow_stats fs;
-        fe_sim_flow_stats(sim, i, &fs);
-        char sz[32], fct[32];
-        fmt_bytes(sz, sizeof(sz), fs.bytes);
-        if (fs.done)
-            snprintf(fct, sizeof(fct), "%.3f", (fs.finish_ns - fs.start_ns) / 1e6);
-        else
-            snprintf(fct, sizeof(fct), "%s", fs.started ? "running" : "-");
-        fprintf(f, "%5u %-8s %-8s %10s %10.3f %11s %11.3f %9.3f %8llu %6llu %6llu%s\n", i,
-                node_name(sim, fs.src), node_name(sim, fs.dst), sz, fs.start_ns / 1e6, fct,
-                fe_sim_flow_window_bps(sim, i) / 1e9, fe_sim_flow_life_bps(sim, i) / 1e9,
-                (unsigned long long)fs.cnps_rx, (unsigned long long)fs.retx_pkts,
-                (unsigned long long)fs.timeouts, fs.failed ? "  FAILED" : "");
-    }
-    if (shown < sim->n_flows)
-        fprintf(f, "  ... %u more flow%s (--all-flows)\n", sim->n_flows - shown,
-                sim->n_flows - shown == 1 ? "" : "s");
+    text_header(f, sim, &st, o->wall_ns / 1e9);
+    text_flows(f, sim, o->all_flows);
     fprintf(f,
             "\ncontention window %.3f - %.3f ms: %u flow%s, aggregate %.3f Gb/s, Jain %.4f, "
             "per flow %.3f .. %.3f Gb/s\n",
             sum.window_start_ns / 1e6, sum.window_end_ns / 1e6, sum.n_window_flows,
             sum.n_window_flows == 1 ? "" : "s", sum.aggregate_bps / 1e9, sum.jain,
             sum.min_bps / 1e9, sum.max_bps / 1e9);
-    struct fe_sim_phase ph[2 * FE_SIM_MAX_PHASE_FLOWS + 2];
-    int np = fe_sim_phases(sim, ph, (int)(sizeof(ph) / sizeof(ph[0])));
-    if (np > 1) {
-        /* phases shorter than 1 % of the run are packet-granularity noise: not listed */
-        uint64_t min_len = st.now_ns / 100;
-        int hidden = 0;
-        fprintf(f, "phases (between flow starts and ends; each one's second half, where the rates "
-                   "have settled, below it):\n");
-        for (int k = 0; k < np && k < (int)(sizeof(ph) / sizeof(ph[0])); k++) {
-            if (ph[k].end_ns - ph[k].start_ns < min_len) {
-                hidden++;
-                continue;
-            }
-            fprintf(f,
-                    "  %9.3f - %9.3f ms  %3u flow%s  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
-                    "%.3f Gb/s  Jain %.4f\n",
-                    ph[k].start_ns / 1e6, ph[k].end_ns / 1e6, ph[k].n_active,
-                    ph[k].n_active == 1 ? " " : "s", ph[k].mean_bps / 1e9, ph[k].min_bps / 1e9,
-                    ph[k].max_bps / 1e9, ph[k].aggregate_bps / 1e9, ph[k].jain);
-            const struct fe_sim_phase_rates *h = &ph[k].half;
-            if (ph[k].half_start_ns > ph[k].start_ns)
-                fprintf(f,
-                        "  %9.3f - %9.3f ms  2nd half  each %.3f (%.3f .. %.3f) Gb/s  aggregate "
-                        "%.3f Gb/s  Jain %.4f\n",
-                        ph[k].half_start_ns / 1e6, ph[k].end_ns / 1e6, h->mean_bps / 1e9,
-                        h->min_bps / 1e9, h->max_bps / 1e9, h->aggregate_bps / 1e9, h->jain);
-        }
-        if (hidden)
-            fprintf(f, "  (%d phase%s shorter than 1 %% of the run not shown)\n", hidden,
-                    hidden == 1 ? "" : "s");
-    }
-    fprintf(f, "drops %llu (", (unsigned long long)st.drops_total);
-    for (int i = 0; i < FE_SIM_DROP_MAX; i++)
-        if (i != FE_SIM_DROP_NO_QP && i != FE_SIM_DROP_QP)
-            fprintf(f, "%s%s %llu", i ? ", " : "", fe_sim_drop_name(i),
-                    (unsigned long long)st.drops[i]);
-    fprintf(f, "; %llu discarded by responders", (unsigned long long)st.drops[FE_SIM_DROP_QP]);
-    char mb[32], mh[32];
-    fmt_bytes(mb, sizeof(mb), st.max_buffer_bytes);
-    fmt_bytes(mh, sizeof(mh), st.max_headroom_bytes);
-    fprintf(f,
-            "); PFC: %llu PAUSE frames, %llu RESUME, %llu pause events at switches, %llu at "
-            "hosts; ECN marks %llu; CNPs %llu; retransmitted packets %llu, timeouts %llu; peak "
-            "buffer %s, peak headroom %s\n",
-            (unsigned long long)st.pause_frames, (unsigned long long)st.resume_frames,
-            (unsigned long long)st.pause_events, (unsigned long long)st.host_pause_events,
-            (unsigned long long)st.ecn_marks, (unsigned long long)st.cnps,
-            (unsigned long long)st.retx_pkts, (unsigned long long)st.timeouts, mb, mh);
+    text_phases(f, sim, st.now_ns);
+    text_stats(f, &st);
 }

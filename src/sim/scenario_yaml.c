@@ -9,9 +9,8 @@
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
 
-#define MAX_VISITS                                                                                 \
-    20000000u /* alias expansion bound (a file of aliases can grow exponentially)                  \
-               */
+/* alias expansion bound (a file of aliases can grow exponentially) */
+#define MAX_VISITS 20000000u
 
 struct yctx {
     yaml_document_t *doc;
@@ -23,6 +22,7 @@ struct yctx {
     /* link defaults */
     uint64_t link_rate, link_delay;
     double link_loss;
+    bool ns3_compat; /* ns3_compat: true, applied after the flows */
 };
 
 static int yerr(struct yctx *c, const yaml_node_t *n, const char *fmt, ...)
@@ -112,127 +112,150 @@ static const struct setting settings[] = {
     {"host", "frames", V_FRAMES, HO(frames), 0, 0, "roce | hpcc-ns3"},
 };
 
+/* Each parses a value of its type for setting s into dst; FE_ERANGE out of s's range. */
+static int set_size(const struct setting *s, const char *value, char *dst)
+{
+    uint64_t u = 0;
+    int rc = 0;
+    if (s->type == V_SIZE_AUTO && !strcmp(value, "auto")) {
+        u = !strcmp(s->key, "headroom") ? 0 : FE_SIM_AUTO;
+    } else {
+        rc = sim_parse_size(value, &u);
+        if (!rc && (double)u > s->max) rc = FE_ERANGE;
+        if (!rc && (double)u < s->min) rc = FE_ERANGE;
+    }
+    if (!rc) memcpy(dst, &u, sizeof(u));
+    return rc;
+}
+
+static int set_rate(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    uint64_t u = 0;
+    int rc = 0;
+    if (strcmp(value, "0") && strcmp(value, "off")) rc = sim_parse_rate(value, &u);
+    if (!rc) memcpy(dst, &u, sizeof(u));
+    return rc;
+}
+
+static int set_time(const struct setting *s, const char *value, char *dst)
+{
+    uint64_t u = 0;
+    int rc = sim_parse_time(value, &u);
+    if (!rc && ((double)u > s->max || (double)u < s->min)) rc = FE_ERANGE;
+    if (!rc) memcpy(dst, &u, sizeof(u));
+    return rc;
+}
+
+static int set_bool(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    bool b = false;
+    int rc = sim_parse_bool(value, &b);
+    if (!rc) memcpy(dst, &b, sizeof(b));
+    return rc;
+}
+
+static int set_double(const struct setting *s, const char *value, char *dst)
+{
+    double d = 0;
+    int rc = sim_parse_double(value, &d);
+    if (!rc && !(d >= s->min && d <= s->max)) rc = FE_ERANGE;
+    if (!rc) memcpy(dst, &d, sizeof(d));
+    return rc;
+}
+
+/* V_U8, V_U16, V_U32 */
+static int set_uint(const struct setting *s, const char *value, char *dst)
+{
+    uint64_t u = 0;
+    int rc = sim_parse_uint(value, (uint64_t)s->max, &u);
+    if (!rc && (double)u < s->min) rc = FE_ERANGE;
+    if (rc) return rc;
+    if (s->type == V_U8) {
+        uint8_t v = (uint8_t)u;
+        memcpy(dst, &v, 1);
+    } else if (s->type == V_U16) {
+        uint16_t v = (uint16_t)u;
+        memcpy(dst, &v, 2);
+    } else {
+        uint32_t v = (uint32_t)u;
+        memcpy(dst, &v, 4);
+    }
+    return 0;
+}
+
+/* "3" or "3,4" */
+static int set_prios(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    uint8_t mask = 0;
+    for (const char *p = value; *p; p += p[1] ? 2 : 1) {
+        if (*p < '0' || *p > '7' || (p[1] && p[1] != ',')) return FE_EINVAL;
+        mask |= (uint8_t)(1u << (*p - '0'));
+    }
+    memcpy(dst, &mask, 1);
+    return 0;
+}
+
+static int set_pfc_mode(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    enum fe_sim_pfc_mode m;
+    if (!strcmp(value, "quanta"))
+        m = FE_SIM_PFC_QUANTA;
+    else if (!strcmp(value, "xoff-xon"))
+        m = FE_SIM_PFC_XOFF_XON;
+    else
+        return FE_EINVAL;
+    memcpy(dst, &m, sizeof(m));
+    return 0;
+}
+
+static int set_frames(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    enum fe_sim_frames m;
+    if (!strcmp(value, "roce"))
+        m = FE_SIM_FRAMES_ROCE;
+    else if (!strcmp(value, "hpcc-ns3"))
+        m = FE_SIM_FRAMES_HPCC_NS3;
+    else
+        return FE_EINVAL;
+    memcpy(dst, &m, sizeof(m));
+    return 0;
+}
+
+/* per value type: its parser, and what a value must be */
+static const struct vtype_ops {
+    int (*set)(const struct setting *s, const char *value, char *dst);
+    const char *what;
+} vtypes[] = {
+    [V_SIZE] = {set_size, "a size (e.g. 4MB, 512KiB)"},
+    [V_SIZE_AUTO] = {set_size, "a size or auto"},
+    [V_RATE] = {set_rate, "a rate (e.g. 10Gbps)"},
+    [V_TIME] = {set_time, "a time (e.g. 2us)"},
+    [V_BOOL] = {set_bool, "true or false"},
+    [V_DOUBLE] = {set_double, "a number"},
+    [V_U8] = {set_uint, "an integer"},
+    [V_U16] = {set_uint, "an integer"},
+    [V_U32] = {set_uint, "an integer"},
+    [V_PRIOS] = {set_prios, "priorities 0..7 (e.g. 3 or 3,4)"},
+    [V_PFCMODE] = {set_pfc_mode, "quanta or xoff-xon"},
+    [V_FRAMES] = {set_frames, "roce or hpcc-ns3"},
+};
+
 /* Parses `value` for setting s into the scenario; a message in msg on error. */
 static int apply_setting(struct fe_sim_scenario *sc, const struct setting *s, const char *value,
                          char *msg, size_t cap)
 {
-    char *base = (char *)sc + s->off;
-    uint64_t u = 0;
-    double d = 0;
-    bool b = false;
-    int rc = 0;
-    switch (s->type) {
-    case V_SIZE:
-    case V_SIZE_AUTO:
-        if (s->type == V_SIZE_AUTO && !strcmp(value, "auto")) {
-            u = !strcmp(s->key, "headroom") ? 0 : FE_SIM_AUTO;
-        } else {
-            rc = sim_parse_size(value, &u);
-            if (!rc && (double)u > s->max) rc = FE_ERANGE;
-            if (!rc && (double)u < s->min) rc = FE_ERANGE;
-        }
-        if (!rc) memcpy(base, &u, sizeof(u));
-        break;
-    case V_RATE:
-        if (!strcmp(value, "0") || !strcmp(value, "off"))
-            u = 0;
-        else
-            rc = sim_parse_rate(value, &u);
-        if (!rc) memcpy(base, &u, sizeof(u));
-        break;
-    case V_TIME:
-        rc = sim_parse_time(value, &u);
-        if (!rc && ((double)u > s->max || (double)u < s->min)) rc = FE_ERANGE;
-        if (!rc) memcpy(base, &u, sizeof(u));
-        break;
-    case V_BOOL:
-        rc = sim_parse_bool(value, &b);
-        if (!rc) memcpy(base, &b, sizeof(b));
-        break;
-    case V_DOUBLE:
-        rc = sim_parse_double(value, &d);
-        if (!rc && !(d >= s->min && d <= s->max)) rc = FE_ERANGE;
-        if (!rc) memcpy(base, &d, sizeof(d));
-        break;
-    case V_U8:
-    case V_U16:
-    case V_U32:
-        rc = sim_parse_uint(value, (uint64_t)s->max, &u);
-        if (!rc && (double)u < s->min) rc = FE_ERANGE;
-        if (!rc) {
-            if (s->type == V_U8) {
-                uint8_t v = (uint8_t)u;
-                memcpy(base, &v, 1);
-            } else if (s->type == V_U16) {
-                uint16_t v = (uint16_t)u;
-                memcpy(base, &v, 2);
-            } else {
-                uint32_t v = (uint32_t)u;
-                memcpy(base, &v, 4);
-            }
-        }
-        break;
-    case V_PRIOS: {
-        /* "3" or "3,4" */
-        uint8_t mask = 0;
-        const char *p = value;
-        while (*p) {
-            if (*p < '0' || *p > '7' || (p[1] && p[1] != ',')) {
-                rc = FE_EINVAL;
-                break;
-            }
-            mask |= (uint8_t)(1u << (*p - '0'));
-            p += p[1] ? 2 : 1;
-        }
-        if (!rc) memcpy(base, &mask, 1);
-        break;
-    }
-    case V_PFCMODE: {
-        enum fe_sim_pfc_mode m;
-        if (!strcmp(value, "quanta"))
-            m = FE_SIM_PFC_QUANTA;
-        else if (!strcmp(value, "xoff-xon"))
-            m = FE_SIM_PFC_XOFF_XON;
-        else {
-            rc = FE_EINVAL;
-            break;
-        }
-        memcpy(base, &m, sizeof(m));
-        break;
-    }
-    case V_FRAMES: {
-        enum fe_sim_frames m;
-        if (!strcmp(value, "roce"))
-            m = FE_SIM_FRAMES_ROCE;
-        else if (!strcmp(value, "hpcc-ns3"))
-            m = FE_SIM_FRAMES_HPCC_NS3;
-        else {
-            rc = FE_EINVAL;
-            break;
-        }
-        memcpy(base, &m, sizeof(m));
-        break;
-    }
-    }
-    if (rc) {
-        static const char *const what[] = {"a size (e.g. 4MB, 512KiB)",
-                                           "a size or auto",
-                                           "a rate (e.g. 10Gbps)",
-                                           "a time (e.g. 2us)",
-                                           "true or false",
-                                           "a number",
-                                           "an integer",
-                                           "an integer",
-                                           "an integer",
-                                           "priorities 0..7 (e.g. 3 or 3,4)",
-                                           "quanta or xoff-xon",
-                                           "roce or hpcc-ns3"};
-        if (rc == FE_ERANGE)
-            snprintf(msg, cap, "%s.%s: '%s' out of range [%g, %g]", s->section, s->key, value,
-                     s->min, s->max);
-        else
-            snprintf(msg, cap, "%s.%s: '%s' is not %s", s->section, s->key, value, what[s->type]);
-    }
+    int rc = vtypes[s->type].set(s, value, (char *)sc + s->off);
+    if (rc == FE_ERANGE)
+        snprintf(msg, cap, "%s.%s: '%s' out of range [%g, %g]", s->section, s->key, value, s->min,
+                 s->max);
+    else if (rc)
+        snprintf(msg, cap, "%s.%s: '%s' is not %s", s->section, s->key, value,
+                 vtypes[s->type].what);
     return rc;
 }
 
@@ -242,6 +265,93 @@ static const struct setting *find_setting(const char *section, const char *key)
         if (!strcmp(settings[i].section, section) && !strcmp(settings[i].key, key))
             return &settings[i];
     return NULL;
+}
+
+/* what the --set helpers return besides 0 and FE_ codes: a value that does not parse */
+#define SET_BAD 1
+
+/* seed, stop, name */
+static int set_top_key(struct fe_sim_scenario *sc, const char *key, const char *value, char *err,
+                       size_t err_cap)
+{
+    uint64_t u;
+    if (!strcmp(key, "seed")) {
+        if (sim_parse_uint(value, UINT64_MAX, &u)) return SET_BAD;
+        sc->seed = u;
+        return 0;
+    }
+    if (!strcmp(key, "stop")) {
+        if (sim_parse_time(value, &u)) return SET_BAD;
+        sc->stop_ns = u;
+        return 0;
+    }
+    if (!strcmp(key, "name")) {
+        snprintf(sc->name, sizeof(sc->name), "%s", value);
+        return 0;
+    }
+    sim_errf(err, err_cap, "unknown key '%s'", key);
+    return FE_ENOENT;
+}
+
+/* link.KEY on every link (none: any key is accepted) */
+static int set_link_key(struct fe_sim_scenario *sc, const char *key, const char *value, char *err,
+                        size_t err_cap)
+{
+    uint64_t u;
+    double d;
+    for (uint32_t i = 0; i < sc->n_links; i++) {
+        if (!strcmp(key, "rate")) {
+            if (sim_parse_rate(value, &u)) return SET_BAD;
+            sc->links[i].rate_bps = u;
+        } else if (!strcmp(key, "delay")) {
+            if (sim_parse_time(value, &u) || u > FE_SIM_MAX_TIME / 4) return SET_BAD;
+            sc->links[i].delay_ns = u;
+        } else if (!strcmp(key, "loss")) {
+            if (sim_parse_double(value, &d) || !(d >= 0 && d <= 1)) return SET_BAD;
+            sc->links[i].loss = d;
+        } else {
+            sim_errf(err, err_cap, "unknown key 'link.%s' (rate, delay, loss)", key);
+            return FE_ENOENT;
+        }
+    }
+    return 0;
+}
+
+/* flow.KEY on every flow (none: any key is accepted) */
+static int set_flow_key(struct fe_sim_scenario *sc, const char *key, const char *value, char *err,
+                        size_t err_cap)
+{
+    uint64_t u;
+    for (uint32_t i = 0; i < sc->n_flows; i++) {
+        if (!strcmp(key, "size") || !strcmp(key, "bytes")) {
+            if (sim_parse_size(value, &u) || !u) return SET_BAD;
+            sc->flows[i].bytes = u;
+        } else if (!strcmp(key, "msg")) {
+            if (sim_parse_size(value, &u) || u > FE_MAX_MSG_BYTES) return SET_BAD;
+            sc->flows[i].msg_bytes = (uint32_t)u;
+        } else if (!strcmp(key, "start")) {
+            if (sim_parse_time(value, &u)) return SET_BAD;
+            sc->flows[i].start_ns = u;
+        } else {
+            sim_errf(err, err_cap, "unknown key 'flow.%s' (size, msg, start)", key);
+            return FE_ENOENT;
+        }
+    }
+    return 0;
+}
+
+/* SECTION.KEY=value */
+static int set_section_key(struct fe_sim_scenario *sc, const char *section, const char *key,
+                           const char *value, char *err, size_t err_cap)
+{
+    if (!strcmp(section, "link")) return set_link_key(sc, key, value, err, err_cap);
+    if (!strcmp(section, "flow")) return set_flow_key(sc, key, value, err, err_cap);
+    const struct setting *s = find_setting(section, key);
+    if (!s) {
+        sim_errf(err, err_cap, "unknown key '%s.%s'", section, key);
+        return FE_ENOENT;
+    }
+    return apply_setting(sc, s, value, err, err_cap) ? FE_EINVAL : 0;
 }
 
 /* --set KEY=VALUE */
@@ -258,73 +368,14 @@ int fe_sim_scenario_set(struct fe_sim_scenario *sc, const char *assignment, char
     buf[eq - assignment] = 0;
     const char *value = eq + 1;
     char *dot = strchr(buf, '.');
-    if (!dot) {
-        uint64_t u;
-        if (!strcmp(buf, "seed")) {
-            if (sim_parse_uint(value, UINT64_MAX, &u)) goto bad;
-            sc->seed = u;
-            return 0;
-        }
-        if (!strcmp(buf, "stop")) {
-            if (sim_parse_time(value, &u)) goto bad;
-            sc->stop_ns = u;
-            return 0;
-        }
-        if (!strcmp(buf, "name")) {
-            snprintf(sc->name, sizeof(sc->name), "%s", value);
-            return 0;
-        }
-        sim_errf(err, err_cap, "unknown key '%s'", buf);
-        return FE_ENOENT;
+    int rc;
+    if (dot) {
+        *dot = 0;
+        rc = set_section_key(sc, buf, dot + 1, value, err, err_cap);
+    } else {
+        rc = set_top_key(sc, buf, value, err, err_cap);
     }
-    *dot = 0;
-    const char *section = buf, *key = dot + 1;
-    if (!strcmp(section, "link")) {
-        uint64_t u;
-        double d;
-        for (uint32_t i = 0; i < sc->n_links; i++) {
-            if (!strcmp(key, "rate")) {
-                if (sim_parse_rate(value, &u)) goto bad;
-                sc->links[i].rate_bps = u;
-            } else if (!strcmp(key, "delay")) {
-                if (sim_parse_time(value, &u) || u > FE_SIM_MAX_TIME / 4) goto bad;
-                sc->links[i].delay_ns = u;
-            } else if (!strcmp(key, "loss")) {
-                if (sim_parse_double(value, &d) || !(d >= 0 && d <= 1)) goto bad;
-                sc->links[i].loss = d;
-            } else {
-                sim_errf(err, err_cap, "unknown key 'link.%s' (rate, delay, loss)", key);
-                return FE_ENOENT;
-            }
-        }
-        return 0;
-    }
-    if (!strcmp(section, "flow")) {
-        uint64_t u;
-        for (uint32_t i = 0; i < sc->n_flows; i++) {
-            if (!strcmp(key, "size") || !strcmp(key, "bytes")) {
-                if (sim_parse_size(value, &u) || !u) goto bad;
-                sc->flows[i].bytes = u;
-            } else if (!strcmp(key, "msg")) {
-                if (sim_parse_size(value, &u) || u > FE_MAX_MSG_BYTES) goto bad;
-                sc->flows[i].msg_bytes = (uint32_t)u;
-            } else if (!strcmp(key, "start")) {
-                if (sim_parse_time(value, &u)) goto bad;
-                sc->flows[i].start_ns = u;
-            } else {
-                sim_errf(err, err_cap, "unknown key 'flow.%s' (size, msg, start)", key);
-                return FE_ENOENT;
-            }
-        }
-        return 0;
-    }
-    const struct setting *s = find_setting(section, key);
-    if (!s) {
-        sim_errf(err, err_cap, "unknown key '%s.%s'", section, key);
-        return FE_ENOENT;
-    }
-    return apply_setting(sc, s, value, err, err_cap) ? FE_EINVAL : 0;
-bad:
+    if (rc != SET_BAD) return rc;
     sim_errf(err, err_cap, "bad value '%s' for %s", value, assignment);
     return FE_EINVAL;
 }
@@ -410,6 +461,61 @@ static int get_uint(struct yctx *c, yaml_node_t *n, const char *what, uint64_t m
     return 0;
 }
 
+/* one switch.red entry */
+static int read_red(struct yctx *c, yaml_node_t *e, struct fe_sim_red *r)
+{
+    yaml_node_t *rate = map_get(c, e, "rate"), *kmin = map_get(c, e, "kmin"),
+                *kmax = map_get(c, e, "kmax"), *pmax = map_get(c, e, "pmax");
+    if (!kmin || !kmax || !pmax) return yerr(c, e, "switch.red entries need kmin, kmax and pmax");
+    double pm;
+    if ((rate && get_rate(c, rate, "red.rate", &r->rate_bps)) ||
+        get_size(c, kmin, "red.kmin", &r->kmin_bytes) ||
+        get_size(c, kmax, "red.kmax", &r->kmax_bytes) || get_double(c, pmax, "red.pmax", 0, 1, &pm))
+        return FE_EPARSE;
+    if (r->kmax_bytes < r->kmin_bytes) return yerr(c, e, "red: kmax < kmin");
+    r->pmax_ppm = (uint32_t)(pm * 1e6 + 0.5);
+    return 0;
+}
+
+static int parse_switch_red(struct yctx *c, yaml_node_t *vn)
+{
+    if (vn->type != YAML_SEQUENCE_NODE) return yerr(c, vn, "switch.red must be a list");
+    int n = 0;
+    for (yaml_node_item_t *it = vn->data.sequence.items.start; it < vn->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = node(c, *it);
+        static const char *const keys[] = {"rate", "kmin", "kmax", "pmax", NULL};
+        if (check_keys(c, e, "a switch.red entry", keys)) return FE_EPARSE;
+        if (n >= FE_SIM_MAX_RED) return yerr(c, e, "at most %d switch.red entries", FE_SIM_MAX_RED);
+        struct fe_sim_red r = {0};
+        if (read_red(c, e, &r)) return FE_EPARSE;
+        c->sc->sw.red[n++] = r;
+    }
+    c->sc->sw.n_red = n;
+    return 0;
+}
+
+/* a setting's value as --set would give it: lossless: [3, 4] as "3,4" */
+static int setting_value(struct yctx *c, yaml_node_t *vn, const struct setting *s, char *val,
+                         size_t cap)
+{
+    if (s->type == V_PRIOS && vn->type == YAML_SEQUENCE_NODE) {
+        size_t o = 0;
+        for (yaml_node_item_t *it = vn->data.sequence.items.start; it < vn->data.sequence.items.top;
+             it++) {
+            const char *v = scalar(node(c, *it));
+            if (!v || strlen(v) != 1 || o + 3 > cap)
+                return yerr(c, vn, "%s.%s: priorities 0..7", s->section, s->key);
+            o += (size_t)snprintf(val + o, cap - o, "%s%s", o ? "," : "", v);
+        }
+        return 0;
+    }
+    const char *v = scalar(vn);
+    if (!v) return yerr(c, vn, "%s.%s must be a single value", s->section, s->key);
+    snprintf(val, cap, "%s", v);
+    return 0;
+}
+
 /* switch: / host: sections, by the settings table (plus switch.red) */
 static int parse_section(struct yctx *c, yaml_node_t *m, const char *section)
 {
@@ -419,52 +525,13 @@ static int parse_section(struct yctx *c, yaml_node_t *m, const char *section)
         const char *k = scalar(kn);
         if (!k) return yerr(c, kn, "%s: keys must be plain names", section);
         if (!strcmp(section, "switch") && !strcmp(k, "red")) {
-            if (vn->type != YAML_SEQUENCE_NODE) return yerr(c, vn, "switch.red must be a list");
-            int n = 0;
-            for (yaml_node_item_t *it = vn->data.sequence.items.start;
-                 it < vn->data.sequence.items.top; it++) {
-                yaml_node_t *e = node(c, *it);
-                static const char *const keys[] = {"rate", "kmin", "kmax", "pmax", NULL};
-                if (check_keys(c, e, "a switch.red entry", keys)) return FE_EPARSE;
-                if (n >= FE_SIM_MAX_RED)
-                    return yerr(c, e, "at most %d switch.red entries", FE_SIM_MAX_RED);
-                struct fe_sim_red r = {0};
-                yaml_node_t *rate = map_get(c, e, "rate"), *kmin = map_get(c, e, "kmin"),
-                            *kmax = map_get(c, e, "kmax"), *pmax = map_get(c, e, "pmax");
-                if (!kmin || !kmax || !pmax)
-                    return yerr(c, e, "switch.red entries need kmin, kmax and pmax");
-                double pm;
-                if ((rate && get_rate(c, rate, "red.rate", &r.rate_bps)) ||
-                    get_size(c, kmin, "red.kmin", &r.kmin_bytes) ||
-                    get_size(c, kmax, "red.kmax", &r.kmax_bytes) ||
-                    get_double(c, pmax, "red.pmax", 0, 1, &pm))
-                    return FE_EPARSE;
-                if (r.kmax_bytes < r.kmin_bytes) return yerr(c, e, "red: kmax < kmin");
-                r.pmax_ppm = (uint32_t)(pm * 1e6 + 0.5);
-                c->sc->sw.red[n++] = r;
-            }
-            c->sc->sw.n_red = n;
+            if (parse_switch_red(c, vn)) return FE_EPARSE;
             continue;
         }
         const struct setting *s = find_setting(section, k);
         if (!s) return yerr(c, kn, "unknown key '%s' in %s", k, section);
-        char val[64] = "";
-        if (s->type == V_PRIOS && vn->type == YAML_SEQUENCE_NODE) {
-            /* lossless: [3, 4] */
-            size_t o = 0;
-            for (yaml_node_item_t *it = vn->data.sequence.items.start;
-                 it < vn->data.sequence.items.top; it++) {
-                const char *v = scalar(node(c, *it));
-                if (!v || strlen(v) != 1 || o + 3 > sizeof(val))
-                    return yerr(c, vn, "%s.%s: priorities 0..7", section, k);
-                o += (size_t)snprintf(val + o, sizeof(val) - o, "%s%s", o ? "," : "", v);
-            }
-        } else {
-            const char *v = scalar(vn);
-            if (!v) return yerr(c, vn, "%s.%s must be a single value", section, k);
-            snprintf(val, sizeof(val), "%s", v);
-        }
-        char msg[200];
+        char val[64] = "", msg[200];
+        if (setting_value(c, vn, s, val, sizeof(val))) return FE_EPARSE;
         if (apply_setting(c->sc, s, val, msg, sizeof(msg))) return yerr(c, vn, "%s", msg);
     }
     return 0;
@@ -530,7 +597,84 @@ static int link_nodes(struct yctx *c, yaml_node_t *at, int a, int b, uint64_t ra
     return 0;
 }
 
-/* topology: {kind: star, hosts: N} | {kind: leaf-spine, leaves, spines, hosts_per_leaf} */
+/* topology: {kind: star, hosts: N}: hosts h0.. around one switch "sw" */
+static int build_star(struct yctx *c, yaml_node_t *m)
+{
+    uint64_t n;
+    yaml_node_t *hn = map_get(c, m, "hosts");
+    if (!hn) return yerr(c, m, "star needs hosts: N");
+    if (get_uint(c, hn, "hosts", 65536, &n)) return FE_EPARSE;
+    if (n < 2) return yerr(c, hn, "star needs at least 2 hosts");
+    int sw = fe_sim_scenario_add_node(c->sc, "sw", true);
+    for (uint64_t i = 0; i < n; i++) {
+        char name[FE_SIM_NAME_LEN];
+        snprintf(name, sizeof(name), "h%llu", (unsigned long long)i);
+        int h = fe_sim_scenario_add_node(c->sc, name, false);
+        if (h < 0 || sw < 0) return yerr(c, m, "too many nodes");
+        if (link_nodes(c, m, h, sw, c->link_rate, c->link_delay, c->link_loss)) return FE_EPARSE;
+    }
+    return 0;
+}
+
+/* switches prefix0.. */
+static int add_switches(struct yctx *c, yaml_node_t *m, const char *prefix, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        char name[FE_SIM_NAME_LEN];
+        snprintf(name, sizeof(name), "%s%llu", prefix, (unsigned long long)i);
+        if (fe_sim_scenario_add_node(c->sc, name, true) < 0) return yerr(c, m, "too many nodes");
+    }
+    return 0;
+}
+
+struct leaf_spine {
+    uint64_t leaves, spines, hpl, uplink_bps;
+};
+
+static int read_leaf_spine(struct yctx *c, yaml_node_t *m, struct leaf_spine *ls)
+{
+    yaml_node_t *l = map_get(c, m, "leaves"), *s = map_get(c, m, "spines"),
+                *h = map_get(c, m, "hosts_per_leaf"), *u = map_get(c, m, "uplink_rate");
+    ls->uplink_bps = c->link_rate;
+    if (!l || !s || !h) return yerr(c, m, "leaf-spine needs leaves, spines, hosts_per_leaf");
+    if (get_uint(c, l, "leaves", 4096, &ls->leaves) ||
+        get_uint(c, s, "spines", 4096, &ls->spines) ||
+        get_uint(c, h, "hosts_per_leaf", 4096, &ls->hpl) ||
+        (u && get_rate(c, u, "uplink_rate", &ls->uplink_bps)))
+        return FE_EPARSE;
+    if (!ls->leaves || !ls->spines || !ls->hpl) return yerr(c, m, "leaf-spine counts must be > 0");
+    if (ls->leaves * ls->hpl > 65536) return yerr(c, m, "at most 65536 hosts");
+    return 0;
+}
+
+/* topology: {kind: leaf-spine, leaves, spines, hosts_per_leaf}: every leaf linked to every
+ * spine, hosts h0.. hosts_per_leaf per leaf */
+static int build_leaf_spine(struct yctx *c, yaml_node_t *m)
+{
+    struct leaf_spine ls;
+    if (read_leaf_spine(c, m, &ls)) return FE_EPARSE;
+    uint32_t base_leaf = c->sc->n_nodes;
+    if (add_switches(c, m, "leaf", ls.leaves)) return FE_EPARSE;
+    uint32_t base_spine = c->sc->n_nodes;
+    if (add_switches(c, m, "spine", ls.spines)) return FE_EPARSE;
+    for (uint64_t i = 0; i < ls.leaves; i++)
+        for (uint64_t j = 0; j < ls.spines; j++)
+            if (link_nodes(c, m, (int)(base_leaf + i), (int)(base_spine + j), ls.uplink_bps,
+                           c->link_delay, c->link_loss))
+                return FE_EPARSE;
+    for (uint64_t i = 0; i < ls.leaves * ls.hpl; i++) {
+        char name[FE_SIM_NAME_LEN];
+        snprintf(name, sizeof(name), "h%llu", (unsigned long long)i);
+        int hid = fe_sim_scenario_add_node(c->sc, name, false);
+        if (hid < 0) return yerr(c, m, "too many nodes");
+        if (link_nodes(c, m, hid, (int)(base_leaf + i / ls.hpl), c->link_rate, c->link_delay,
+                       c->link_loss))
+            return FE_EPARSE;
+    }
+    return 0;
+}
+
+/* topology: {kind: star, ...} | {kind: leaf-spine, ...} */
 static int parse_topology(struct yctx *c, yaml_node_t *m)
 {
     static const char *const keys[] = {"kind",           "hosts",       "leaves", "spines",
@@ -539,61 +683,8 @@ static int parse_topology(struct yctx *c, yaml_node_t *m)
     yaml_node_t *kn = map_get(c, m, "kind");
     const char *kind = scalar(kn);
     if (!kind) return yerr(c, m, "topology needs a kind (star, leaf-spine)");
-    char name[FE_SIM_NAME_LEN];
-    if (!strcmp(kind, "star")) {
-        uint64_t n;
-        yaml_node_t *hn = map_get(c, m, "hosts");
-        if (!hn) return yerr(c, m, "star needs hosts: N");
-        if (get_uint(c, hn, "hosts", 65536, &n)) return FE_EPARSE;
-        if (n < 2) return yerr(c, hn, "star needs at least 2 hosts");
-        int sw = fe_sim_scenario_add_node(c->sc, "sw", true);
-        for (uint64_t i = 0; i < n; i++) {
-            snprintf(name, sizeof(name), "h%llu", (unsigned long long)i);
-            int h = fe_sim_scenario_add_node(c->sc, name, false);
-            if (h < 0 || sw < 0) return yerr(c, m, "too many nodes");
-            if (link_nodes(c, m, h, sw, c->link_rate, c->link_delay, c->link_loss))
-                return FE_EPARSE;
-        }
-        return 0;
-    }
-    if (!strcmp(kind, "leaf-spine")) {
-        uint64_t leaves, spines, hpl, up = c->link_rate;
-        yaml_node_t *l = map_get(c, m, "leaves"), *s = map_get(c, m, "spines"),
-                    *h = map_get(c, m, "hosts_per_leaf"), *u = map_get(c, m, "uplink_rate");
-        if (!l || !s || !h) return yerr(c, m, "leaf-spine needs leaves, spines, hosts_per_leaf");
-        if (get_uint(c, l, "leaves", 4096, &leaves) || get_uint(c, s, "spines", 4096, &spines) ||
-            get_uint(c, h, "hosts_per_leaf", 4096, &hpl) ||
-            (u && get_rate(c, u, "uplink_rate", &up)))
-            return FE_EPARSE;
-        if (!leaves || !spines || !hpl) return yerr(c, m, "leaf-spine counts must be > 0");
-        if (leaves * hpl > 65536) return yerr(c, m, "at most 65536 hosts");
-        uint32_t base_leaf = c->sc->n_nodes;
-        for (uint64_t i = 0; i < leaves; i++) {
-            snprintf(name, sizeof(name), "leaf%llu", (unsigned long long)i);
-            if (fe_sim_scenario_add_node(c->sc, name, true) < 0)
-                return yerr(c, m, "too many nodes");
-        }
-        uint32_t base_spine = c->sc->n_nodes;
-        for (uint64_t i = 0; i < spines; i++) {
-            snprintf(name, sizeof(name), "spine%llu", (unsigned long long)i);
-            if (fe_sim_scenario_add_node(c->sc, name, true) < 0)
-                return yerr(c, m, "too many nodes");
-        }
-        for (uint64_t i = 0; i < leaves; i++)
-            for (uint64_t j = 0; j < spines; j++)
-                if (link_nodes(c, m, (int)(base_leaf + i), (int)(base_spine + j), up, c->link_delay,
-                               c->link_loss))
-                    return FE_EPARSE;
-        for (uint64_t i = 0; i < leaves * hpl; i++) {
-            snprintf(name, sizeof(name), "h%llu", (unsigned long long)i);
-            int hid = fe_sim_scenario_add_node(c->sc, name, false);
-            if (hid < 0) return yerr(c, m, "too many nodes");
-            if (link_nodes(c, m, hid, (int)(base_leaf + i / hpl), c->link_rate, c->link_delay,
-                           c->link_loss))
-                return FE_EPARSE;
-        }
-        return 0;
-    }
+    if (!strcmp(kind, "star")) return build_star(c, m);
+    if (!strcmp(kind, "leaf-spine")) return build_leaf_spine(c, m);
     return yerr(c, kn, "unknown topology kind '%s' (star, leaf-spine)", kind);
 }
 
@@ -612,8 +703,7 @@ static int parse_links(struct yctx *c, yaml_node_t *seq)
     for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top;
          it++) {
         yaml_node_t *e = node(c, *it);
-        int a = -1,
-            b = -1; /* set by node_ref on success; initialised for -O3 -Wmaybe-uninitialized */
+        int a = -1, b = -1; /* set by node_ref on success; for -Wmaybe-uninitialized */
         uint64_t rate = c->link_rate, delay = c->link_delay;
         double loss = c->link_loss;
         if (e->type == YAML_SEQUENCE_NODE) {
@@ -687,6 +777,108 @@ static int add_flow_checked(struct yctx *c, yaml_node_t *at, struct fe_sim_flow 
     return 0;
 }
 
+/* hosts named in n, or every host when n is NULL */
+static int hosts_or_all(struct yctx *c, yaml_node_t *n, uint32_t **out, uint32_t *count)
+{
+    yaml_node_t all = {.type = YAML_SCALAR_NODE};
+    all.data.scalar.value = (yaml_char_t *)"all";
+    return host_list(c, n ? n : &all, out, count);
+}
+
+/* src -> dst */
+static int add_pair_flow(struct yctx *c, yaml_node_t *e, struct fe_sim_flow *f)
+{
+    yaml_node_t *s = map_get(c, e, "src"), *d = map_get(c, e, "dst");
+    if (!s || !d) return yerr(c, e, "a flow needs src and dst (or a pattern)");
+    int a = -1, b = -1; /* set by node_ref on success; for -Wmaybe-uninitialized */
+    if (node_ref(c, s, "flow.src", &a) || node_ref(c, d, "flow.dst", &b)) return FE_EPARSE;
+    f->src = (uint32_t)a;
+    f->dst = (uint32_t)b;
+    return add_flow_checked(c, e, f);
+}
+
+/* srcs (a list or all; none: every other host) -> dst */
+static int add_incast(struct yctx *c, yaml_node_t *e, struct fe_sim_flow *f)
+{
+    yaml_node_t *d = map_get(c, e, "dst"), *s = map_get(c, e, "srcs");
+    if (!d) return yerr(c, e, "an incast needs dst");
+    int b = -1;
+    if (node_ref(c, d, "flow.dst", &b)) return FE_EPARSE;
+    uint32_t *hosts, n;
+    int rc = hosts_or_all(c, s, &hosts, &n);
+    for (uint32_t i = 0; !rc && i < n; i++) {
+        if ((int)hosts[i] == b) continue;
+        f->src = hosts[i];
+        f->dst = (uint32_t)b;
+        rc = add_flow_checked(c, e, f);
+    }
+    free(hosts);
+    return rc;
+}
+
+/* a flow between every two hosts (a list or all; none: all) */
+static int add_all_to_all(struct yctx *c, yaml_node_t *e, struct fe_sim_flow *f)
+{
+    uint32_t *hosts, n;
+    int rc = hosts_or_all(c, map_get(c, e, "hosts"), &hosts, &n);
+    if (!rc && (uint64_t)n * n > 10000000)
+        rc = yerr(c, e, "all-to-all over %u hosts: too many flows", n);
+    for (uint32_t i = 0; !rc && i < n; i++)
+        for (uint32_t j = 0; !rc && j < n; j++) {
+            if (i == j) continue;
+            f->src = hosts[i];
+            f->dst = hosts[j];
+            rc = add_flow_checked(c, e, f);
+        }
+    free(hosts);
+    return rc;
+}
+
+/* a flow's fields other than its ends */
+static int read_flow_fields(struct yctx *c, yaml_node_t *e, struct fe_sim_flow *f)
+{
+    yaml_node_t *sz = map_get(c, e, "size"), *st = map_get(c, e, "start"),
+                *msg = map_get(c, e, "msg"), *pr = map_get(c, e, "prio"), *cc = map_get(c, e, "cc"),
+                *sp = map_get(c, e, "sport");
+    if (!sz) return yerr(c, e, "a flow needs a size");
+    uint64_t u;
+    if (get_size(c, sz, "flow.size", &f->bytes)) return FE_EPARSE;
+    if (!f->bytes) return yerr(c, sz, "flow.size must be > 0");
+    if (st && get_time(c, st, "flow.start", &f->start_ns)) return FE_EPARSE;
+    if (msg) {
+        if (get_size(c, msg, "flow.msg", &u)) return FE_EPARSE;
+        if (!u || u > FE_MAX_MSG_BYTES) return yerr(c, msg, "flow.msg must be 1 B .. 2 GiB");
+        f->msg_bytes = (uint32_t)u;
+    }
+    if (pr) {
+        if (get_uint(c, pr, "flow.prio", 7, &u)) return FE_EPARSE;
+        f->prio = (uint8_t)u;
+    }
+    if (cc && cc_index(c, cc, &f->cc)) return FE_EPARSE;
+    if (sp) {
+        if (get_uint(c, sp, "flow.sport", 65535, &u)) return FE_EPARSE;
+        f->sport = (uint16_t)u;
+    }
+    return 0;
+}
+
+/* one flows: entry, a flow or a pattern of them */
+static int parse_flow(struct yctx *c, yaml_node_t *e)
+{
+    static const char *const keys[] = {"src", "dst",   "size",    "start", "msg",   "prio",
+                                       "cc",  "sport", "pattern", "srcs",  "hosts", NULL};
+    if (check_keys(c, e, "a flow", keys)) return FE_EPARSE;
+    struct fe_sim_flow f = {.prio = 0xff};
+    if (read_flow_fields(c, e, &f)) return FE_EPARSE;
+    yaml_node_t *pat = map_get(c, e, "pattern");
+    const char *pattern = pat ? scalar(pat) : NULL;
+    if (pat && !pattern) return yerr(c, pat, "flow.pattern must be a name");
+    if (!pattern) return add_pair_flow(c, e, &f);
+    if (!strcmp(pattern, "incast")) return add_incast(c, e, &f);
+    if (!strcmp(pattern, "all-to-all")) return add_all_to_all(c, e, &f);
+    return yerr(c, pat, "unknown flow pattern '%s' (incast, all-to-all)", pattern);
+}
+
 static int parse_flows(struct yctx *c, yaml_node_t *seq)
 {
     if (seq->type != YAML_SEQUENCE_NODE) return yerr(c, seq, "flows must be a list");
@@ -694,104 +886,152 @@ static int parse_flows(struct yctx *c, yaml_node_t *seq)
          it++) {
         yaml_node_t *e = node(c, *it);
         if (c->visits > MAX_VISITS) return yerr(c, e, "scenario too large");
-        static const char *const keys[] = {"src", "dst",   "size",    "start", "msg",   "prio",
-                                           "cc",  "sport", "pattern", "srcs",  "hosts", NULL};
-        if (check_keys(c, e, "a flow", keys)) return FE_EPARSE;
-        struct fe_sim_flow f = {.prio = 0xff};
-        yaml_node_t *sz = map_get(c, e, "size"), *st = map_get(c, e, "start"),
-                    *msg = map_get(c, e, "msg"), *pr = map_get(c, e, "prio"),
-                    *cc = map_get(c, e, "cc"), *sp = map_get(c, e, "sport"),
-                    *pat = map_get(c, e, "pattern");
-        if (!sz) return yerr(c, e, "a flow needs a size");
-        uint64_t u;
-        if (get_size(c, sz, "flow.size", &f.bytes)) return FE_EPARSE;
-        if (!f.bytes) return yerr(c, sz, "flow.size must be > 0");
-        if (st && get_time(c, st, "flow.start", &f.start_ns)) return FE_EPARSE;
-        if (msg) {
-            if (get_size(c, msg, "flow.msg", &u)) return FE_EPARSE;
-            if (!u || u > FE_MAX_MSG_BYTES) return yerr(c, msg, "flow.msg must be 1 B .. 2 GiB");
-            f.msg_bytes = (uint32_t)u;
-        }
-        if (pr) {
-            if (get_uint(c, pr, "flow.prio", 7, &u)) return FE_EPARSE;
-            f.prio = (uint8_t)u;
-        }
-        if (cc && cc_index(c, cc, &f.cc)) return FE_EPARSE;
-        if (sp) {
-            if (get_uint(c, sp, "flow.sport", 65535, &u)) return FE_EPARSE;
-            f.sport = (uint16_t)u;
-        }
-        const char *pattern = pat ? scalar(pat) : NULL;
-        if (pat && !pattern) return yerr(c, pat, "flow.pattern must be a name");
-        if (!pattern) {
-            yaml_node_t *s = map_get(c, e, "src"), *d = map_get(c, e, "dst");
-            if (!s || !d) return yerr(c, e, "a flow needs src and dst (or a pattern)");
-            int a = -1,
-                b = -1; /* set by node_ref on success; initialised for -O3 -Wmaybe-uninitialized */
-            if (node_ref(c, s, "flow.src", &a) || node_ref(c, d, "flow.dst", &b)) return FE_EPARSE;
-            f.src = (uint32_t)a;
-            f.dst = (uint32_t)b;
-            if (add_flow_checked(c, e, &f)) return FE_EPARSE;
-        } else if (!strcmp(pattern, "incast")) {
-            /* srcs (a list or all) -> dst */
-            yaml_node_t *d = map_get(c, e, "dst"), *s = map_get(c, e, "srcs");
-            if (!d) return yerr(c, e, "an incast needs dst");
-            int b = -1;
-            if (node_ref(c, d, "flow.dst", &b)) return FE_EPARSE;
-            uint32_t *hosts, n;
-            yaml_node_t all = {.type = YAML_SCALAR_NODE};
-            all.data.scalar.value = (yaml_char_t *)"all";
-            int rc = host_list(c, s ? s : &all, &hosts, &n); /* no srcs: every other host */
-            if (rc) {
-                free(hosts);
-                return FE_EPARSE;
-            }
-            for (uint32_t i = 0; i < n; i++) {
-                if ((int)hosts[i] == b) continue;
-                f.src = hosts[i];
-                f.dst = (uint32_t)b;
-                if (add_flow_checked(c, e, &f)) {
-                    free(hosts);
-                    return FE_EPARSE;
-                }
-            }
-            free(hosts);
-        } else if (!strcmp(pattern, "all-to-all")) {
-            yaml_node_t *h = map_get(c, e, "hosts");
-            uint32_t *hosts, n;
-            int rc;
-            if (h) {
-                rc = host_list(c, h, &hosts, &n);
-            } else {
-                yaml_node_t all = {.type = YAML_SCALAR_NODE};
-                all.data.scalar.value = (yaml_char_t *)"all";
-                rc = host_list(c, &all, &hosts, &n);
-            }
-            if (rc) {
-                free(hosts);
-                return FE_EPARSE;
-            }
-            if ((uint64_t)n * n > 10000000) {
-                free(hosts);
-                return yerr(c, e, "all-to-all over %u hosts: too many flows", n);
-            }
-            for (uint32_t i = 0; i < n; i++)
-                for (uint32_t j = 0; j < n; j++) {
-                    if (i == j) continue;
-                    f.src = hosts[i];
-                    f.dst = hosts[j];
-                    if (add_flow_checked(c, e, &f)) {
-                        free(hosts);
-                        return FE_EPARSE;
-                    }
-                }
-            free(hosts);
-        } else {
-            return yerr(c, pat, "unknown flow pattern '%s' (incast, all-to-all)", pattern);
-        }
+        if (parse_flow(c, e)) return FE_EPARSE;
     }
     return 0;
 }
+
+static int read_name(struct yctx *c, yaml_node_t *n)
+{
+    const char *v;
+    if (want_scalar(c, n, "name", &v)) return FE_EPARSE;
+    size_t len = strlen(v);
+    if (len >= sizeof(c->sc->name))
+        return yerr(c, n, "name: %zu characters, at most %zu", len, sizeof(c->sc->name) - 1);
+    memcpy(c->sc->name, v, len + 1);
+    return 0;
+}
+
+static int read_seed(struct yctx *c, yaml_node_t *n)
+{
+    return get_uint(c, n, "seed", UINT64_MAX, &c->sc->seed);
+}
+
+static int read_stop(struct yctx *c, yaml_node_t *n)
+{
+    return get_time(c, n, "stop", &c->sc->stop_ns);
+}
+
+static int read_window(struct yctx *c, yaml_node_t *n)
+{
+    static const char *const wk[] = {"start", "end", NULL};
+    struct fe_sim_scenario *sc = c->sc;
+    if (check_keys(c, n, "window", wk)) return FE_EPARSE;
+    yaml_node_t *a = map_get(c, n, "start"), *b = map_get(c, n, "end");
+    if ((a && get_time(c, a, "window.start", &sc->window_start_ns)) ||
+        (b && get_time(c, b, "window.end", &sc->window_end_ns)))
+        return FE_EPARSE;
+    if (a && b && sc->window_end_ns <= sc->window_start_ns)
+        return yerr(c, n, "window.end must be after window.start");
+    return 0;
+}
+
+/* link: the defaults of the links that follow */
+static int read_link_defaults(struct yctx *c, yaml_node_t *n)
+{
+    static const char *const lk[] = {"rate", "delay", "loss", NULL};
+    if (check_keys(c, n, "link", lk)) return FE_EPARSE;
+    yaml_node_t *r = map_get(c, n, "rate"), *d = map_get(c, n, "delay"), *l = map_get(c, n, "loss");
+    if ((r && get_rate(c, r, "link.rate", &c->link_rate)) ||
+        (d && get_time(c, d, "link.delay", &c->link_delay)) ||
+        (l && get_double(c, l, "link.loss", 0, 1, &c->link_loss)))
+        return FE_EPARSE;
+    if (c->link_delay > FE_SIM_MAX_TIME / 4) return yerr(c, d, "link.delay too large");
+    return 0;
+}
+
+static int read_switch(struct yctx *c, yaml_node_t *n)
+{
+    return parse_section(c, n, "switch");
+}
+
+static int read_host(struct yctx *c, yaml_node_t *n)
+{
+    return parse_section(c, n, "host");
+}
+
+static int read_default_cc(struct yctx *c, yaml_node_t *n)
+{
+    return parse_cc(c, n, 0, NULL) < 0 ? FE_EPARSE : 0;
+}
+
+static int read_profiles(struct yctx *c, yaml_node_t *n)
+{
+    if (n->type != YAML_MAPPING_NODE) return yerr(c, n, "profiles must be a mapping");
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const char *label = scalar(node(c, p->key));
+        if (!label || strlen(label) >= FE_SIM_NAME_LEN)
+            return yerr(c, n, "profile names: 1..%d characters", FE_SIM_NAME_LEN - 1);
+        if (parse_cc(c, node(c, p->value), -1, label) < 0) return FE_EPARSE;
+    }
+    return 0;
+}
+
+static int read_ns3_compat(struct yctx *c, yaml_node_t *n)
+{
+    const char *v;
+    if (want_scalar(c, n, "ns3_compat", &v)) return FE_EPARSE;
+    if (sim_parse_bool(v, &c->ns3_compat)) return yerr(c, n, "ns3_compat: true or false");
+    return 0;
+}
+
+/* switches: / hosts: lists of names */
+static int read_names(struct yctx *c, yaml_node_t *n, const char *list, bool is_switch)
+{
+    if (n->type != YAML_SEQUENCE_NODE) return yerr(c, n, "%s must be a list of names", list);
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = node(c, *it);
+        const char *name = scalar(e);
+        if (!name) return yerr(c, e, "%s: names", list);
+        if (add_node_checked(c, e, name, is_switch)) return FE_EPARSE;
+    }
+    return 0;
+}
+
+static int read_switches(struct yctx *c, yaml_node_t *n)
+{
+    return read_names(c, n, "switches", true);
+}
+
+static int read_hosts(struct yctx *c, yaml_node_t *n)
+{
+    return read_names(c, n, "hosts", false);
+}
+
+/* nodes: [{name, type: host | switch}] */
+static int read_nodes(struct yctx *c, yaml_node_t *n)
+{
+    if (n->type != YAML_SEQUENCE_NODE) return yerr(c, n, "nodes must be a list");
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
+         it++) {
+        yaml_node_t *e = node(c, *it);
+        static const char *const nk[] = {"name", "type", NULL};
+        if (check_keys(c, e, "a node", nk)) return FE_EPARSE;
+        const char *name = scalar(map_get(c, e, "name")), *type = scalar(map_get(c, e, "type"));
+        if (!name || !type) return yerr(c, e, "a node needs name and type");
+        if (strcmp(type, "host") && strcmp(type, "switch"))
+            return yerr(c, e, "node type must be host or switch");
+        if (add_node_checked(c, e, name, !strcmp(type, "switch"))) return FE_EPARSE;
+    }
+    return 0;
+}
+
+/* The scenario's top-level keys in the order they are read: the settings first, then the
+ * nodes, the links between them and the flows on them. */
+static const struct root_key {
+    const char *key;
+    int (*read)(struct yctx *c, yaml_node_t *n);
+} root_keys[] = {
+    {"name", read_name},          {"seed", read_seed},
+    {"stop", read_stop},          {"window", read_window},
+    {"link", read_link_defaults}, {"switch", read_switch},
+    {"host", read_host},          {"cc", read_default_cc},
+    {"profiles", read_profiles},  {"ns3_compat", read_ns3_compat},
+    {"topology", parse_topology}, {"switches", read_switches},
+    {"hosts", read_hosts},        {"nodes", read_nodes},
+    {"links", parse_links},       {"flows", parse_flows},
+};
 
 static int parse_root(struct yctx *c, yaml_node_t *root)
 {
@@ -801,92 +1041,12 @@ static int parse_root(struct yctx *c, yaml_node_t *root)
                                        "flows",    NULL};
     if (!root) return yerr(c, NULL, "empty scenario");
     if (check_keys(c, root, "the scenario", keys)) return FE_EPARSE;
-    struct fe_sim_scenario *sc = c->sc;
-    yaml_node_t *n;
-    if ((n = map_get(c, root, "name"))) {
-        const char *v;
-        if (want_scalar(c, n, "name", &v)) return FE_EPARSE;
-        size_t len = strlen(v);
-        if (len >= sizeof(sc->name))
-            return yerr(c, n, "name: %zu characters, at most %zu", len, sizeof(sc->name) - 1);
-        memcpy(sc->name, v, len + 1);
+    for (size_t i = 0; i < sizeof(root_keys) / sizeof(root_keys[0]); i++) {
+        yaml_node_t *n = map_get(c, root, root_keys[i].key);
+        if (n && root_keys[i].read(c, n)) return FE_EPARSE;
     }
-    if ((n = map_get(c, root, "seed")) && get_uint(c, n, "seed", UINT64_MAX, &sc->seed))
-        return FE_EPARSE;
-    if ((n = map_get(c, root, "stop")) && get_time(c, n, "stop", &sc->stop_ns)) return FE_EPARSE;
-    if ((n = map_get(c, root, "window"))) {
-        static const char *const wk[] = {"start", "end", NULL};
-        if (check_keys(c, n, "window", wk)) return FE_EPARSE;
-        yaml_node_t *a = map_get(c, n, "start"), *b = map_get(c, n, "end");
-        if ((a && get_time(c, a, "window.start", &sc->window_start_ns)) ||
-            (b && get_time(c, b, "window.end", &sc->window_end_ns)))
-            return FE_EPARSE;
-        if (a && b && sc->window_end_ns <= sc->window_start_ns)
-            return yerr(c, n, "window.end must be after window.start");
-    }
-    if ((n = map_get(c, root, "link"))) {
-        static const char *const lk[] = {"rate", "delay", "loss", NULL};
-        if (check_keys(c, n, "link", lk)) return FE_EPARSE;
-        yaml_node_t *r = map_get(c, n, "rate"), *d = map_get(c, n, "delay"),
-                    *l = map_get(c, n, "loss");
-        if ((r && get_rate(c, r, "link.rate", &c->link_rate)) ||
-            (d && get_time(c, d, "link.delay", &c->link_delay)) ||
-            (l && get_double(c, l, "link.loss", 0, 1, &c->link_loss)))
-            return FE_EPARSE;
-        if (c->link_delay > FE_SIM_MAX_TIME / 4) return yerr(c, d, "link.delay too large");
-    }
-    if ((n = map_get(c, root, "switch")) && parse_section(c, n, "switch")) return FE_EPARSE;
-    if ((n = map_get(c, root, "host")) && parse_section(c, n, "host")) return FE_EPARSE;
-    if ((n = map_get(c, root, "cc")) && parse_cc(c, n, 0, NULL) < 0) return FE_EPARSE;
-    if ((n = map_get(c, root, "profiles"))) {
-        if (n->type != YAML_MAPPING_NODE) return yerr(c, n, "profiles must be a mapping");
-        for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
-             p++) {
-            const char *label = scalar(node(c, p->key));
-            if (!label || strlen(label) >= FE_SIM_NAME_LEN)
-                return yerr(c, n, "profile names: 1..%d characters", FE_SIM_NAME_LEN - 1);
-            if (parse_cc(c, node(c, p->value), -1, label) < 0) return FE_EPARSE;
-        }
-    }
-    bool ns3 = false;
-    if ((n = map_get(c, root, "ns3_compat"))) {
-        const char *v;
-        if (want_scalar(c, n, "ns3_compat", &v)) return FE_EPARSE;
-        if (sim_parse_bool(v, &ns3)) return yerr(c, n, "ns3_compat: true or false");
-    }
-    /* nodes */
-    if ((n = map_get(c, root, "topology")) && parse_topology(c, n)) return FE_EPARSE;
-    static const char *const lists[] = {"switches", "hosts"};
-    for (int k = 0; k < 2; k++) {
-        if (!(n = map_get(c, root, lists[k]))) continue;
-        if (n->type != YAML_SEQUENCE_NODE)
-            return yerr(c, n, "%s must be a list of names", lists[k]);
-        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-             it++) {
-            yaml_node_t *e = node(c, *it);
-            const char *name = scalar(e);
-            if (!name) return yerr(c, e, "%s: names", lists[k]);
-            if (add_node_checked(c, e, name, k == 0)) return FE_EPARSE;
-        }
-    }
-    if ((n = map_get(c, root, "nodes"))) {
-        if (n->type != YAML_SEQUENCE_NODE) return yerr(c, n, "nodes must be a list");
-        for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top;
-             it++) {
-            yaml_node_t *e = node(c, *it);
-            static const char *const nk[] = {"name", "type", NULL};
-            if (check_keys(c, e, "a node", nk)) return FE_EPARSE;
-            const char *name = scalar(map_get(c, e, "name")), *type = scalar(map_get(c, e, "type"));
-            if (!name || !type) return yerr(c, e, "a node needs name and type");
-            if (strcmp(type, "host") && strcmp(type, "switch"))
-                return yerr(c, e, "node type must be host or switch");
-            if (add_node_checked(c, e, name, !strcmp(type, "switch"))) return FE_EPARSE;
-        }
-    }
-    if ((n = map_get(c, root, "links")) && parse_links(c, n)) return FE_EPARSE;
-    if ((n = map_get(c, root, "flows")) && parse_flows(c, n)) return FE_EPARSE;
-    if (!sc->n_nodes) return yerr(c, root, "no nodes (topology:, nodes:, hosts:/switches:)");
-    if (ns3) fe_sim_scenario_ns3_compat(sc);
+    if (!c->sc->n_nodes) return yerr(c, root, "no nodes (topology:, nodes:, hosts:/switches:)");
+    if (c->ns3_compat) fe_sim_scenario_ns3_compat(c->sc);
     return 0;
 }
 
