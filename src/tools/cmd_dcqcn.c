@@ -58,7 +58,8 @@ static const char usage_text[] =
     "nanosecond run in the order they were scheduled (as in ns-3). Time values accept ns, us, ms,\n"
     "s; rates bps, Kbps, Mbps, Gbps (or K, M, G).\n"
     "\n"
-    "Example (design.md 'emulated switch check'):\n"
+    "Example (the SURF firmware's emulated switch check: a CNP when a sender is over 5 Gb/s in\n"
+    "a 32 us window):\n"
     "  feroce dcqcn --profile surf --monitor 32us:5G --until 20ms\n";
 
 static int cmp_u64(const void *a, const void *b)

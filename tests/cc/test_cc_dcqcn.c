@@ -1,6 +1,7 @@
 /* DCQCN reaction point: hand-derived traces for each profile (ConnectX, SURF firmware, HPCC
- * ns-3). Every expected number below is worked out in the comment next to it from the rules in
- * design.md section 5 and the reference implementations, not taken from a run of this code. */
+ * ns-3). Every expected number below is worked out in the comment next to it from the published
+ * DCQCN rules (the 2015 paper, ConnectX documentation, SURF) and the reference implementations,
+ * not taken from a run of this code. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -4,7 +4,7 @@ set -eu
 F=${1:?usage: test_dcqcn_tool.sh FEROCE_BINARY}
 . "$(dirname "$0")/../script_env.sh"
 
-# Emulated switch check (design.md section 7), SURF profile, 10 Gb/s: the sender paces 4096-byte
+# Emulated switch check (the SURF firmware cocotb test), SURF profile, 10 Gb/s: the sender paces 4096-byte
 # packets at Rc. Window [0, 32 us) carries ~10 packets (> 5 Gb/s x 32 us = 160 000 bits): CNP at
 # 32 000, alpha 1023, cut on the 4 us decrease grid at 36 000: Rc = 1.25e9 - 1.25e9 x 1023 >> 11
 # = 625 610 352. Window [32, 64 us): 4 us at 10 G + 28 us at 5.005 G > 5 G: CNP at 64 000, cut at

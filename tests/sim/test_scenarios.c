@@ -1,5 +1,5 @@
-/* The reference scenarios of design.md section 7 with the real transport and DCQCN, asserting
- * the published figures (tolerances as in issue 5). Runs are the built-ins, shortened where the
+/* The built-in reference scenarios (docs/sim.md) with the real transport and DCQCN, asserting the
+ * published figures (tolerances as in issue 5). Runs are the built-ins, shortened where the
  * figure does not need the full length. */
 #include <setjmp.h>
 #include <stdarg.h>
