@@ -97,7 +97,6 @@ static void copy_hot_settings(struct fe_sim *sim)
     /* the per-frame settings, next to the other hot fields */
     sim->reserve_bytes = sc->sw.reserve_bytes;
     sim->lossless_prios = sc->sw.pfc ? sc->sw.lossless_mask : 0;
-    sim->cnp_monitor_bps = sc->sw.cnp_monitor_bps;
     sim->min_frame_bytes = sc->host.min_frame_bytes;
     sim->data_pcp = sc->host.data_pcp;
     sim->ack_pcp = sc->host.ack_pcp;
