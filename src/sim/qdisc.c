@@ -2,10 +2,11 @@
  * qdisc.h). */
 #include "sim/qdisc.h"
 
+#include "feroce/err.h"
 #include "sim/sim_internal.h"
 
 /* clang-format off */
-const struct sim_qdisc *const sim_qdiscs[] = {
+const struct sim_qdisc *sim_qdiscs[SIM_QD_MAX + 1] = {
     &sim_qdisc_red,         /* SIM_QD_RED */
     &sim_qdisc_int,         /* SIM_QD_INT */
     &sim_qdisc_cnp_monitor, /* SIM_QD_CNP_MONITOR */
@@ -14,8 +15,16 @@ const struct sim_qdisc *const sim_qdiscs[] = {
 };
 /* clang-format on */
 
-_Static_assert(sizeof(sim_qdiscs) / sizeof(sim_qdiscs[0]) <= SIM_QD_MAX + 1,
-               "at most 8 queue disciplines (a byte of bits)");
+int sim_qdisc_register(const struct sim_qdisc *q)
+{
+    if (!q || !q->setup) return FE_EINVAL;
+    unsigned i = 0;
+    while (sim_qdiscs[i] && sim_qdiscs[i] != q) i++;
+    if (sim_qdiscs[i]) return 0;
+    if (i >= SIM_QD_MAX) return FE_ENOSPC;
+    sim_qdiscs[i] = q; /* sim_qdiscs[SIM_QD_MAX] stays NULL */
+    return 0;
+}
 
 void sim_qdisc_port_setup(struct fe_sim *sim, struct sim_port *p)
 {

@@ -10,7 +10,8 @@
  *
  * Adding one: write its file (qdisc_NAME.c, listed in CMakeLists.txt) with a
  * `const struct sim_qdisc sim_qdisc_NAME` (a setup that says which ports run it, and its hooks),
- * and add it to sim_qdiscs[] in qdisc.c after the known ones: its bit is
+ * and add it to sim_qdiscs[] in qdisc.c after the known ones (or sim_qdisc_register it): its
+ * bit is
  * SIM_QD_GENERIC << (its index - SIM_QD_N_KNOWN). The ports that run it get that bit in
  * p->qdiscs, and it runs out of line, through its function pointers, after the known ones. */
 #ifndef FE_SIM_QDISC_H
@@ -47,7 +48,10 @@ struct sim_qdisc {
 
 extern const struct sim_qdisc sim_qdisc_red, sim_qdisc_int, sim_qdisc_cnp_monitor;
 /* Every discipline: the known ones first, in their bits' order; NULL-terminated (qdisc.c). */
-extern const struct sim_qdisc *const sim_qdiscs[];
+extern const struct sim_qdisc *sim_qdiscs[SIM_QD_MAX + 1];
+/* Adds one at run time (a test, an experiment) before the simulators that use it are created:
+ * 0 (also when it is there already), FE_EINVAL without a setup, FE_ENOSPC beyond SIM_QD_MAX. */
+int sim_qdisc_register(const struct sim_qdisc *q);
 
 /* At build: the disciplines that run on switch port p (p->qdiscs, sim->egress_hooks). */
 void sim_qdisc_port_setup(struct fe_sim *sim, struct sim_port *p);
