@@ -8,7 +8,7 @@
  * earlier, and whatever they schedule for the same nanosecond comes after them. Each step starts
  * again from the event's object and reads only what is live now (a QP released meanwhile has left
  * host->qps, a frame taken has left its wire): it loads, it decides nothing. */
-#include "sim/sim_internal.h"
+#include "sim/state.h"
 
 #define PF(p) __builtin_prefetch(p)
 

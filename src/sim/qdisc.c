@@ -3,7 +3,6 @@
 #include "sim/qdisc.h"
 
 #include "feroce/err.h"
-#include "sim/sim_internal.h"
 
 /* clang-format off */
 const struct sim_qdisc *sim_qdiscs[SIM_QD_MAX + 1] = {
