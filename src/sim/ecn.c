@@ -1,7 +1,9 @@
-/* Egress marking: RED/ECN from the instantaneous queue of the frame's priority after it leaves
- * (include/feroce/red.h, shared with the emulated switch), and INT records for HPCC. */
+/* Egress marking, the known queue disciplines (qdisc.h): RED/ECN from the instantaneous queue of
+ * the frame's priority after it leaves (include/feroce/red.h, shared with the emulated switch),
+ * INT records for HPCC, and the CNP monitor. */
 #include <string.h>
 
+#include "sim/qdisc.h"
 #include "sim/sim_internal.h"
 
 void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
@@ -92,3 +94,50 @@ void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
     sim_port_enqueue(sim, out, c);
     sim_port_kick(sim, out);
 }
+
+static bool red_setup(const struct fe_sim *sim, struct sim_port *p)
+{
+    sim_ecn_port_setup(sim, p);
+    return p->mark_above_bytes != UINT64_MAX;
+}
+
+static bool int_setup(const struct fe_sim *sim, struct sim_port *p)
+{
+    (void)p;
+    return sim->int_enable;
+}
+
+static bool cnp_monitor_setup(const struct fe_sim *sim, struct sim_port *p)
+{
+    (void)p;
+    return sim->sc.sw.cnp_monitor_bps != 0;
+}
+
+/* Their hooks run inline in sim_qdisc_egress (qdisc.h); the pointers say what they do. */
+static void red_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt,
+                        uint64_t queued_bytes)
+{
+    if (sim_pkt_ect(pkt) && queued_bytes > p->mark_above_bytes)
+        sim_ecn_red(sim, p, pkt, queued_bytes);
+}
+
+static void int_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt,
+                        uint64_t queued_bytes)
+{
+    (void)queued_bytes;
+    if (pkt->pkt.payload_len) sim_int_stamp(sim, p, pkt);
+}
+
+static void cnp_monitor_dequeue(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt,
+                                uint64_t queued_bytes)
+{
+    (void)queued_bytes;
+    sim_cnp_monitor(sim, p, pkt);
+}
+
+const struct sim_qdisc sim_qdisc_red = {
+    .name = "red", .setup = red_setup, .on_dequeue = red_dequeue};
+const struct sim_qdisc sim_qdisc_int = {
+    .name = "int", .setup = int_setup, .on_dequeue = int_dequeue};
+const struct sim_qdisc sim_qdisc_cnp_monitor = {
+    .name = "cnp-monitor", .setup = cnp_monitor_setup, .on_dequeue = cnp_monitor_dequeue};

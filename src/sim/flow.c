@@ -6,7 +6,7 @@
 
 #include "feroce/err.h"
 #include "sim/flow.h"
-#include "sim/sim_internal.h"
+#include "sim/phases.h"
 
 void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
 {

@@ -1,8 +1,6 @@
-/* Host: a NIC with one port that runs feroce's real fe_qp requesters and responders.
- *
- * Each flow is a connected pair of QPs: the requester on the source host (with the flow's CCA
- * and pacer inside fe_qp) and the responder on the destination host, whose memory region is a
- * sink (fe_mr.base NULL) and whose WRs carry virtual payload (fe_wr.data NULL). The NIC's
+/* Host: a NIC with one port that runs feroce's real fe_qp requesters and responders (a flow's
+ * pair of QPs is made in flow.c), in slots by QPN, and the receiver's grant scheduler for the
+ * flows whose CC needs one (FE_CC_CAP_RX_GRANTS, src/cc/homa_grant.c). The NIC's
  * scheduler serves ready QPs (fe_qp_next_deadline <= now) round robin, one frame per
  * transmitter slot; QPs waiting for a later deadline sit in a min-heap with one wake-up event
  * for the host. A frame of a priority paused by PFC waits in the port's queue (one per QP at

@@ -51,9 +51,9 @@ static inline uint64_t sim_link_ser_ns(struct sim_port *p, uint32_t wire_bytes)
 uint64_t sim_link_ns3_ser_ns(uint64_t rate_bps, uint32_t wire_bytes);
 /* sim_link_ns3_ser_ns on a port of ns-3 timing, for a size other than its last (link.c) */
 uint64_t sim_link_ns3_ser_new(struct sim_port *p, uint32_t wire_bytes);
-/* sim_link_ns3_ser_ns on a port of ns-3 timing: its floating point and 128-bit steps were 5 % of
- * an ns-3 run's instructions, and a port sends few frame sizes (data one way, or ACKs), so the
- * last size's time is kept */
+/* sim_link_ns3_ser_ns on a port of ns-3 timing: its floating point and 128-bit steps are costly
+ * per frame, and a port sends few frame sizes (data one way, or ACKs), so the last size's time
+ * is kept */
 static inline uint64_t sim_link_ns3_ser_port(struct sim_port *p, uint32_t wire_bytes)
 {
     return wire_bytes == p->ns3_ser_bytes ? p->ns3_ser_ns : sim_link_ns3_ser_new(p, wire_bytes);

@@ -8,7 +8,7 @@
  * earlier, and whatever they schedule for the same nanosecond comes after them. Each step starts
  * again from the event's object and reads only what is live now (a QP released meanwhile has left
  * host->qps, a frame taken has left its wire): it loads, it decides nothing. */
-#include "sim/sim_internal.h"
+#include "sim/state.h"
 
 #define PF(p) __builtin_prefetch(p)
 
@@ -37,76 +37,90 @@ static inline void load_qp(const struct sim_host *h, uint32_t slot, int s, bool 
         fe_qp_prefetch_tx(sq->qp);
 }
 
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+static ALWAYS_INLINE void load_arrive_host(const struct sim_port *to, int s)
+{
+    const struct sim_pkt *pkt = to->wire_head;
+    const struct sim_host *h = to->host;
+    if (!pkt) return;
+    if (s == 1) {
+        load_frame(pkt);
+        PF(h);
+        return;
+    }
+    if (pkt->kind != PKT_ROCE) return;
+    uint32_t slot = pkt->pkt.bth.dqpn & MAX_SLOTS;
+    if (slot < h->n_qps) load_qp(h, slot, s, true);
+}
+
+static ALWAYS_INLINE void load_arrive(const struct sim_port *to, int s)
+{
+    const struct sim_pkt *pkt = to->wire_head;
+    if (!pkt) return;
+    if (s == 1) {
+        load_frame(pkt);
+    } else if (pkt->kind == PKT_PFC) { /* no route: it stops at this port */
+        return;
+    } else if (s == 2) {
+        PF(&to->sw->route[pkt->dst]);
+    } else if (s == 3) {
+        const struct sim_port *out = sim_route(to->sw, pkt->dst, pkt->hash);
+        if (!out) return; /* no route: dropped */
+        PF(out);
+        PF(&out->wire_head);
+    }
+}
+
+static ALWAYS_INLINE void load_tx_done(const struct sim_port *p, int s)
+{
+    if (p->host) {
+        const struct sim_host *h = p->host;
+        if (s == 1)
+            PF(h);
+        else if (s == 2)
+            PF(h->ready_head);
+        else if (s == 3 && h->ready_head && h->ready_head->qp)
+            fe_qp_prefetch_tx(h->ready_head->qp);
+        return;
+    }
+    if (!p->nonempty) return;
+    const struct sim_queue *q = &p->tc[sim_top_prio(p->nonempty)].q; /* served first */
+    if (s == 1) {
+        PF(q);
+        PF(&p->peer->wire_tail);
+    } else if (s == 2 && q->head) {
+        load_frame(q->head);
+    }
+}
+
+static ALWAYS_INLINE void load_host_wake(const struct sim_host *h, int s)
+{
+    if (s == 1) {
+        PF(h->timers);
+        PF(h->ready_head);
+        return;
+    }
+    if (h->n_timers) load_qp(h, h->timers[0].qpn & MAX_SLOTS, s, false);
+}
+
 /* Step s (1..4: four events before its turn, down to one) of loading what event ev will read. */
-static inline __attribute__((always_inline)) void load_ahead(uint64_t ev, int s)
+static ALWAYS_INLINE void load_ahead(uint64_t ev, int s)
 {
     const void *obj = (const void *)(uintptr_t)(ev & ~EV_KIND_MASK);
     switch ((enum ev_kind)(ev & EV_KIND_MASK)) {
-    case EV_ARRIVE_HOST: {
-        const struct sim_port *to = obj;
-        const struct sim_pkt *pkt = to->wire_head;
-        const struct sim_host *h = to->host;
-        if (!pkt) return;
-        if (s == 1) {
-            load_frame(pkt);
-            PF(h);
-            return;
-        }
-        if (pkt->kind != PKT_ROCE) return;
-        uint32_t slot = pkt->pkt.bth.dqpn & MAX_SLOTS;
-        if (slot < h->n_qps) load_qp(h, slot, s, true);
+    case EV_ARRIVE_HOST:
+        load_arrive_host(obj, s);
         return;
-    }
-    case EV_ARRIVE: {
-        const struct sim_port *to = obj;
-        const struct sim_pkt *pkt = to->wire_head;
-        if (!pkt) return;
-        if (s == 1) {
-            load_frame(pkt);
-        } else if (pkt->kind == PKT_PFC) { /* no route: it stops at this port */
-            return;
-        } else if (s == 2) {
-            PF(&to->sw->route[pkt->dst]);
-        } else if (s == 3) {
-            const struct sim_port *out = sim_route(to->sw, pkt->dst, pkt->hash);
-            if (!out) return; /* no route: dropped */
-            PF(out);
-            PF(&out->wire_head);
-        }
+    case EV_ARRIVE:
+        load_arrive(obj, s);
         return;
-    }
-    case EV_TX_DONE: {
-        const struct sim_port *p = obj;
-        if (p->host) {
-            const struct sim_host *h = p->host;
-            if (s == 1)
-                PF(h);
-            else if (s == 2)
-                PF(h->ready_head);
-            else if (s == 3 && h->ready_head && h->ready_head->qp)
-                fe_qp_prefetch_tx(h->ready_head->qp);
-            return;
-        }
-        if (!p->nonempty) return;
-        const struct sim_queue *q = &p->tc[sim_top_prio(p->nonempty)].q; /* served first */
-        if (s == 1) {
-            PF(q);
-            PF(&p->peer->wire_tail);
-        } else if (s == 2 && q->head) {
-            load_frame(q->head);
-        }
+    case EV_TX_DONE:
+        load_tx_done(obj, s);
         return;
-    }
-    case EV_HOST_WAKE: {
-        const struct sim_host *h = obj;
-        if (s == 1) {
-            PF(h->timers);
-            PF(h->ready_head);
-            return;
-        }
-        if (h->n_timers) load_qp(h, h->timers[0].qpn & MAX_SLOTS, s, false);
+    case EV_HOST_WAKE:
+        load_host_wake(obj, s);
         return;
-    }
     default:
         return;
     }

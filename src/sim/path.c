@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "feroce/err.h"
-#include "sim/sim_internal.h"
+#include "sim/link.h"
+#include "sim/units.h"
 
 static inline uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
 {

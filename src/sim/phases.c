@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "sim/phases.h"
 
 void sim_window_open(struct fe_sim *sim)
 {

@@ -80,6 +80,7 @@ struct sim_port {
     struct sim_queue ctrl; /* PFC frames: strict priority over everything */
     struct fe_red red;     /* egress marking on this port (when mark_above_bytes is set) */
     bool refresh_pending;
+    uint8_t qdiscs; /* SIM_QD_*: the egress disciplines this port runs (qdisc.h) */
     uint64_t headroom_bytes;
     uint64_t paused_until[FE_SIM_PRIOS]; /* QUANTA mode */
     uint64_t paused_since;               /* start of the current pause (any priority) */

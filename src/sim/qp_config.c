@@ -3,7 +3,7 @@
  * settings and the flow's path. */
 #include <string.h>
 
-#include "sim/sim_internal.h"
+#include "sim/link.h"
 
 static void fill_path(struct fe_path *path, uint32_t src_node, uint32_t dst_node, uint16_t sport)
 {

@@ -50,19 +50,10 @@ static int cmp_start(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, char *err,
-                             size_t err_cap)
+/* Frame sizes: the wire overheads, the INT and timestamp headers the algorithms need, the
+ * per-opcode table, the buffer settings sized from the largest frame. */
+static void derive_frames(struct fe_sim *sim)
 {
-    int rc = FE_ENOMEM;
-    struct fe_sim *sim = aligned_alloc(_Alignof(struct fe_sim), sizeof(*sim));
-    if (!sim) goto fail_nosim;
-    memset(sim, 0, sizeof(*sim));
-    if (copy_scenario(&sim->sc, scin)) {
-        sim_errf(err, err_cap, "out of memory");
-        goto fail;
-    }
-    rc = sim_validate(sim, err, err_cap);
-    if (rc) goto fail;
     struct fe_sim_scenario *sc = &sim->sc;
     sim->ifg = sc->host.count_ifg ? IFG_BYTES : 0;
     {
@@ -96,11 +87,16 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     uint32_t max_frame = sim->max_frame_bytes;
     if (sc->sw.reserve_bytes == FE_SIM_AUTO) sc->sw.reserve_bytes = max_frame;
     if (sc->sw.xon_offset_bytes == FE_SIM_AUTO) sc->sw.xon_offset_bytes = 2u * max_frame;
+}
+
+/* Copies of the scenario's settings next to the hot fields, and the run's starting state. */
+static void copy_hot_settings(struct fe_sim *sim)
+{
+    struct fe_sim_scenario *sc = &sim->sc;
     sim->dt_alpha_q16 = (uint64_t)(sc->sw.dt_alpha * 65536.0 + 0.5);
     /* the per-frame settings, next to the other hot fields */
     sim->reserve_bytes = sc->sw.reserve_bytes;
     sim->lossless_prios = sc->sw.pfc ? sc->sw.lossless_mask : 0;
-    sim->cnp_monitor_bps = sc->sw.cnp_monitor_bps;
     sim->min_frame_bytes = sc->host.min_frame_bytes;
     sim->data_pcp = sc->host.data_pcp;
     sim->ack_pcp = sc->host.ack_pcp;
@@ -115,14 +111,19 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     sim->stop_ns = sc->stop_ns;
     sim->ckpt_next = FE_SIM_NO_TIME;
     sim_rng_seed(sim, sc->seed);
+}
+
+/* The event queue and the network. */
+static int build_network(struct fe_sim *sim, char *err, size_t err_cap)
+{
     /* the calendar queue: push and pop inline, constant cost (fewer instructions than the
      * 4-ary heap's, feroce bench sim), one event per busy wire */
-    rc = fe_evq_init(&sim->q, FE_SIM_EVQ_CALENDAR);
-    if (rc) goto fail;
+    int rc = fe_evq_init(&sim->q, FE_SIM_EVQ_CALENDAR);
+    if (rc) return rc;
     fe_evq_set_keys_fn(&sim->q, sim_link_wire_keys, sim);
     sim->wire_heads_only = true;
     rc = sim_topology_build(sim, err, err_cap);
-    if (rc) goto fail;
+    if (rc) return rc;
     sim_link_set_mode(sim);
     /* A large fabric has many events at the same nanosecond: from SIM_WHEEL_PORTS ports the
      * wheel, with one event per frame (each file at its slot's tail, no key), costs fewer
@@ -130,33 +131,35 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
      * hence every result, is the same on all three. */
     if (sim->n_ports_total >= SIM_WHEEL_PORTS) {
         rc = fe_sim_set_queue(sim, FE_SIM_EVQ_WHEEL);
-        if (rc) goto fail;
+        if (rc) return rc;
         sim->lookahead = true; /* see lookahead.c */
     }
     sim_set_lazy_txdone(sim);
-    rc = FE_ENOMEM;
-    for (uint32_t h = 0; h < sim->n_hosts; h++)
-        if (sim_host_init(sim, &sim->hosts[h])) goto fail;
+    return 0;
+}
+
+/* The flows in start order, with their paths (and the HPCC window from them). */
+static int init_flows(struct fe_sim *sim, char *err, size_t err_cap)
+{
+    struct fe_sim_scenario *sc = &sim->sc;
     sim->n_flows = sc->n_flows;
     size_t flows_size = (sim->n_flows ? sim->n_flows : 1) * sizeof(*sim->flows);
     sim->flows = aligned_alloc(_Alignof(struct sim_flow), flows_size);
     if (sim->flows) memset(sim->flows, 0, flows_size);
     sim->flow_order = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
-    if (!sim->flows || !sim->flow_order) goto fail;
-    uint64_t last_start = 0;
+    if (!sim->flows || !sim->flow_order) return FE_ENOMEM;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
         sim->flows[i].spec = sc->flows[i];
         if (sim->flows[i].spec.prio == 0xff) sim->flows[i].spec.prio = sc->host.data_pcp;
         sim->flows[i].finish_ns = FE_SIM_NO_TIME;
         sim->flow_order[i] = i;
-        if (sc->flows[i].start_ns > last_start) last_start = sc->flows[i].start_ns;
     }
     g_sort_flows = sim->flows;
     qsort(sim->flow_order, sim->n_flows, sizeof(uint32_t), cmp_start);
     for (uint32_t i = 0; i < sim->n_flows; i++) {
         if (sim_flow_path_info(sim, &sim->flows[i])) {
             sim_errf(err, err_cap, "flow %u: no path from its source to its destination", i);
-            goto fail;
+            return FE_ENOMEM;
         }
     }
     if (sc->host.window_bdp) {
@@ -169,7 +172,17 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         }
         sim->window_bdp_bytes = bdp > sc->host.mtu_bytes ? bdp : sc->host.mtu_bytes;
     }
-    /* contention window */
+    return 0;
+}
+
+/* The contention window and the first events. */
+static void schedule_start(struct fe_sim *sim)
+{
+    struct fe_sim_scenario *sc = &sim->sc;
+    /* contention window: from the last start unless set */
+    uint64_t last_start = 0;
+    for (uint32_t i = 0; i < sc->n_flows; i++)
+        if (sc->flows[i].start_ns > last_start) last_start = sc->flows[i].start_ns;
     sim->window_start = sc->window_start_ns != FE_SIM_NO_TIME ? sc->window_start_ns : last_start;
     sim->window_end = sc->window_end_ns;
     sim->window_auto_end = sc->window_end_ns == FE_SIM_NO_TIME;
@@ -179,6 +192,31 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
         if (!sim->window_auto_end && sim->window_end > sim->window_start)
             sim_schedule(sim, sim->window_end, sim, EV_WINDOW);
     }
+}
+
+struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, char *err,
+                             size_t err_cap)
+{
+    int rc = FE_ENOMEM;
+    struct fe_sim *sim = aligned_alloc(_Alignof(struct fe_sim), sizeof(*sim));
+    if (!sim) goto fail_nosim;
+    memset(sim, 0, sizeof(*sim));
+    if (copy_scenario(&sim->sc, scin)) {
+        sim_errf(err, err_cap, "out of memory");
+        goto fail;
+    }
+    rc = sim_validate(sim, err, err_cap);
+    if (rc) goto fail;
+    derive_frames(sim);
+    copy_hot_settings(sim);
+    rc = build_network(sim, err, err_cap);
+    if (rc) goto fail;
+    rc = FE_ENOMEM;
+    for (uint32_t h = 0; h < sim->n_hosts; h++)
+        if (sim_host_init(sim, &sim->hosts[h])) goto fail;
+    rc = init_flows(sim, err, err_cap);
+    if (rc) goto fail;
+    schedule_start(sim);
     if (sim_failed(sim)) goto fail;
     if (err_out) *err_out = 0;
     return sim;

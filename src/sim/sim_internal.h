@@ -3,9 +3,8 @@
  *   pkt.h (frames), port.h (ports, output queues), switch.h (routes, buffer totals), host.h (NIC,
  *   QP slots, flows), state.h (struct fe_sim, events, rng), engine.h (event queue), pool.h
  *   (frame pool), link.h (serialization, propagation, frame sizes), buffer.h (shared-buffer
- *   admission), pfc.h (pause), ecn.h (egress marking), phases.h (window, phases), units.h
- *   (errors, parsers).
- * This umbrella includes them all. */
+ *   admission), pfc.h (pause), qdisc.h (egress queue disciplines), ecn.h (the known ones), phases.h
+ * (window, phases), units.h (errors, parsers). This umbrella includes them all. */
 #ifndef FE_SIM_INTERNAL_H
 #define FE_SIM_INTERNAL_H
 
@@ -17,6 +16,7 @@
 #include "sim/phases.h"
 #include "sim/pkt.h"
 #include "sim/pool.h"
+#include "sim/qdisc.h"
 #include "sim/port.h"
 #include "sim/state.h"
 #include "sim/switch.h"

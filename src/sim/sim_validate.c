@@ -1,7 +1,8 @@
 /* The checks a scenario passes before a simulator is built from it: one sentence in err for the
  * first that fails. */
 #include "feroce/err.h"
-#include "sim/sim_internal.h"
+#include "sim/state.h"
+#include "sim/units.h"
 
 int sim_validate(struct fe_sim *sim, char *err, size_t cap)
 {

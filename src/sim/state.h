@@ -66,8 +66,8 @@ struct fe_sim {
     bool wire_heads_only;     /* only the first frame on a wire has an event (heap queue) */
     bool int_enable;
     uint8_t lossless_prios; /* bit p: priority p is lossless (sc.sw.pfc and its lossless_mask) */
+    uint8_t egress_hooks;   /* SIM_QD_* run by some port, RED aside (qdisc.h) */
     /* line 2 */
-    uint64_t cnp_monitor_bps; /* sc.sw.cnp_monitor_bps */
     uint64_t rng[4];
     uint32_t n_flows;
     uint32_t flows_done;

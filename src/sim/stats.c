@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "feroce/err.h"
-#include "sim/sim_internal.h"
+#include "sim/state.h"
 
 const char *fe_sim_drop_name(int reason)
 {

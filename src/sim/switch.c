@@ -1,8 +1,9 @@
 /* Switch: store-and-forward, per-port output queues per priority served in strict priority
- * (PFC frames first, then the highest PCP), the shared buffer (buffer.c), PFC (pfc.c) and
- * egress marking (ecn.c). A port's transmitter needs an event only when frames wait behind the
- * one on the wire, so an uncongested hop costs one event (the arrival). */
+ * (PFC frames first, then the highest PCP), the shared buffer (buffer.h), PFC (pfc.c) and
+ * the egress queue disciplines (qdisc.h). A port's transmitter needs an event only when frames wait
+ * behind the one on the wire, so an uncongested hop costs one event (the arrival). */
 #include "sim/buffer.h"
+#include "sim/qdisc.h"
 #include "sim/sim_internal.h"
 
 /* A port's transmitter is busy until the end of its frame; in ns-3 (--ns3-compat) until its
@@ -12,9 +13,8 @@
  * when the frame starts. Here its key (its place in the order) is taken then, and the event is
  * pushed only when a frame waits for the transmitter (sim->ns3_lazy_txdone: keyed queue, no
  * lookahead): until then, it "has run" once the running event's key is past it. Most frames
- * find their port free, and their transmit-complete did nothing in ns-3: a quarter of an ns-3
- * run's events (HPCC's advcam-dcqcn files: 11.25 events per data packet before, 8.50 now), every
- * result the same. */
+ * find their port free, and their transmit-complete did nothing in ns-3: pushing it for every
+ * frame would cost a large share of an ns-3 run's events, every result the same. */
 static inline bool txdone_due(const struct fe_sim *sim, const struct sim_port *p)
 {
     return p->txdone_pending || (p->txdone_reserved && p->txdone_key > sim->q.last_key);
@@ -104,8 +104,7 @@ void sim_port_kick(struct fe_sim *sim, struct sim_port *p)
             sim_buffer_release(sim, sw, in, pkt->prio, pkt->frame_bytes);
             sim_pfc_check_xon(sim, sw, in, pkt->prio);
         }
-        sim_ecn_on_dequeue(sim, p, pkt, p->tc[pkt->prio].q.bytes);
-        if (sim->cnp_monitor_bps) sim_cnp_monitor(sim, p, pkt);
+        sim_qdisc_dequeue(sim, p, pkt, p->tc[pkt->prio].q.bytes);
     }
     sim_link_send(sim, p, pkt);
     after_send(sim, p);
@@ -124,8 +123,7 @@ void sim_port_tx_done(struct fe_sim *sim, struct sim_port *p)
 static void send_now(struct fe_sim *sim, struct sim_port *out, struct sim_pkt *pkt)
 {
     if (pkt->frame_bytes > out->max_queue_bytes) out->max_queue_bytes = pkt->frame_bytes;
-    sim_ecn_on_dequeue(sim, out, pkt, 0);
-    if (sim->cnp_monitor_bps) sim_cnp_monitor(sim, out, pkt);
+    sim_qdisc_pass(sim, out, pkt);
     sim_link_send(sim, out, pkt);
     if (sim->ns3_frames) after_send(sim, out);
 }
@@ -158,6 +156,7 @@ static __attribute__((noinline)) void receive_buffered(struct fe_sim *sim, struc
         return;
     }
     pkt->in_port = (uint16_t)in->index; /* the buffer to release it from at dequeue */
+    sim_qdisc_enqueue(sim, out, pkt);
     sim_port_enqueue(sim, out, pkt);
     if (tx_busy(sim, out))
         arm_tx_done(sim, out); /* sim_port_kick's first step, without the call */

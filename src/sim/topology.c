@@ -255,7 +255,7 @@ static uint64_t carve_ports(struct fe_sim *sim, struct sim_switch *sw, uint8_t u
     for (uint32_t k = 0; k < node->n_ports; k++) {
         struct sim_port *p = &node->ports[k];
         p->headroom_bytes = sim_pfc_headroom(sim, p);
-        sim_ecn_port_setup(sim, p);
+        sim_qdisc_port_setup(sim, p);
         if (sc->sw.ns3_mmu) { /* SwitchMmu::ConfigNPort: a reserve and a headroom per port */
             carved += sc->sw.reserve_bytes + p->headroom_bytes;
             continue;
