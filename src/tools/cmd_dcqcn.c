@@ -9,6 +9,7 @@
 
 #include "feroce/cc.h"
 #include "tools/cli.h"
+#include "tools/dcqcn_surf.h"
 
 #define MAX_PARAM_ARGS 64
 
@@ -150,6 +151,7 @@ static void print_num(FILE *o, double v)
 
 static int run(int argc, char **argv)
 {
+    if (fe_dcqcn_surf_wanted(argc, argv)) return fe_dcqcn_surf_main(argc, argv);
     const char *profile = "connectx", *csv = NULL, *send_rate = "rc", *cnp_file = NULL;
     const char *param_args[MAX_PARAM_ARGS];
     int n_param_args = 0;
