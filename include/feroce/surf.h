@@ -142,6 +142,25 @@ int fe_surf_parse_reg_line(const char *line, struct fe_surf_reg_write *w, char *
  * floor(Rc * round(2^48 / clock) / 2^32). */
 uint32_t fe_surf_token_rate_q16(uint32_t rc_Bps, uint32_t clock_hz);
 
+/* The egress token bucket for a saturated input of single-beat frames (at most 32 bytes):
+ * a Q16.16 count that adds byte_per_clk every cycle from the end of reset (edge
+ * FE_SURF_RESET_CYCLES), saturating at 1 MiB; a waiting frame leaves when the count holds its
+ * size (subtracted on that edge), the first one without tokens; byte_per_clk follows Rc two
+ * cycles late; the beat is on the output two edges after its release. */
+#define FE_SURF_RESET_CYCLES   16u
+#define FE_SURF_EGRESS_LATENCY 2u
+#define FE_SURF_TOKEN_LAG      2u
+
+struct fe_surf_bucket {
+    uint64_t count_q16;
+    uint32_t frame_bytes;
+    bool started;
+};
+
+void fe_surf_bucket_init(struct fe_surf_bucket *b, uint32_t frame_bytes);
+/* One edge with the token rate of that edge; returns true if a frame is released at it. */
+bool fe_surf_bucket_edge(struct fe_surf_bucket *b, uint32_t rate_q16);
+
 #ifdef __cplusplus
 }
 #endif

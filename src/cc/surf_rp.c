@@ -394,6 +394,23 @@ uint32_t fe_surf_token_rate_q16(uint32_t rc_Bps, uint32_t clock_hz)
     return (uint32_t)(((uint64_t)rc_Bps * k) >> 32);
 }
 
+void fe_surf_bucket_init(struct fe_surf_bucket *b, uint32_t frame_bytes)
+{
+    memset(b, 0, sizeof *b);
+    b->frame_bytes = frame_bytes;
+}
+
+bool fe_surf_bucket_edge(struct fe_surf_bucket *b, uint32_t rate_q16)
+{
+    const uint64_t cap = 1ull << 36, size = (uint64_t)b->frame_bytes << 16;
+    bool release = !b->started || b->count_q16 >= size;
+    uint64_t c = b->count_q16 + rate_q16;
+    if (release && b->started) c -= size; /* the first frame after reset costs no tokens */
+    b->started = true;
+    b->count_q16 = c > cap ? cap : c;
+    return release;
+}
+
 /* ---- register file lines (outside input: every malformed line is refused, with the reason) */
 
 static const char *skip_blanks(const char *s)

@@ -18,7 +18,7 @@ const char fe_dcqcn_surf_usage[] =
     "Cycle model of the SURF firmware (RoCEv2Dcqcn), in clock cycles:\n"
     "  feroce dcqcn --profile surf [--regs FILE]... [--reg ADDR=VALUE]... [--clock-hz N]\n"
     "               [--line-rate R] [--cnp-cycles FILE] --until-cycle N\n"
-    "               [--events | --axil [--axil-every K] | --egress [--egress-frame B]] [--csv F]\n"
+    "               [--events | --axil | --egress [--egress-frame B]] [--window K] [--csv F]\n"
     "  --regs FILE      register writes, one per line: '0x004 = 6000000', or the 'programmed\n"
     "                   read 0x004 = ...' lines of a golden *_regs.txt; '#' starts a comment\n"
     "  --reg A=V        one register write (repeatable, after the --regs files); 0x000 is\n"
@@ -34,10 +34,10 @@ const char fe_dcqcn_surf_usage[] =
     "                   (the default output)\n"
     "  --axil           CSV of AXI-Lite reads of 0x018, 0x01C and 0x020 issued at k*K, k*K+4,\n"
     "                   k*K+8 (k >= 1; each returns the value at issue + 1), as the golden\n"
-    "                   *_axil_trace.csv; --axil-every K (default 156)\n"
+    "                   *_axil_trace.csv; --window K (default 156)\n"
     "  --egress         CSV win_start_cycle,win_cycles,bytes,beats: the token bucket's egress\n"
-    "                   for a saturated input of --egress-frame B byte frames (default 32), per\n"
-    "                   window of K cycles (--axil-every)\n"
+    "                   for a saturated input of single-beat frames of --egress-frame B bytes\n"
+    "                   (1 to 32, default 32), per window of K cycles (--window), as *_tput.csv\n"
     "  --csv FILE       write the CSV to FILE instead of stdout\n";
 
 struct surf_opts {
@@ -54,7 +54,7 @@ struct surf_opts {
 
 static const char *const surf_flags[] = {
     "--regs",   "--reg",      "--cnp-cycles", "--until-cycle",  "--events", "--axil",
-    "--egress", "--clock-hz", "--axil-every", "--egress-frame", NULL};
+    "--egress", "--clock-hz", "--axil-every", "--egress-frame", "--window", NULL};
 
 int fe_dcqcn_surf_wanted(int argc, char **argv)
 {
@@ -125,14 +125,14 @@ static int parse_one(struct surf_opts *o, const char *a, const char *v)
         if (fe_parse_u64(v, &o->until, "--until-cycle")) return -1;
         if (o->until > (1ull << 48)) return fail("--until-cycle must be at most 2^48", NULL), -1;
         o->have_until = 1;
-    } else if (!strcmp(a, "--axil-every")) {
-        if (fe_parse_u64(v, &u, "--axil-every")) return -1;
-        if (u < 9 || u > UINT32_MAX)
-            return fail("--axil-every must be 9 to 2^32-1 cycles", NULL), -1;
+    } else if (!strcmp(a, "--axil-every") || !strcmp(a, "--window")) {
+        if (fe_parse_u64(v, &u, "--window")) return -1;
+        if (u < 9 || u > UINT32_MAX) return fail("--window must be 9 to 2^32-1 cycles", NULL), -1;
         o->every = u;
     } else if (!strcmp(a, "--egress-frame")) {
-        if (fe_parse_u32_max(v, &o->frame_bytes, "--egress-frame", 65535)) return -1;
-        if (!o->frame_bytes) return fail("--egress-frame must be at least 1 byte", NULL), -1;
+        if (fe_parse_u32_max(v, &o->frame_bytes, "--egress-frame", 32)) return -1;
+        if (!o->frame_bytes)
+            return fail("--egress-frame must be 1 to 32 bytes (one beat)", NULL), -1;
     } else {
         return fail("unknown option for the surf cycle model: ", a), -1;
     }
@@ -326,6 +326,47 @@ static void write_axil(struct fe_surf *m, const struct cnp_list *c, const struct
     }
 }
 
+struct window {
+    uint64_t start, bytes, beats;
+};
+
+static void print_window(FILE *out, const struct window *w, uint64_t len)
+{
+    fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n", w->start, len, w->bytes,
+            w->beats);
+}
+
+/* Steps the bucket every cycle (it changes every cycle); the DCQCN model still jumps. A beat
+ * released at edge n is counted at n + FE_SURF_EGRESS_LATENCY, in whole windows of K cycles. */
+static void write_egress(struct fe_surf *m, const struct cnp_list *c, const struct surf_opts *o,
+                         FILE *out)
+{
+    struct fe_surf_bucket b;
+    fe_surf_bucket_init(&b, o->frame_bytes);
+    uint32_t rc_hist[FE_SURF_TOKEN_LAG + 1];
+    for (unsigned i = 0; i <= FE_SURF_TOKEN_LAG; i++) rc_hist[i] = m->s.rc_Bps;
+    struct window w = {0, 0, 0};
+    size_t next = 0;
+    fputs("win_start_cycle,win_cycles,bytes,beats\n", out);
+    for (uint64_t n = 0; n + FE_SURF_EGRESS_LATENCY < o->until; n++) {
+        run_to(m, c, &next, n);
+        memmove(rc_hist + 1, rc_hist, FE_SURF_TOKEN_LAG * sizeof *rc_hist);
+        rc_hist[0] = m->s.rc_Bps;
+        uint64_t at = n + FE_SURF_EGRESS_LATENCY;
+        if (at >= w.start + o->every) {
+            print_window(out, &w, o->every);
+            w = (struct window){w.start + o->every, 0, 0};
+        }
+        if (n < FE_SURF_RESET_CYCLES) continue;
+        if (fe_surf_bucket_edge(&b,
+                                fe_surf_token_rate_q16(rc_hist[FE_SURF_TOKEN_LAG], o->clock_hz))) {
+            w.bytes += o->frame_bytes;
+            w.beats++;
+        }
+    }
+    if (w.start + o->every <= o->until) print_window(out, &w, o->every);
+}
+
 static FILE *open_out(const char *csv)
 {
     if (!csv) return stdout;
@@ -354,6 +395,8 @@ int fe_dcqcn_surf_main(int argc, char **argv)
     }
     if (o.out == OUT_AXIL)
         write_axil(&m, &c, &o, out);
+    else if (o.out == OUT_EGRESS)
+        write_egress(&m, &c, &o, out);
     else
         write_events(&m, &c, &o, out);
     int rc = 0;
