@@ -9,6 +9,7 @@ static const struct fe_cc_algo *const algos[] = {
     &fe_cc_dcqcn,
     &fe_cc_dcqcn_surf,
     &fe_cc_dcqcn_ns3,
+    &fe_cc_dcqcn_surf_rtl,
     &fe_cc_timely,
     &fe_cc_hpcc,
     &fe_cc_swift,

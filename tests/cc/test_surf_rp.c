@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "feroce/cc.h"
 #include "feroce/surf.h"
 
 #ifndef FE_SURF_GOLDEN_DIR
@@ -350,6 +351,48 @@ static void token_rate(void **state)
     assert_int_equal(fe_surf_token_rate_q16(937805176, FE_SURF_CLOCK_HZ), 393344);
 }
 
+/* dcqcn-surf-rtl, the cycle model as a CC algorithm: a CNP at 10 us is the drive at cycle
+ * floor(10000 / 6.4) = 1562, so the first cut, visible at cycle 2197 (edge 2196), is seen at
+ * ceil(2196 x 6.4) = 14055 ns; the timer asks for exactly that instant. */
+static void cc_algorithm_rounds_to_the_clock(void **state)
+{
+    (void)state;
+    const struct fe_cc_algo *a = fe_cc_find("dcqcn-surf-rtl");
+    assert_non_null(a);
+    static _Alignas(16) unsigned char mem[2048];
+    assert_true(fe_cc_instance_size(a) <= sizeof mem);
+    struct fe_cc *cc = (struct fe_cc *)mem;
+    struct fe_cc_params p;
+    fe_cc_params_default(&p, a);
+    struct fe_cc_env env = {.line_rate_bps = 10000000000ull, .mtu_bytes = 4096};
+    fe_cc_init(cc, &p, &env);
+    assert_int_equal(cc->out.rate_Bps, L);
+    assert_int_equal(cc->out.timer_ns, UINT64_MAX);
+    fe_cc_on_cnp(cc, 10000);
+    uint64_t t = cc->out.timer_ns;
+    while (t < 14055) {
+        fe_cc_on_timer(cc, t);
+        assert_int_equal(cc->out.rate_Bps, L);
+        t = cc->out.timer_ns;
+    }
+    assert_int_equal(t, 14055);
+    fe_cc_on_timer(cc, 14054);
+    assert_int_equal(cc->out.rate_Bps, L);
+    fe_cc_on_timer(cc, 14055);
+    assert_int_equal(cc->out.rate_Bps, 625610352);
+    /* Table II in microseconds: 3 us is 469 cycles, 40 us 6250, 2 ms 312500 */
+    char err[128];
+    assert_int_equal(fe_cc_params_parse(&p,
+                                        "rate_reduce_monitor_period=3,dce_tcp_rtt=40,"
+                                        "rpg_time_reset=2000,clamp_tgt_rate=1",
+                                        err, sizeof err),
+                     0);
+    fe_cc_init(cc, &p, &env);
+    fe_cc_on_cnp(cc, 10000);
+    fe_cc_on_timer(cc, 2041 * 64 / 10); /* case b: the first cut is visible at cycle 2041 */
+    assert_int_equal(cc->out.rate_Bps, 625610352);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +410,7 @@ int main(void)
         cmocka_unit_test(lost_timer_reset),
         cmocka_unit_test(bypass_counts),
         cmocka_unit_test(token_rate),
+        cmocka_unit_test(cc_algorithm_rounds_to_the_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
