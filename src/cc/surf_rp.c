@@ -218,7 +218,6 @@ uint64_t fe_surf_next_event(const struct fe_surf *m)
     t = min_u64(t, m->inc_write_at);
     t = min_u64(t, m->treset_at);
     if (m->cnp_n) t = min_u64(t, m->cnp_edge[m->cnp_head]);
-    if (m->reg.cnt_rst && m->cnt) t = min_u64(t, m->now);
     return t;
 }
 
@@ -371,7 +370,6 @@ static void process_edge(struct fe_surf *m, uint64_t n)
     if (m->treset_at == n) reset_timer(m, n, &w);
     if (m->inc_step == n) step_increase(m, n, &w);
     if (m->cnp_n && m->cnp_edge[m->cnp_head] == n) take_cnp(m, n, &w);
-    if (m->reg.cnt_rst) hold_counter(m);
     apply_writes(m, n, &w);
 }
 
