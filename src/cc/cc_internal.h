@@ -6,6 +6,7 @@
 
 extern const struct fe_cc_algo fe_cc_none;
 extern const struct fe_cc_algo fe_cc_dcqcn, fe_cc_dcqcn_surf, fe_cc_dcqcn_ns3;
+extern const struct fe_cc_algo fe_cc_dcqcn_surf_rtl;
 extern const struct fe_cc_algo fe_cc_timely, fe_cc_hpcc, fe_cc_swift, fe_cc_homa;
 
 #endif

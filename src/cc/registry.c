@@ -11,6 +11,7 @@ static const struct fe_cc_algo *algos[FE_CC_MAX_ALGOS + 1] = {
     &fe_cc_dcqcn,
     &fe_cc_dcqcn_surf,
     &fe_cc_dcqcn_ns3,
+    &fe_cc_dcqcn_surf_rtl,
     &fe_cc_timely,
     &fe_cc_hpcc,
     &fe_cc_swift,

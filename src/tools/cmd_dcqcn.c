@@ -10,6 +10,7 @@
 
 #include "feroce/cc.h"
 #include "tools/cli.h"
+#include "tools/dcqcn_surf.h"
 
 #define MAX_PARAM_ARGS 64
 
@@ -60,7 +61,8 @@ static const char usage_text[] =
     "\n"
     "Example (the SURF firmware's emulated switch check: a CNP when a sender is over 5 Gb/s in\n"
     "a 32 us window):\n"
-    "  feroce dcqcn --profile surf --monitor 32us:5G --until 20ms\n";
+    "  feroce dcqcn --profile surf --monitor 32us:5G --until 20ms\n"
+    "\n" FE_DCQCN_SURF_USAGE;
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -524,6 +526,8 @@ static int close_golden(struct golden *g, int rc)
 
 static int run(int argc, char **argv)
 {
+    /* the SURF firmware's registers and clock cycles: its cycle model (dcqcn_surf.c) */
+    if (fe_dcqcn_surf_wanted(argc, argv)) return fe_dcqcn_surf_main(argc, argv);
     struct dcqcn_opts o;
     if (parse_opts(argc, argv, &o)) return 2;
     struct golden g = {.o = &o, .cs = &o.cs};
