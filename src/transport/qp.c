@@ -92,13 +92,6 @@ static const char *validate(const struct fe_qp_config *c)
     return NULL;
 }
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
-
 /* The CC instance by whole cache lines, aligned: its outputs and the start of its context then
  * share one line (an algorithm keeps what it reads per packet there). */
 static size_t cc_block_bytes(const struct fe_cc_algo *algo)
@@ -119,10 +112,11 @@ size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
     const struct fe_cc_algo *algo = cfg->cc_algo;
     if (!algo && cfg->cc_params) algo = cfg->cc_params->algo;
     if (!algo) algo = fe_cc_find("none");
-    uint32_t ring = pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
-    return sizeof(struct fe_qp) + pow2_at_least(cfg->sq_depth) * sizeof(struct fe_sq_entry) +
+    uint32_t ring = fe_pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
+    return sizeof(struct fe_qp) + fe_pow2_at_least(cfg->sq_depth) * sizeof(struct fe_sq_entry) +
            (size_t)ring * sizeof(struct fe_replay_entry) +
-           (size_t)pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1) * sizeof(struct fe_recv_entry) +
+           (size_t)fe_pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1) *
+               sizeof(struct fe_recv_entry) +
            (size_t)cfg->cq_depth * sizeof(struct fe_cqe) +
            (cfg->max_mr > 1 ? (size_t)cfg->max_mr * sizeof(struct fe_mr) : 0) +
            (algo ? cc_block_bytes(algo) : 0);
@@ -161,7 +155,7 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     qp->cq_cap = cfg->cq_depth;
     qp->cq = calloc(qp->cq_cap, sizeof *qp->cq);
     qp->resp.mr = cfg->max_mr > 1 ? calloc(cfg->max_mr, sizeof *qp->resp.mr) : &qp->resp.mr_one;
-    qp->resp.rq_cap = pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
+    qp->resp.rq_cap = fe_pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
     qp->resp.rq = calloc(qp->resp.rq_cap, sizeof *qp->resp.rq);
     if (!qp->cq || !qp->resp.mr || !qp->resp.rq) goto fail;
     if (fe_req_init(qp) < 0) goto fail;

@@ -210,6 +210,14 @@ static inline bool fe_req_timer_due(const struct fe_qp *qp, uint64_t now_ns)
     return r->rnr_wait ? now_ns >= r->rnr_until_ns : r->timer_armed && now_ns >= r->timer_ns;
 }
 
+/* The smallest power of two >= n (1 for 0): ring and queue capacities, indexed by a mask. */
+static inline uint32_t fe_pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
+}
+
 /* qp.c */
 void fe_qp_push_cqe(struct fe_qp *qp, const struct fe_cqe *cqe);
 /* Moves the QP to error: the requester's failing WR (sq sequence number, when `fail_wr`) gets

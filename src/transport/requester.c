@@ -36,21 +36,14 @@ static inline uint32_t outstanding(const struct fe_req *r)
     return (r->next_psn - r->una_psn) & FE_PSN_MASK;
 }
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
-
 int fe_req_init(struct fe_qp *qp)
 {
     struct fe_req *r = &qp->req;
     const struct fe_qp_config *c = &qp->cfg;
-    r->sq_cap = pow2_at_least(c->sq_depth);
+    r->sq_cap = fe_pow2_at_least(c->sq_depth);
     r->sq = calloc(r->sq_cap, sizeof *r->sq);
     r->ring_limit = (uint32_t)(c->replay_bytes / c->mtu_bytes);
-    uint32_t ring_size = pow2_at_least(r->ring_limit);
+    uint32_t ring_size = fe_pow2_at_least(r->ring_limit);
     r->ring_mask = ring_size - 1;
     r->ring = calloc(ring_size, sizeof *r->ring);
     if (!r->sq || !r->ring) return FE_ENOMEM;
