@@ -173,12 +173,13 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
                             .now_ns = now_ns};
     fe_cc_init(qp->cc, params, &env);
     qp->cc_timers = algo->on_timer != NULL;
-    /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). */
+    /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). Its
+     * default size is the largest data frame: one MTU with the most headers (WRITE_ONLY_IMM). */
     const struct fe_req *r = &qp->req;
     uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
                      : r->fixed_overhead_bytes
                          ? (uint64_t)cfg->mtu_bytes + r->fixed_overhead_bytes
-                         : (uint64_t)cfg->mtu_bytes + FE_BTH_LEN + FE_RETH_LEN + FE_IMMDT_LEN +
+                         : (uint64_t)cfg->mtu_bytes + fe_pkt_hdr_len(FE_OP_WRITE_ONLY_IMM) +
                                FE_ICRC_LEN + r->frame_overhead_bytes;
     fe_pacer_init(&qp->req.pacer, burst, now_ns);
 

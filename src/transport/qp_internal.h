@@ -36,10 +36,12 @@ struct fe_replay_entry {
     uint32_t pkt_idx; /* packet index within the message */
 };
 
-/* The packet that would leave next: WR, packet index, payload bytes, retransmission or not. */
+/* The packet that would leave next: WR, packet index, payload bytes, retransmission or not, and
+ * its opcode (set when it is priced). */
 struct fe_next_pkt {
     uint32_t seq, pkt_idx, len;
     bool retx;
+    uint8_t opcode;
 };
 
 /* The requester, by cache line (see struct fe_qp for where each line falls). */

@@ -8,6 +8,7 @@
 #include "transport/qp_internal.h"
 
 #include "cc/pacer_impl.h"
+#include "wire/opcode_impl.h"
 
 #include <stdlib.h>
 
@@ -161,18 +162,16 @@ static inline uint8_t opcode_of(const struct fe_sq_entry *e, uint32_t pkt_idx)
     return opcode_table[e->op][pos];
 }
 
-/* Frame bytes as the pacer and the CC count them: BTH, RETH on a WRITE's first packet, ImmDt on
- * the last of an *_IMM, payload, pad, ICRC, and Ethernet/IP/UDP/FCS around them (that is
- * fe_pkt_wire_len + fe_path_overhead_bytes, without the opcode table lookups). */
-static inline uint32_t frame_bytes(const struct fe_qp *qp, const struct fe_sq_entry *e,
-                                   uint32_t pkt_idx, uint32_t len)
+/* Frame bytes as the pacer and the CC count them: the opcode's headers, payload, pad, ICRC, and
+ * Ethernet/IP/UDP/FCS around them (fe_pkt_wire_len + fe_path_overhead_bytes). Sets n->opcode,
+ * which the packet keeps until it leaves. */
+static inline uint32_t frame_bytes(const struct fe_qp *qp, struct fe_next_pkt *n)
 {
     const struct fe_req *r = &qp->req;
-    if (r->fixed_overhead_bytes) return len + r->fixed_overhead_bytes; /* simulated framing */
-    uint32_t hdr = FE_BTH_LEN;
-    if (pkt_idx == 0 && is_write(e->op)) hdr += FE_RETH_LEN;
-    if (pkt_idx + 1 == e->npkts && has_imm(e->op)) hdr += FE_IMMDT_LEN;
-    return hdr + ((len + 3) & ~3u) + FE_ICRC_LEN + r->frame_overhead_bytes;
+    n->opcode = opcode_of(sq_at(r, n->seq), n->pkt_idx);
+    if (r->fixed_overhead_bytes) return n->len + r->fixed_overhead_bytes; /* simulated framing */
+    return fe_rc_op_hdr_len(n->opcode) + ((n->len + 3) & ~3u) + FE_ICRC_LEN +
+           r->frame_overhead_bytes;
 }
 
 /* Release time of a packet of `bytes` at `rate`, from the cache when the pacer already answered
@@ -221,7 +220,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
         }
         e = sq_at(r, n.seq);
         /* The single earliest-send-time hook: the pacer at the CC's rate. */
-        fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
+        fbytes = frame_bytes(qp, &n);
         if (rate != FE_CC_UNLIMITED) {
             uint64_t t = fe_pacer_when_from_last_inline(&r->pacer, rate, fbytes);
             if (t > now_ns) {
@@ -239,7 +238,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
      * reads the outputs after it. */
     fe_cc_on_send(qp->cc, now_ns, fbytes);
     r->paced = false;
-    uint8_t opcode = opcode_of(e, n.pkt_idx);
+    uint8_t opcode = n.opcode;
 
     bool last = n.pkt_idx + 1 == e->npkts;
     uint32_t psn;
@@ -298,7 +297,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
     else
         out->reth = (struct fe_reth){0};
     out->aeth = (struct fe_aeth){0};
-    out->imm = last && (e->op == FE_WR_WRITE_IMM || e->op == FE_WR_SEND_IMM) ? e->imm : 0;
+    out->imm = last && has_imm(e->op) ? e->imm : 0;
     out->payload = e->data ? e->data + off : NULL;
     out->payload_len = n.len;
     out->ecn = r->data_ecn;
@@ -312,7 +311,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
      * query that follows and the send at that time then cost nothing. */
     rate = qp->cc->out.rate_Bps;
     if (rate != FE_CC_UNLIMITED && next_pkt(qp, &n)) {
-        fbytes = frame_bytes(qp, sq_at(r, n.seq), n.pkt_idx, n.len);
+        fbytes = frame_bytes(qp, &n);
         r->paced = true;
         r->paced_rate_Bps = rate;
         r->paced_bytes = fbytes;
@@ -326,12 +325,11 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
  * behind the QP's back), kept out of line: it needs registers the common path does not. */
 __attribute__((noinline)) static uint64_t unpriced_deadline(const struct fe_qp *qp, uint64_t d)
 {
-    const struct fe_req *r = &qp->req;
     uint64_t rate = qp->cc->out.rate_Bps;
     struct fe_next_pkt n;
     if (next_pkt(qp, &n)) {
         if (rate == FE_CC_UNLIMITED) return 0;
-        uint64_t t = pacer_release(qp, rate, frame_bytes(qp, sq_at(r, n.seq), n.pkt_idx, n.len));
+        uint64_t t = pacer_release(qp, rate, frame_bytes(qp, &n));
         if (t < d) d = t;
     }
     return d;
