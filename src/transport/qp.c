@@ -56,8 +56,8 @@ void fe_qp_config_default(struct fe_qp_config *cfg)
     cfg->ack_every = 32;
     cfg->np_enable = true;
     cfg->cnp_interval_ns = 4000;
-    cfg->cnp_dscp = 48;
-    cfg->cnp_pcp = 6;
+    cfg->cnp_dscp = FE_CNP_DSCP;
+    cfg->cnp_pcp = FE_CNP_PCP;
     cfg->line_rate_bps = 100000000000ull;
 }
 

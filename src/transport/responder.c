@@ -96,15 +96,7 @@ __attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, stru
     }
     /* whole-struct stores (no memset: a string instruction for a few words) */
     if (e.cnp) {
-        /* design.md section 3: BECN, PSN 0, 16 zero bytes, Not-ECT, CNP priority */
-        *out = (struct fe_pkt){.bth = {.opcode = FE_OP_CNP,
-                                       .becn = true,
-                                       .pkey = FE_PKEY_DEFAULT,
-                                       .dqpn = r->remote_qpn},
-                               .payload_len = FE_CNP_PAD_LEN,
-                               .ecn = FE_ECN_NOT_ECT,
-                               .dscp = r->cnp_dscp,
-                               .pcp = r->cnp_pcp};
+        fe_cnp_build(out, r->remote_qpn, r->cnp_dscp, r->cnp_pcp);
         qp->ctr.tx_cnps++;
         return 1;
     }
