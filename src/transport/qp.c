@@ -106,12 +106,19 @@ static struct fe_cc *qp_cc_block(struct fe_qp *qp)
     return (struct fe_cc *)(void *)(qp + 1);
 }
 
-size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
+/* The CC algorithm a configuration names: cc_algo, else its parameters', else "none". */
+static const struct fe_cc_algo *config_algo(const struct fe_qp_config *cfg)
 {
-    if (validate(cfg)) return 0;
     const struct fe_cc_algo *algo = cfg->cc_algo;
     if (!algo && cfg->cc_params) algo = cfg->cc_params->algo;
     if (!algo) algo = fe_cc_find("none");
+    return algo;
+}
+
+size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
+{
+    if (validate(cfg)) return 0;
+    const struct fe_cc_algo *algo = config_algo(cfg);
     uint32_t ring = fe_pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
     return sizeof(struct fe_qp) + fe_pow2_at_least(cfg->sq_depth) * sizeof(struct fe_sq_entry) +
            (size_t)ring * sizeof(struct fe_replay_entry) +
@@ -122,6 +129,37 @@ size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
            (algo ? cc_block_bytes(algo) : 0);
 }
 
+/* The CC instance, with the configuration's parameters or the algorithm's defaults. */
+static void init_cc(struct fe_qp *qp, const struct fe_qp_config *cfg, const struct fe_cc_algo *algo,
+                    uint64_t now_ns)
+{
+    struct fe_cc_params defaults;
+    const struct fe_cc_params *params = cfg->cc_params;
+    if (!params) {
+        fe_cc_params_default(&defaults, algo);
+        params = &defaults;
+    }
+    struct fe_cc_env env = {.line_rate_bps = cfg->line_rate_bps,
+                            .mtu_bytes = cfg->mtu_bytes,
+                            .base_rtt_ns = cfg->base_rtt_ns,
+                            .now_ns = now_ns};
+    fe_cc_init(qp->cc, params, &env);
+    qp->cc_timers = algo->on_timer != NULL;
+}
+
+/* The pacer starts with a full bucket: the first packets leave at once (no warm-up). Its
+ * default size is the largest data frame: one MTU with the most headers (WRITE_ONLY_IMM). */
+static void init_pacer(struct fe_qp *qp, const struct fe_qp_config *cfg, uint64_t now_ns)
+{
+    const struct fe_req *r = &qp->req;
+    uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
+                     : r->fixed_overhead_bytes
+                         ? (uint64_t)cfg->mtu_bytes + r->fixed_overhead_bytes
+                         : (uint64_t)cfg->mtu_bytes + fe_pkt_hdr_len(FE_OP_WRITE_ONLY_IMM) +
+                               FE_ICRC_LEN + r->frame_overhead_bytes;
+    fe_pacer_init(&qp->req.pacer, burst, now_ns);
+}
+
 struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int *err,
                            const char **why_field)
 {
@@ -130,9 +168,7 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     struct fe_qp *qp = NULL;
     if (why) goto fail;
 
-    const struct fe_cc_algo *algo = cfg->cc_algo;
-    if (!algo && cfg->cc_params) algo = cfg->cc_params->algo;
-    if (!algo) algo = fe_cc_find("none");
+    const struct fe_cc_algo *algo = config_algo(cfg);
     if (!algo) {
         e = FE_ENOENT;
         why = "cc_algo";
@@ -161,27 +197,8 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     if (fe_req_init(qp) < 0) goto fail;
     fe_resp_init(qp);
 
-    struct fe_cc_params defaults;
-    const struct fe_cc_params *params = cfg->cc_params;
-    if (!params) {
-        fe_cc_params_default(&defaults, algo);
-        params = &defaults;
-    }
-    struct fe_cc_env env = {.line_rate_bps = cfg->line_rate_bps,
-                            .mtu_bytes = cfg->mtu_bytes,
-                            .base_rtt_ns = cfg->base_rtt_ns,
-                            .now_ns = now_ns};
-    fe_cc_init(qp->cc, params, &env);
-    qp->cc_timers = algo->on_timer != NULL;
-    /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). Its
-     * default size is the largest data frame: one MTU with the most headers (WRITE_ONLY_IMM). */
-    const struct fe_req *r = &qp->req;
-    uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
-                     : r->fixed_overhead_bytes
-                         ? (uint64_t)cfg->mtu_bytes + r->fixed_overhead_bytes
-                         : (uint64_t)cfg->mtu_bytes + fe_pkt_hdr_len(FE_OP_WRITE_ONLY_IMM) +
-                               FE_ICRC_LEN + r->frame_overhead_bytes;
-    fe_pacer_init(&qp->req.pacer, burst, now_ns);
+    init_cc(qp, cfg, algo, now_ns);
+    init_pacer(qp, cfg, now_ns);
 
     if (err) *err = 0;
     if (why_field) *why_field = NULL;

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-/* Byte offsets of design.md section 4. */
+/* Byte offsets in the 64-byte message, as Lite-RoCEv2 lays it out. */
 enum {
     OFF_FLAGS = 0,
     OFF_LOC = 1, /* qpn(4) psn(4) rkey(4) va(8) ip(4) = 24 bytes */
@@ -356,6 +356,101 @@ static int fe_reject(struct fe_sc_fe *fe, struct fe_sc_fe_result *res, enum fe_s
     return FE_EPARSE;
 }
 
+/* The slot a request for QP m->rem.qpn acts on, checked: only the host that opened a QP (same
+ * address, same host QPN) may drive it. *q is NULL when there is no such QP. */
+static int check_owner(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                       struct fe_sc_fe_qp **q)
+{
+    *q = fe_slot_of(fe, m->rem.qpn);
+    if (*q && ((*q)->host_addr != src_ip || (*q)->peer.qpn != m->loc.qpn)) return -1;
+    return 0;
+}
+
+/* A START/STOP needs a QP that is ready, or that this very datagram makes ready. */
+static bool tx_target_ready(const struct fe_sc_msg *m, const struct fe_sc_fe_qp *tq)
+{
+    bool req = m->info_valid;
+    if (req && (m->request == FE_SC_REQ_CLOSE_QP || m->request == FE_SC_REQ_ERROR ||
+                m->request == FE_SC_REQ_OPEN_QP))
+        return false;
+    return tq && (tq->state == FE_SC_QP_RTS || (req && m->request == FE_SC_REQ_MODIFY_QP_RTS));
+}
+
+/* OPEN_QP: a free slot, or the host's QP again when it repeats the request. */
+static void open_qp(struct fe_sc_fe *fe, uint64_t now_ns, const struct fe_sc_msg *m,
+                    uint32_t src_ip, struct fe_sc_fe_result *res)
+{
+    struct fe_sc_fe_qp *same = NULL, *free_q = NULL;
+    for (unsigned i = 0; i < fe->cfg.max_qps; i++) {
+        struct fe_sc_fe_qp *c = &fe->qp[i];
+        if (c->state == FE_SC_QP_FREE) {
+            if (!free_q) free_q = c;
+        } else if (c->host_addr == src_ip && c->peer.qpn == m->loc.qpn) {
+            same = c;
+        }
+    }
+    if (same && same_host_params(&same->peer, &m->loc)) {
+        /* The host sent OPEN_QP again (our ACK was lost): same QP, same answer. */
+        fe_reply(fe, m, src_ip, FE_SC_ACK_ACK, same, res);
+        return;
+    }
+    struct fe_sc_fe_qp *use = same ? same : free_q;
+    if (!use) {
+        fe_reply(fe, m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
+        return;
+    }
+    unsigned slot = (unsigned)(use - fe->qp);
+    memset(use, 0, sizeof *use);
+    use->state = FE_SC_QP_OPEN;
+    use->qpn = fe->cfg.first_qpn + slot;
+    use->sq_psn = m->loc.psn; /* the front-end's first send PSN is the host's PSN */
+    use->host_addr = src_ip;
+    use->reply_port = m->reply_port ? m->reply_port : FE_SC_REPLY_PORT;
+    use->peer = m->loc;
+    use->opened_ns = now_ns;
+    add_event(res, FE_SC_EV_OPENED, use, slot);
+    fe_reply(fe, m, src_ip, FE_SC_ACK_ACK, use, res);
+}
+
+/* SEND_QP_INFO, MODIFY_QP_RTS, CLOSE_QP, ERROR on the existing QP q. */
+static void qp_request(struct fe_sc_fe *fe, const struct fe_sc_msg *m, uint32_t src_ip,
+                       struct fe_sc_fe_qp *q, struct fe_sc_fe_result *res)
+{
+    if (!q) {
+        fe_reply(fe, m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
+        return;
+    }
+    unsigned slot = (unsigned)(q - fe->qp);
+    switch (m->request) {
+    case FE_SC_REQ_SEND_QP_INFO:
+        if (!same_host_params(&q->peer, &m->loc)) {
+            q->peer = m->loc;
+            q->sq_psn = m->loc.psn;
+            add_event(res, FE_SC_EV_UPDATED, q, slot);
+        }
+        fe_reply(fe, m, src_ip, FE_SC_ACK_ACK, q, res);
+        break;
+    case FE_SC_REQ_MODIFY_QP_RTS:
+        if (q->state != FE_SC_QP_RTS) { /* a repeated MODIFY is answered, not re-executed */
+            q->state = FE_SC_QP_RTS;
+            add_event(res, FE_SC_EV_RTS, q, slot);
+        }
+        fe_reply(fe, m, src_ip, FE_SC_ACK_ACK, q, res);
+        break;
+    default: /* CLOSE_QP, ERROR */
+        add_event(res, FE_SC_EV_CLOSED, q, slot);
+        fe_reply(fe, m, src_ip, FE_SC_ACK_ACK, q, res);
+        memset(q, 0, sizeof *q);
+        break;
+    }
+}
+
+static bool is_qp_request(uint8_t request)
+{
+    return request == FE_SC_REQ_SEND_QP_INFO || request == FE_SC_REQ_MODIFY_QP_RTS ||
+           request == FE_SC_REQ_CLOSE_QP || request == FE_SC_REQ_ERROR;
+}
+
 int fe_sc_fe_input(struct fe_sc_fe *fe, uint64_t now_ns, const uint8_t *buf, size_t len,
                    uint32_t src_ip, uint16_t src_port, struct fe_sc_fe_result *res)
 {
@@ -374,100 +469,20 @@ int fe_sc_fe_input(struct fe_sc_fe *fe, uint64_t now_ns, const uint8_t *buf, siz
         return fe_reject(fe, res, FE_SC_R_SOURCE);
 
     /* Everything is checked before anything changes, so a refused datagram changes nothing. */
-    struct fe_sc_fe_qp *q = NULL;
-    if (m.info_valid && m.request != FE_SC_REQ_OPEN_QP) {
-        q = fe_slot_of(fe, m.rem.qpn);
-        /* Only the host that opened a QP (same address, same host QPN) may drive it. */
-        if (q && (q->host_addr != src_ip || q->peer.qpn != m.loc.qpn))
-            return fe_reject(fe, res, FE_SC_R_SOURCE);
-    }
-    struct fe_sc_fe_qp *tq = NULL;
+    struct fe_sc_fe_qp *q = NULL, *tq = NULL;
+    if (m.info_valid && m.request != FE_SC_REQ_OPEN_QP && check_owner(fe, &m, src_ip, &q))
+        return fe_reject(fe, res, FE_SC_R_SOURCE);
     if (m.tx.valid) {
-        tq = fe_slot_of(fe, m.rem.qpn);
-        if (tq && (tq->host_addr != src_ip || tq->peer.qpn != m.loc.qpn))
-            return fe_reject(fe, res, FE_SC_R_SOURCE);
-        /* A QP made ready by this very datagram counts as ready. */
-        bool will_be_rts = tq && (tq->state == FE_SC_QP_RTS ||
-                                  (m.info_valid && m.request == FE_SC_REQ_MODIFY_QP_RTS));
-        if (m.info_valid && (m.request == FE_SC_REQ_CLOSE_QP || m.request == FE_SC_REQ_ERROR ||
-                             m.request == FE_SC_REQ_OPEN_QP))
-            will_be_rts = false;
-        if (!will_be_rts) return fe_reject(fe, res, FE_SC_R_NOT_RTS);
+        if (check_owner(fe, &m, src_ip, &tq)) return fe_reject(fe, res, FE_SC_R_SOURCE);
+        if (!tx_target_ready(&m, tq)) return fe_reject(fe, res, FE_SC_R_NOT_RTS);
     }
     fe->stats.rx_ok++;
 
-    if (m.info_valid) {
-        switch (m.request) {
-        case FE_SC_REQ_OPEN_QP: {
-            struct fe_sc_fe_qp *same = NULL, *free_q = NULL;
-            for (unsigned i = 0; i < fe->cfg.max_qps; i++) {
-                struct fe_sc_fe_qp *c = &fe->qp[i];
-                if (c->state == FE_SC_QP_FREE) {
-                    if (!free_q) free_q = c;
-                } else if (c->host_addr == src_ip && c->peer.qpn == m.loc.qpn) {
-                    same = c;
-                }
-            }
-            if (same && same_host_params(&same->peer, &m.loc)) {
-                /* The host sent OPEN_QP again (our ACK was lost): same QP, same answer. */
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, same, res);
-                break;
-            }
-            struct fe_sc_fe_qp *use = same ? same : free_q;
-            if (!use) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            unsigned slot = (unsigned)(use - fe->qp);
-            memset(use, 0, sizeof *use);
-            use->state = FE_SC_QP_OPEN;
-            use->qpn = fe->cfg.first_qpn + slot;
-            use->sq_psn = m.loc.psn; /* the front-end's first send PSN is the host's PSN */
-            use->host_addr = src_ip;
-            use->reply_port = m.reply_port ? m.reply_port : FE_SC_REPLY_PORT;
-            use->peer = m.loc;
-            use->opened_ns = now_ns;
-            add_event(res, FE_SC_EV_OPENED, use, slot);
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, use, res);
-            break;
-        }
-        case FE_SC_REQ_SEND_QP_INFO:
-            if (!q) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            if (!same_host_params(&q->peer, &m.loc)) {
-                q->peer = m.loc;
-                q->sq_psn = m.loc.psn;
-                add_event(res, FE_SC_EV_UPDATED, q, (unsigned)(q - fe->qp));
-            }
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, q, res);
-            break;
-        case FE_SC_REQ_MODIFY_QP_RTS:
-            if (!q) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            if (q->state != FE_SC_QP_RTS) { /* a repeated MODIFY is answered, not re-executed */
-                q->state = FE_SC_QP_RTS;
-                add_event(res, FE_SC_EV_RTS, q, (unsigned)(q - fe->qp));
-            }
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, q, res);
-            break;
-        case FE_SC_REQ_CLOSE_QP:
-        case FE_SC_REQ_ERROR:
-            if (!q) {
-                fe_reply(fe, &m, src_ip, FE_SC_ACK_NO_QP, NULL, res);
-                break;
-            }
-            add_event(res, FE_SC_EV_CLOSED, q, (unsigned)(q - fe->qp));
-            fe_reply(fe, &m, src_ip, FE_SC_ACK_ACK, q, res);
-            memset(q, 0, sizeof *q);
-            break;
-        default:
-            break; /* unreachable: the decoder refused other types */
-        }
-    }
+    /* other request types: unreachable, the decoder refused them */
+    if (m.info_valid && m.request == FE_SC_REQ_OPEN_QP)
+        open_qp(fe, now_ns, &m, src_ip, res);
+    else if (m.info_valid && is_qp_request(m.request))
+        qp_request(fe, &m, src_ip, q, res);
     if (m.tx.valid && tq && tq->state == FE_SC_QP_RTS) {
         tq->tx = m.tx;
         tq->streaming = m.tx.start;
