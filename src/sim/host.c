@@ -13,6 +13,7 @@
 
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
+#include "transport/qp_sim.h"
 
 #define NOPOS         UINT32_MAX
 #define COLD          __attribute__((cold, noinline))
@@ -838,7 +839,6 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     ca.ackreq_every = per_packet_acks ? 1 : hc->ackreq_every;
     ca.ack_every = per_packet_acks ? 1 : hc->ack_every;
     ca.np_enable = hc->np_enable;
-    ca.np_ecn_echo_on_ack = hc->ecn_echo_on_ack;
     ca.cnp_interval_ns = hc->cnp_interval_ns;
     ca.cnp_dscp = hc->cnp_dscp;
     ca.cnp_pcp = hc->cnp_pcp;
@@ -847,8 +847,10 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     ca.line_rate_bps = line;
     ca.base_rtt_ns = f->base_rtt_ns;
     ca.pacer_burst_bytes = hc->pacer_burst_bytes;
+    struct fe_qp_sim_config sa = {.np_ecn_echo_on_ack = hc->ecn_echo_on_ack}, sb;
     /* the pacer counts the frames as the links carry them (HPCC ns-3: payload + 48 + INT) */
-    if (sim->ns3_frames) ca.sim_frame_overhead_bytes = 48 + sim->ns3_int_bytes;
+    if (sim->ns3_frames) sa.frame_overhead_bytes = 48 + sim->ns3_int_bytes;
+    sb = sa;
     cb = ca;
     cb.local_qpn = b->qpn;
     cb.remote_qpn = a->qpn;
@@ -859,11 +861,11 @@ int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     cb.sq_depth = 1;
     cb.cq_depth = 16;
     cb.line_rate_bps = hd->node->ports[0].rate_bps;
-    cb.int_echo = sim->int_enable; /* the responder echoes INT on its ACKs (HPCC) */
+    sb.int_echo = sim->int_enable; /* the responder echoes INT on its ACKs (HPCC) */
     int err = 0;
     const char *why = NULL;
-    a->qp = fe_qp_create(&ca, sim->now, &err, &why);
-    if (a->qp) b->qp = fe_qp_create(&cb, sim->now, &err, &why);
+    a->qp = fe_qp_create_sim(&ca, &sa, sim->now, &err, &why);
+    if (a->qp) b->qp = fe_qp_create_sim(&cb, &sb, sim->now, &err, &why);
     if (!a->qp || !b->qp) {
         sim->create_err = err ? err : FE_ENOMEM;
         sim->create_why = why;

@@ -7,6 +7,7 @@
 
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
+#include "transport/qp_sim.h"
 
 void sim_errf(char *err, size_t cap, const char *fmt, ...)
 {

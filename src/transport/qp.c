@@ -163,6 +163,21 @@ static void init_pacer(struct fe_qp *qp, const struct fe_qp_config *cfg, uint64_
 struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int *err,
                            const char **why_field)
 {
+    return fe_qp_create_sim(cfg, NULL, now_ns, err, why_field);
+}
+
+/* The simulator's settings, before anything reads them (the pacer's burst: init_pacer). */
+static void apply_sim_config(struct fe_qp *qp, const struct fe_qp_sim_config *sim)
+{
+    if (!sim) return;
+    qp->resp.np_ecn_echo_on_ack = sim->np_ecn_echo_on_ack;
+    qp->resp.int_echo = sim->int_echo;
+    qp->req.fixed_overhead_bytes = sim->frame_overhead_bytes;
+}
+
+struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
+                               uint64_t now_ns, int *err, const char **why_field)
+{
     int e = FE_EINVAL;
     const char *why = validate(cfg);
     struct fe_qp *qp = NULL;
@@ -196,6 +211,7 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     if (!qp->cq || !qp->resp.mr || !qp->resp.rq) goto fail;
     if (fe_req_init(qp) < 0) goto fail;
     fe_resp_init(qp);
+    apply_sim_config(qp, sim);
 
     init_cc(qp, cfg, algo, now_ns);
     init_pacer(qp, cfg, now_ns);

@@ -5,6 +5,7 @@
 
 #include "feroce/qp.h"
 #include "feroce/psn.h"
+#include "transport/qp_sim.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -94,7 +95,7 @@ struct fe_req {
     uint64_t ack_timeout_ns;
     uint32_t remote_qpn, remote_rkey, mtu_bytes, sq_depth;
     uint32_t frame_overhead_bytes; /* fe_path_overhead_bytes(&cfg.path) */
-    uint32_t fixed_overhead_bytes; /* cfg.sim_frame_overhead_bytes: frames = payload + this */
+    uint32_t fixed_overhead_bytes; /* fe_qp_sim_config.frame_overhead_bytes */
     uint16_t ackreq_every;
     uint8_t dscp, pcp, data_ecn, retry_cnt, rnr_retry;
     uint8_t mtu_shift; /* log2(mtu_bytes): packets per message without a division */
@@ -134,7 +135,7 @@ struct fe_resp {
     bool in_msg;        /* a message is in progress (after a FIRST, until its LAST) */
     bool msg_send;      /* SEND family (else WRITE) */
     bool cnp_ever;
-    /* configuration, copied from struct fe_qp_config (same names) */
+    /* configuration, copied from struct fe_qp_config and fe_qp_sim_config (same names) */
     bool int_echo, np_enable, np_ecn_echo_on_ack;
     uint16_t ack_every;
     uint8_t dscp, pcp, data_ecn, min_rnr_timer, cnp_dscp, cnp_pcp;

@@ -60,7 +60,6 @@ int fe_req_init(struct fe_qp *qp)
     r->mtu_bytes = c->mtu_bytes;
     r->sq_depth = c->sq_depth;
     r->frame_overhead_bytes = (uint32_t)fe_path_overhead_bytes(&c->path);
-    r->fixed_overhead_bytes = c->sim_frame_overhead_bytes;
     r->ackreq_every = c->ackreq_every;
     r->dscp = c->dscp;
     r->pcp = c->pcp;

@@ -15,9 +15,7 @@ void fe_resp_init(struct fe_qp *qp)
     const struct fe_qp_config *c = &qp->cfg;
     r->epsn = c->rq_psn;
     r->msg_mr = -1;
-    r->int_echo = c->int_echo;
     r->np_enable = c->np_enable;
-    r->np_ecn_echo_on_ack = c->np_ecn_echo_on_ack;
     r->ack_every = c->ack_every;
     r->dscp = c->dscp;
     r->pcp = c->pcp;
