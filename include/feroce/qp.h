@@ -108,24 +108,16 @@ struct fe_qp_config {
                             * or replay buffer lets it send) */
     uint16_t ack_every;    /* responder: ACK at least every N packets (coalescing) */
     /* Notification point (responder): answer CE-marked data with a CNP, at most one per
-     * cnp_interval_ns; or, in ns-3 compatible mode, echo congestion in the ACK's BECN bit. */
+     * cnp_interval_ns. */
     bool np_enable;
-    bool np_ecn_echo_on_ack;
     uint64_t cnp_interval_ns; /* min_time_between_cnps */
     uint8_t cnp_dscp, cnp_pcp;
-    /* Responder: ACKs and NAKs carry the INT records (fe_pkt.int_md) of the latest data packet
-     * that had them, as HPCC's receiver echoes the switches' telemetry to the sender. */
-    bool int_echo;
     /* Congestion control of the requester: NULL = "none" (line rate). */
     const struct fe_cc_algo *cc_algo;
     const struct fe_cc_params *cc_params; /* NULL = the algorithm's defaults */
     uint64_t line_rate_bps;
     uint64_t base_rtt_ns;
     uint64_t pacer_burst_bytes; /* 0 = one MTU */
-    /* Bytes the pacer and the CC count around a data packet's payload: 0 = the real RoCEv2
-     * frame (BTH, RETH, ImmDt, pad, ICRC and the path's Ethernet/IP/UDP/FCS); else payload +
-     * this, for a simulator that sizes frames as another model does (HPCC ns-3: 48). */
-    uint32_t sim_frame_overhead_bytes;
 };
 
 /* Defaults: QPNs 0x100, MTU 4096, PSNs 0, replay 2 MiB, SQ/RQ depths 1024, CQ 2048, 16 MRs,
@@ -191,12 +183,6 @@ uint32_t fe_qp_sq_room(const struct fe_qp *qp);
  * producer holding more unstarted WRs than this (fe_qp_sq_unstarted) may post its next ones
  * later without changing what the QP sends. */
 uint32_t fe_qp_replay_room(const struct fe_qp *qp);
-
-/* A hint, no effect on the QP: starts loading into the CPU caches the state fe_qp_tx reads. An
- * embedder that serves many QPs in turn calls it for the next one while it serves this one. */
-void fe_qp_prefetch_tx(const struct fe_qp *qp);
-/* The same for what fe_qp_rx reads when a data packet arrives (the responder's state). */
-void fe_qp_prefetch_rx(const struct fe_qp *qp);
 
 /* Next packet to transmit at now_ns: responses (ACK/NAK/CNP) first, then data when the pacer,
  * window and credit allow. Returns 1 and fills *out (pointing into WR memory), or 0. */

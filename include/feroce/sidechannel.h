@@ -1,5 +1,5 @@
 /* The side channel: Lite-RoCEv2's UDP connection manager, so feroce can stand in for the FPGA
- * front-end or drive one (design.md section 4).
+ * front-end or drive one.
  *
  * Every message is exactly 64 bytes, big-endian; 24-bit fields (QPN, PSN) sit in 4-byte slots
  * whose first byte is zero. "loc"/"rem" are from the sender's point of view; a reply swaps them.

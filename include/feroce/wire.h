@@ -32,6 +32,8 @@ extern "C" {
 #define FE_ATOMICACKETH_LEN 8
 #define FE_ICRC_LEN      4
 #define FE_CNP_PAD_LEN   16 /* zero bytes after the CNP's BTH */
+#define FE_CNP_DSCP      48 /* the CNP's usual marking (NVIDIA's default): DSCP 48, */
+#define FE_CNP_PCP       6  /* 802.1p priority 6 */
 
 #define FE_ETHERTYPE_IPV4 0x0800
 #define FE_ETHERTYPE_IPV6 0x86DD
@@ -271,6 +273,10 @@ struct fe_pkt {
 };
 /* CNP: fe_pkt with bth.opcode FE_OP_CNP, bth.becn set, bth.psn 0, payload_len 16 (payload NULL
  * or 16 zero bytes); fe_pkt_write writes zeros for a NULL payload. */
+/* Fills *out with the CNP to destination QP `dqpn`: BECN, default P_Key, PSN 0, a virtual
+ * 16-byte zero pad, Not-ECT (a CNP is never marked), sent with `dscp` / `pcp`. Every other
+ * field is zero. */
+void fe_cnp_build(struct fe_pkt *out, uint32_t dqpn, uint8_t dscp, uint8_t pcp);
 
 /* Bytes of BTH-onward headers (BTH + extension headers) for an opcode; 0 for unknown opcodes. */
 size_t fe_pkt_hdr_len(uint8_t opcode);

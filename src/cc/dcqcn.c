@@ -1,4 +1,4 @@
-/* DCQCN reaction point, in the three flavours users compare against (design.md section 5).
+/* DCQCN reaction point, in the three flavours users compare against.
  *
  * Each profile is its own algorithm name, with the ConnectX parameter names but the units,
  * defaults and arithmetic of the implementation it reproduces, because a profile changes what a
@@ -26,6 +26,52 @@
 enum profile { P_CONNECTX = 0, P_SURF = 1, P_NS3 = 2 };
 enum ev { EV_ALPHA = 0, EV_DEC = 1, EV_INC = 2, N_EV = 3 };
 #define NEVER UINT64_MAX
+
+/* Each profile's parameters, indexed like its table (the order 'feroce cc' lists them in). */
+enum connectx_param {
+    CX_TIME_RESET,
+    CX_BYTE_RESET,
+    CX_THRESHOLD,
+    CX_MAX_RATE,
+    CX_AI_RATE,
+    CX_HAI_RATE,
+    CX_GD,
+    CX_MIN_DEC_FAC,
+    CX_MIN_RATE,
+    CX_FIRST_RATE,
+    CX_G,
+    CX_ALPHA_PERIOD,
+    CX_DEC_PERIOD,
+    CX_INITIAL_ALPHA,
+    CX_CLAMP,
+    CX_CLAMP_AFTER_TIME_INC
+};
+enum surf_param {
+    SF_TIME_RESET,
+    SF_DEC_PERIOD,
+    SF_ALPHA_PERIOD,
+    SF_THRESHOLD,
+    SF_MAX_RATE,
+    SF_AI_RATE,
+    SF_HAI_RATE,
+    SF_MIN_RATE,
+    SF_G,
+    SF_GD,
+    SF_CLAMP
+};
+enum ns3_param {
+    N3_TIME_RESET,
+    N3_DEC_PERIOD,
+    N3_ALPHA_PERIOD,
+    N3_G,
+    N3_THRESHOLD,
+    N3_AI_RATE,
+    N3_HAI_RATE,
+    N3_MIN_RATE,
+    N3_MAX_RATE,
+    N3_FIRST_RATE,
+    N3_CLAMP
+};
 
 /* By cache line of the instance: struct fe_cc's outputs, then this context from byte 48. */
 struct dcqcn {
@@ -56,12 +102,6 @@ struct dcqcn {
     double g_d;     /* hpcc-ns3: g itself */
     uint64_t cnps, cuts;
 };
-
-static double pv(const struct fe_cc_params *p, const char *name, double dflt)
-{
-    int i = fe_cc_param_index(p->algo, name);
-    return i < 0 ? dflt : p->v[i];
-}
 
 static uint64_t to_Bps(const struct dcqcn *s, uint64_t r)
 {
@@ -338,44 +378,90 @@ static uint64_t us_to_ns(double us)
     return ns > 1e18 ? (uint64_t)1e18 : (uint64_t)llround(ns);
 }
 
+/* Rates in the profile's unit; max 0 = the line rate. */
+static void set_rates(struct dcqcn *s, uint64_t line, uint64_t max, uint64_t min, uint64_t ai,
+                      uint64_t hai, uint64_t first)
+{
+    s->max_rate = max && max < line ? max : line;
+    if (!s->max_rate) s->max_rate = 1;
+    s->min_rate = min < s->max_rate ? min : s->max_rate;
+    s->ai = ai;
+    s->hai = hai;
+    s->first_rate = first;
+    s->rc = s->rt = s->max_rate;
+}
+
+static void set_periods(struct dcqcn *s, double alpha_us, double dec_us, double inc_us)
+{
+    s->period[EV_ALPHA] = us_to_ns(alpha_us);
+    s->period[EV_DEC] = us_to_ns(dec_us);
+    s->period[EV_INC] = us_to_ns(inc_us);
+}
+
+/* ConnectX: every setting is a parameter; rates in Mb/s. */
+static void init_connectx(struct dcqcn *s, const double *v, uint64_t line_bps)
+{
+    set_rates(s, line_bps / 1000000u, (uint64_t)v[CX_MAX_RATE], (uint64_t)v[CX_MIN_RATE],
+              (uint64_t)v[CX_AI_RATE], (uint64_t)v[CX_HAI_RATE], (uint64_t)v[CX_FIRST_RATE]);
+    s->F = (uint32_t)v[CX_THRESHOLD];
+    s->gd = (uint32_t)v[CX_GD];
+    s->min_dec_fac = (uint32_t)v[CX_MIN_DEC_FAC];
+    s->initial_alpha = (uint32_t)v[CX_INITIAL_ALPHA];
+    s->alpha = s->initial_alpha;
+    s->g = (uint32_t)v[CX_G];
+    s->clamp_always = v[CX_CLAMP] != 0;
+    s->clamp_after_time_inc = v[CX_CLAMP_AFTER_TIME_INC] != 0;
+    s->bc_bytes = (uint32_t)v[CX_BYTE_RESET] * 64; /* at most 32767 x 64 */
+    set_periods(s, v[CX_ALPHA_PERIOD], v[CX_DEC_PERIOD], v[CX_TIME_RESET]);
+}
+
+/* SURF firmware: rates are B/s registers. It has no byte counter and no first-CNP rate, its
+ * alpha resets to 1023 (and the first CNP sets it there again), and a cut after a timer increase
+ * always sets Rt = Rc (the RTL's clamp). */
+static void init_surf(struct dcqcn *s, const double *v, uint64_t line_bps)
+{
+    set_rates(s, line_bps / 8, (uint64_t)v[SF_MAX_RATE], (uint64_t)v[SF_MIN_RATE],
+              (uint64_t)v[SF_AI_RATE], (uint64_t)v[SF_HAI_RATE], 0);
+    s->F = (uint32_t)v[SF_THRESHOLD];
+    s->gd = (uint32_t)v[SF_GD];
+    s->initial_alpha = 1023;
+    s->alpha = s->initial_alpha;
+    s->g = (uint32_t)v[SF_G];
+    s->clamp_always = v[SF_CLAMP] != 0;
+    s->clamp_after_time_inc = true;
+    set_periods(s, v[SF_ALPHA_PERIOD], v[SF_DEC_PERIOD], v[SF_TIME_RESET]);
+}
+
+/* HPCC's ns-3 model: rates are given in Mb/s like its config file and kept in b/s, converted as
+ * ns-3's DataRate does; alpha and its gain are doubles, the cut is Rc x (1 - alpha / 2), and
+ * there is no byte counter. */
+static void init_ns3(struct dcqcn *s, const double *v, uint64_t line_bps)
+{
+    set_rates(s, line_bps, (uint64_t)(v[N3_MAX_RATE] * 1e6), (uint64_t)(v[N3_MIN_RATE] * 1e6),
+              (uint64_t)(v[N3_AI_RATE] * 1e6), (uint64_t)(v[N3_HAI_RATE] * 1e6),
+              (uint64_t)(v[N3_FIRST_RATE] * 1e6));
+    s->F = (uint32_t)v[N3_THRESHOLD];
+    s->g_d = (1024 - v[N3_G]) / 1024;
+    s->clamp_always = v[N3_CLAMP] != 0;
+    set_periods(s, v[N3_ALPHA_PERIOD], v[N3_DEC_PERIOD], v[N3_TIME_RESET]);
+}
+
 static void dcqcn_init(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
                        struct fe_cc_out *out)
 {
     struct dcqcn *s = ctx;
-    s->profile = p->algo == &fe_cc_dcqcn_surf  ? P_SURF
-                 : p->algo == &fe_cc_dcqcn_ns3 ? P_NS3
-                                               : P_CONNECTX;
     uint64_t line_bps = env->line_rate_bps ? env->line_rate_bps : 100000000000ull;
-    uint64_t line = s->profile == P_CONNECTX ? line_bps / 1000000u
-                    : s->profile == P_SURF   ? line_bps / 8
-                                             : line_bps;
-    /* hpcc-ns3 takes Mb/s like its config file and converts as ns-3's DataRate does. */
-    double rate_scale = s->profile == P_NS3 ? 1e6 : 1;
-    uint64_t maxr = (uint64_t)(pv(p, "rpg_max_rate", 0) * rate_scale);
-    s->max_rate = maxr && maxr < line ? maxr : line;
-    if (!s->max_rate) s->max_rate = 1;
-    s->min_rate = (uint64_t)(pv(p, "rpg_min_rate", 1) * rate_scale);
-    if (s->min_rate > s->max_rate) s->min_rate = s->max_rate;
-    s->ai = (uint64_t)(pv(p, "rpg_ai_rate", 5) * rate_scale);
-    s->hai = (uint64_t)(pv(p, "rpg_hai_rate", 50) * rate_scale);
-    s->first_rate = (uint64_t)(pv(p, "rate_to_set_on_first_cnp", 0) * rate_scale);
-    s->rc = s->rt = s->max_rate;
-    s->F = (uint32_t)pv(p, "rpg_threshold", 1);
-    s->gd = (uint32_t)pv(p, "rpg_gd", 11);
-    s->min_dec_fac = (uint32_t)pv(p, "rpg_min_dec_fac", 50);
-    s->initial_alpha = (uint32_t)pv(p, "initial_alpha_value", 1023);
-    double g = pv(p, "dce_tcp_g", 1019);
-    s->g = (uint32_t)g;
-    s->g_d = (1024 - g) / 1024;
-    s->alpha = s->initial_alpha;
+    if (p->algo == &fe_cc_dcqcn_surf) {
+        s->profile = P_SURF;
+        init_surf(s, p->v, line_bps);
+    } else if (p->algo == &fe_cc_dcqcn_ns3) {
+        s->profile = P_NS3;
+        init_ns3(s, p->v, line_bps);
+    } else {
+        s->profile = P_CONNECTX;
+        init_connectx(s, p->v, line_bps);
+    }
     s->alpha_d = 1.0;
-    s->clamp_always = pv(p, "clamp_tgt_rate", 0) != 0;
-    s->clamp_after_time_inc = pv(p, "clamp_tgt_rate_after_time_inc", 1) != 0;
-    s->bc_bytes = (uint32_t)pv(p, "rpg_byte_reset", 0) * 64; /* at most 32767 x 64 */
-    if (s->profile != P_CONNECTX) s->bc_bytes = 0;
-    s->period[EV_ALPHA] = us_to_ns(pv(p, "dce_tcp_rtt", 1));
-    s->period[EV_DEC] = us_to_ns(pv(p, "rate_reduce_monitor_period", 4));
-    s->period[EV_INC] = us_to_ns(pv(p, "rpg_time_reset", 300));
     for (int e = 0; e < N_EV; e++) s->next[e] = NEVER;
     out->window_bytes = FE_CC_UNLIMITED;
     out->credit_bytes = FE_CC_UNLIMITED;
@@ -417,60 +503,74 @@ static int dcqcn_trace(const void *ctx, struct fe_cc_trace *v, int max)
 /* ---- parameter tables ---- */
 
 static const struct fe_cc_param connectx_params[] = {
-    {"rpg_time_reset", "us", "rate-increase timer period", 300, 1, 131071, true},
-    {"rpg_byte_reset", "64 B", "rate-increase byte counter period (0 = off)", 32767, 0, 32767,
-     true},
-    {"rpg_threshold", "events", "stage threshold F (fast recovery -> additive -> hyper)", 1, 1, 31,
-     true},
-    {"rpg_max_rate", "Mb/s", "maximum rate (0 = line rate)", 0, 0, 1000000, true},
-    {"rpg_ai_rate", "Mb/s", "additive increase of Rt", 5, 1, 65535, true},
-    {"rpg_hai_rate", "Mb/s", "hyper increase of Rt", 50, 1, 65535, true},
-    {"rpg_gd", "shift", "cut = Rc x alpha >> rpg_gd", 11, 1, 15, true},
-    {"rpg_min_dec_fac", "%", "one cut leaves at least this share of Rc", 50, 1, 100, true},
-    {"rpg_min_rate", "Mb/s", "rate floor", 1, 1, 1000000, true},
-    {"rate_to_set_on_first_cnp", "Mb/s", "Rc = Rt on the first CNP (0 = keep)", 0, 0, 1000000,
-     true},
-    {"dce_tcp_g", "1/1024", "alpha gain, stored as (1 - g) x 1024", 1019, 0, 1023, true},
-    {"dce_tcp_rtt", "us", "alpha update period", 1, 1, 131071, true},
-    {"rate_reduce_monitor_period", "us", "at most one cut per period", 4, 1, 131071, true},
-    {"initial_alpha_value", "1/1024", "alpha set by the first CNP", 1023, 0, 1023, true},
-    {"clamp_tgt_rate", "bool", "every cut sets Rt = Rc", 0, 0, 1, true},
-    {"clamp_tgt_rate_after_time_inc", "bool",
-     "a cut sets Rt = Rc also after timer increases (always after byte-counter ones)", 1, 0, 1,
-     true},
+    [CX_TIME_RESET] = {"rpg_time_reset", "us", "rate-increase timer period", 300, 1, 131071, true},
+    [CX_BYTE_RESET] = {"rpg_byte_reset", "64 B", "rate-increase byte counter period (0 = off)",
+                       32767, 0, 32767, true},
+    [CX_THRESHOLD] = {"rpg_threshold", "events",
+                      "stage threshold F (fast recovery -> additive -> hyper)", 1, 1, 31, true},
+    [CX_MAX_RATE] = {"rpg_max_rate", "Mb/s", "maximum rate (0 = line rate)", 0, 0, 1000000, true},
+    [CX_AI_RATE] = {"rpg_ai_rate", "Mb/s", "additive increase of Rt", 5, 1, 65535, true},
+    [CX_HAI_RATE] = {"rpg_hai_rate", "Mb/s", "hyper increase of Rt", 50, 1, 65535, true},
+    [CX_GD] = {"rpg_gd", "shift", "cut = Rc x alpha >> rpg_gd", 11, 1, 15, true},
+    [CX_MIN_DEC_FAC] = {"rpg_min_dec_fac", "%", "one cut leaves at least this share of Rc", 50, 1,
+                        100, true},
+    [CX_MIN_RATE] = {"rpg_min_rate", "Mb/s", "rate floor", 1, 1, 1000000, true},
+    [CX_FIRST_RATE] = {"rate_to_set_on_first_cnp", "Mb/s", "Rc = Rt on the first CNP (0 = keep)", 0,
+                       0, 1000000, true},
+    [CX_G] = {"dce_tcp_g", "1/1024", "alpha gain, stored as (1 - g) x 1024", 1019, 0, 1023, true},
+    [CX_ALPHA_PERIOD] = {"dce_tcp_rtt", "us", "alpha update period", 1, 1, 131071, true},
+    [CX_DEC_PERIOD] = {"rate_reduce_monitor_period", "us", "at most one cut per period", 4, 1,
+                       131071, true},
+    [CX_INITIAL_ALPHA] = {"initial_alpha_value", "1/1024", "alpha set by the first CNP", 1023, 0,
+                          1023, true},
+    [CX_CLAMP] = {"clamp_tgt_rate", "bool", "every cut sets Rt = Rc", 0, 0, 1, true},
+    [CX_CLAMP_AFTER_TIME_INC] =
+        {"clamp_tgt_rate_after_time_inc", "bool",
+         "a cut sets Rt = Rc also after timer increases (always after byte-counter ones)", 1, 0, 1,
+         true},
 };
 
 /* SURF register names in the help; defaults are the firmware's reset values. */
 static const struct fe_cc_param surf_params[] = {
-    {"rpg_time_reset", "us", "rateIncInterval: rate-increase timer period", 1500, 1, 27487790,
-     true},
-    {"rate_reduce_monitor_period", "us", "rateDecInterval: rate-decrease check period", 4, 1, 419,
-     true},
-    {"dce_tcp_rtt", "us", "alphaUpdInterval: alpha update period", 55, 1, 419, true},
-    {"rpg_threshold", "events", "timeStageThreshold F: F-1 fast recovery steps, one additive", 5, 1,
-     255, true},
-    {"rpg_max_rate", "B/s", "LINE_RATE_G: maximum rate (0 = line rate)", 0, 0, 4294967295.0, true},
-    {"rpg_ai_rate", "B/s", "Rai: additive increase of Rt", 6000000, 0, 4294967295.0, true},
-    {"rpg_hai_rate", "B/s", "Rhai: hyper increase of Rt", 12000000, 0, 4294967295.0, true},
-    {"rpg_min_rate", "B/s", "Rmin: rate floor", 10000000, 0, 4294967295.0, true},
-    {"dce_tcp_g", "1/1024", "alphaG = (1 - g) x 1024", 1020, 0, 1023, true},
-    {"rpg_gd", "shift", "10 + dec_gain: cut = Rc x alpha >> rpg_gd", 11, 10, 25, true},
-    {"clamp_tgt_rate", "bool", "clampTgtRate: every cut sets Rt = Rc", 0, 0, 1, true},
+    [SF_TIME_RESET] = {"rpg_time_reset", "us", "rateIncInterval: rate-increase timer period", 1500,
+                       1, 27487790, true},
+    [SF_DEC_PERIOD] = {"rate_reduce_monitor_period", "us",
+                       "rateDecInterval: rate-decrease check period", 4, 1, 419, true},
+    [SF_ALPHA_PERIOD] = {"dce_tcp_rtt", "us", "alphaUpdInterval: alpha update period", 55, 1, 419,
+                         true},
+    [SF_THRESHOLD] = {"rpg_threshold", "events",
+                      "timeStageThreshold F: F-1 fast recovery steps, one additive", 5, 1, 255,
+                      true},
+    [SF_MAX_RATE] = {"rpg_max_rate", "B/s", "LINE_RATE_G: maximum rate (0 = line rate)", 0, 0,
+                     4294967295.0, true},
+    [SF_AI_RATE] = {"rpg_ai_rate", "B/s", "Rai: additive increase of Rt", 6000000, 0, 4294967295.0,
+                    true},
+    [SF_HAI_RATE] = {"rpg_hai_rate", "B/s", "Rhai: hyper increase of Rt", 12000000, 0, 4294967295.0,
+                     true},
+    [SF_MIN_RATE] = {"rpg_min_rate", "B/s", "Rmin: rate floor", 10000000, 0, 4294967295.0, true},
+    [SF_G] = {"dce_tcp_g", "1/1024", "alphaG = (1 - g) x 1024", 1020, 0, 1023, true},
+    [SF_GD] = {"rpg_gd", "shift", "10 + dec_gain: cut = Rc x alpha >> rpg_gd", 11, 10, 25, true},
+    [SF_CLAMP] = {"clamp_tgt_rate", "bool", "clampTgtRate: every cut sets Rt = Rc", 0, 0, 1, true},
 };
 
 /* ns-3 config names in the help; defaults are HPCC's run.py "--cc dcqcn" at 25 Gb/s. */
 static const struct fe_cc_param ns3_params[] = {
-    {"rpg_time_reset", "us", "RP_TIMER: rate-increase timer period", 300, 0.001, 1e9, false},
-    {"rate_reduce_monitor_period", "us", "RATE_DECREASE_INTERVAL", 4, 0.001, 1e9, false},
-    {"dce_tcp_rtt", "us", "ALPHA_RESUME_INTERVAL: alpha update period", 1, 0.001, 1e9, false},
-    {"dce_tcp_g", "1/1024", "(1 - EWMA_GAIN) x 1024", 1020, 0, 1024, false},
-    {"rpg_threshold", "events", "FAST_RECOVERY_TIMES F", 1, 0, 1000000, true},
-    {"rpg_ai_rate", "Mb/s", "RATE_AI", 5, 0, 1e7, false},
-    {"rpg_hai_rate", "Mb/s", "RATE_HAI", 50, 0, 1e7, false},
-    {"rpg_min_rate", "Mb/s", "MIN_RATE", 1000, 0, 1e7, false},
-    {"rpg_max_rate", "Mb/s", "maximum rate (0 = line rate)", 0, 0, 1e7, false},
-    {"rate_to_set_on_first_cnp", "Mb/s", "Rc = Rt on the first CNP (0 = keep)", 0, 0, 1e7, false},
-    {"clamp_tgt_rate", "bool", "CLAMP_TARGET_RATE: every cut sets Rt = Rc", 0, 0, 1, true},
+    [N3_TIME_RESET] = {"rpg_time_reset", "us", "RP_TIMER: rate-increase timer period", 300, 0.001,
+                       1e9, false},
+    [N3_DEC_PERIOD] = {"rate_reduce_monitor_period", "us", "RATE_DECREASE_INTERVAL", 4, 0.001, 1e9,
+                       false},
+    [N3_ALPHA_PERIOD] = {"dce_tcp_rtt", "us", "ALPHA_RESUME_INTERVAL: alpha update period", 1,
+                         0.001, 1e9, false},
+    [N3_G] = {"dce_tcp_g", "1/1024", "(1 - EWMA_GAIN) x 1024", 1020, 0, 1024, false},
+    [N3_THRESHOLD] = {"rpg_threshold", "events", "FAST_RECOVERY_TIMES F", 1, 0, 1000000, true},
+    [N3_AI_RATE] = {"rpg_ai_rate", "Mb/s", "RATE_AI", 5, 0, 1e7, false},
+    [N3_HAI_RATE] = {"rpg_hai_rate", "Mb/s", "RATE_HAI", 50, 0, 1e7, false},
+    [N3_MIN_RATE] = {"rpg_min_rate", "Mb/s", "MIN_RATE", 1000, 0, 1e7, false},
+    [N3_MAX_RATE] = {"rpg_max_rate", "Mb/s", "maximum rate (0 = line rate)", 0, 0, 1e7, false},
+    [N3_FIRST_RATE] = {"rate_to_set_on_first_cnp", "Mb/s", "Rc = Rt on the first CNP (0 = keep)", 0,
+                       0, 1e7, false},
+    [N3_CLAMP] = {"clamp_tgt_rate", "bool", "CLAMP_TARGET_RATE: every cut sets Rt = Rc", 0, 0, 1,
+                  true},
 };
 
 #define DCQCN_COMMON                                                                               \

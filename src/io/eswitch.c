@@ -425,14 +425,7 @@ static void forge_cnps(struct fe_eswitch *s, struct sender *x, uint64_t now_ns)
     (void)now_ns;
     for (unsigned k = 0; k < x->n_qpn; k++) {
         struct fe_pkt p;
-        memset(&p, 0, sizeof p);
-        p.bth.opcode = FE_OP_CNP;
-        p.bth.becn = true;
-        p.bth.pkey = FE_PKEY_DEFAULT;
-        p.bth.dqpn = x->qpn[k];
-        p.payload_len = FE_CNP_PAD_LEN;
-        p.dscp = 48;
-        p.pcp = 6;
+        fe_cnp_build(&p, x->qpn[k], FE_CNP_DSCP, FE_CNP_PCP);
         uint8_t buf[256];
         struct fe_dgram d = {.buf = buf};
         int len;
@@ -442,7 +435,7 @@ static void forge_cnps(struct fe_eswitch *s, struct sender *x, uint64_t now_ns)
             d.len = (uint32_t)len;
             d.ip = s->peer_ip[x->port];
             d.port = s->peer_port[x->port];
-            d.tos = 48 << 2;
+            d.tos = FE_CNP_DSCP << 2;
             if (fe_udpsock_send(s->acc[x->port], &d, 1) != 1) continue;
         } else {
             struct fe_path path;

@@ -68,15 +68,8 @@ void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
     /* forge the CNP the notification point would send, toward the flow's sender */
     struct sim_pkt *c = sim_pkt_alloc(sim);
     if (!c) return;
-    memset(&c->pkt, 0, sizeof(c->pkt));
     c->kind = PKT_ROCE;
-    c->pkt.bth.opcode = FE_OP_CNP;
-    c->pkt.bth.becn = true;
-    c->pkt.bth.pkey = FE_PKEY_DEFAULT;
-    c->pkt.bth.dqpn = f->req->qpn;
-    c->pkt.payload_len = FE_CNP_PAD_LEN;
-    c->pkt.pcp = sim->sc.host.cnp_pcp;
-    c->pkt.dscp = sim->sc.host.cnp_dscp;
+    fe_cnp_build(&c->pkt, f->req->qpn, sim->sc.host.cnp_dscp, sim->sc.host.cnp_pcp);
     c->prio = sim->sc.host.cnp_pcp;
     c->flow = pkt->flow;
     c->owner = NULL;

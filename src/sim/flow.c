@@ -7,6 +7,7 @@
 #include "feroce/err.h"
 #include "sim/flow.h"
 #include "sim/phases.h"
+#include "transport/qp_sim.h"
 
 void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
 {
@@ -95,11 +96,12 @@ static int create_qps(struct fe_sim *sim, struct sim_flow *f, struct sim_qp *a, 
                       uint64_t line_bps)
 {
     struct fe_qp_config ca, cb;
-    sim_flow_qp_configs(sim, f, a, b, line_bps, &ca, &cb);
+    struct fe_qp_sim_config sa, sb;
+    sim_flow_qp_configs(sim, f, a, b, line_bps, &ca, &cb, &sa, &sb);
     int err = 0;
     const char *why = NULL;
-    a->qp = fe_qp_create(&ca, sim->now, &err, &why);
-    if (a->qp) b->qp = fe_qp_create(&cb, sim->now, &err, &why);
+    a->qp = fe_qp_create_sim(&ca, &sa, sim->now, &err, &why);
+    if (a->qp) b->qp = fe_qp_create_sim(&cb, &sb, sim->now, &err, &why);
     if (!a->qp || !b->qp) {
         sim->create_err = err ? err : FE_ENOMEM;
         sim->create_why = why;

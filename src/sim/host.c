@@ -11,6 +11,7 @@
 #include "feroce/err.h"
 #include "sim/flow.h"
 #include "sim/sim_internal.h"
+#include "transport/qp_sim.h"
 
 #define COLD          __attribute__((cold, noinline))
 #define ALWAYS_INLINE inline __attribute__((always_inline)) /* hot, a few callers */

@@ -110,6 +110,8 @@ void sim_host_schedule_qp(struct fe_sim *sim, struct sim_host *h, struct sim_qp 
 /* The host's wake-up event at its earliest QP deadline. */
 void sim_host_arm_wake(struct fe_sim *sim, struct sim_host *h);
 
+struct fe_qp_sim_config;
+
 /* ---- flow.c, path.c, qp_config.c ---- */
 int sim_flow_start(struct fe_sim *sim, uint32_t flow);
 /* Base RTT, bottleneck rate and standalone FCT of a flow's path (at creation). */
@@ -122,7 +124,8 @@ uint64_t sim_flow_line_bps(const struct fe_sim *sim, const struct sim_flow *f);
 /* The requester's (ca) and the responder's (cb) fe_qp configurations. */
 void sim_flow_qp_configs(const struct fe_sim *sim, const struct sim_flow *f, const struct sim_qp *a,
                          const struct sim_qp *b, uint64_t line_bps, struct fe_qp_config *ca,
-                         struct fe_qp_config *cb);
+                         struct fe_qp_config *cb, struct fe_qp_sim_config *sa,
+                         struct fe_qp_sim_config *sb);
 /* The flow's counters as its live QPs have them now (the synced copies of released ones). */
 void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out);
 /* Copies them into f->ctr: at a window edge, a phase mark, and before its QPs are released. */

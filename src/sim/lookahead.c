@@ -9,6 +9,7 @@
  * again from the event's object and reads only what is live now (a QP released meanwhile has left
  * host->qps, a frame taken has left its wire): it loads, it decides nothing. */
 #include "sim/state.h"
+#include "transport/qp_sim.h"
 
 #define PF(p) __builtin_prefetch(p)
 

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "sim/link.h"
+#include "sim/ns3_frame.h"
+#include "transport/qp_sim.h"
 
 static void fill_path(struct fe_path *path, uint32_t src_node, uint32_t dst_node, uint16_t sport)
 {
@@ -44,7 +46,6 @@ static void config_acks(const struct fe_sim *sim, const struct sim_flow *f, stru
     c->ackreq_every = per_packet_acks ? 1 : hc->ackreq_every;
     c->ack_every = per_packet_acks ? 1 : hc->ack_every;
     c->np_enable = hc->np_enable;
-    c->np_ecn_echo_on_ack = hc->ecn_echo_on_ack;
     c->cnp_interval_ns = hc->cnp_interval_ns;
     c->cnp_dscp = hc->cnp_dscp;
     c->cnp_pcp = hc->cnp_pcp;
@@ -68,7 +69,8 @@ static void config_queues(const struct fe_sim *sim, const struct sim_flow *f,
 
 void sim_flow_qp_configs(const struct fe_sim *sim, const struct sim_flow *f, const struct sim_qp *a,
                          const struct sim_qp *b, uint64_t line_bps, struct fe_qp_config *ca,
-                         struct fe_qp_config *cb)
+                         struct fe_qp_config *cb, struct fe_qp_sim_config *sa,
+                         struct fe_qp_sim_config *sb)
 {
     const struct fe_sim_scenario *sc = &sim->sc;
     const struct fe_sim_host_cfg *hc = &sc->host;
@@ -96,7 +98,9 @@ void sim_flow_qp_configs(const struct fe_sim *sim, const struct sim_flow *f, con
     ca->base_rtt_ns = f->base_rtt_ns;
     ca->pacer_burst_bytes = hc->pacer_burst_bytes;
     /* the pacer counts the frames as the links carry them (HPCC ns-3: payload + 48 + INT) */
-    if (sim->ns3_frames) ca->sim_frame_overhead_bytes = 48 + sim->ns3_int_bytes;
+    *sa = (struct fe_qp_sim_config){.np_ecn_echo_on_ack = sim->sc.host.ecn_echo_on_ack};
+    if (sim->ns3_frames) sa->frame_overhead_bytes = SIM_NS3_DATA_HDR_BYTES + sim->ns3_int_bytes;
+    *sb = *sa;
     *cb = *ca;
     cb->local_qpn = b->qpn;
     cb->remote_qpn = a->qpn;
@@ -107,5 +111,5 @@ void sim_flow_qp_configs(const struct fe_sim *sim, const struct sim_flow *f, con
     cb->sq_depth = 1;
     cb->cq_depth = 16;
     cb->line_rate_bps = sim->nodes[f->spec.dst].ports[0].rate_bps;
-    cb->int_echo = sim->int_enable; /* the responder echoes INT on its ACKs (HPCC) */
+    sb->int_echo = sim->int_enable; /* the responder echoes INT on its ACKs (HPCC) */
 }

@@ -56,8 +56,8 @@ void fe_qp_config_default(struct fe_qp_config *cfg)
     cfg->ack_every = 32;
     cfg->np_enable = true;
     cfg->cnp_interval_ns = 4000;
-    cfg->cnp_dscp = 48;
-    cfg->cnp_pcp = 6;
+    cfg->cnp_dscp = FE_CNP_DSCP;
+    cfg->cnp_pcp = FE_CNP_PCP;
     cfg->line_rate_bps = 100000000000ull;
 }
 
@@ -92,13 +92,6 @@ static const char *validate(const struct fe_qp_config *c)
     return NULL;
 }
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
-
 /* The CC instance by whole cache lines, aligned: its outputs and the start of its context then
  * share one line (an algorithm keeps what it reads per packet there). */
 static size_t cc_block_bytes(const struct fe_cc_algo *algo)
@@ -113,32 +106,84 @@ static struct fe_cc *qp_cc_block(struct fe_qp *qp)
     return (struct fe_cc *)(void *)(qp + 1);
 }
 
-size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
+/* The CC algorithm a configuration names: cc_algo, else its parameters', else "none". */
+static const struct fe_cc_algo *config_algo(const struct fe_qp_config *cfg)
 {
-    if (validate(cfg)) return 0;
     const struct fe_cc_algo *algo = cfg->cc_algo;
     if (!algo && cfg->cc_params) algo = cfg->cc_params->algo;
     if (!algo) algo = fe_cc_find("none");
-    uint32_t ring = pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
-    return sizeof(struct fe_qp) + pow2_at_least(cfg->sq_depth) * sizeof(struct fe_sq_entry) +
+    return algo;
+}
+
+size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
+{
+    if (validate(cfg)) return 0;
+    const struct fe_cc_algo *algo = config_algo(cfg);
+    uint32_t ring = fe_pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
+    return sizeof(struct fe_qp) + fe_pow2_at_least(cfg->sq_depth) * sizeof(struct fe_sq_entry) +
            (size_t)ring * sizeof(struct fe_replay_entry) +
-           (size_t)pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1) * sizeof(struct fe_recv_entry) +
+           (size_t)fe_pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1) *
+               sizeof(struct fe_recv_entry) +
            (size_t)cfg->cq_depth * sizeof(struct fe_cqe) +
            (cfg->max_mr > 1 ? (size_t)cfg->max_mr * sizeof(struct fe_mr) : 0) +
            (algo ? cc_block_bytes(algo) : 0);
 }
 
+/* The CC instance, with the configuration's parameters or the algorithm's defaults. */
+static void init_cc(struct fe_qp *qp, const struct fe_qp_config *cfg, const struct fe_cc_algo *algo,
+                    uint64_t now_ns)
+{
+    struct fe_cc_params defaults;
+    const struct fe_cc_params *params = cfg->cc_params;
+    if (!params) {
+        fe_cc_params_default(&defaults, algo);
+        params = &defaults;
+    }
+    struct fe_cc_env env = {.line_rate_bps = cfg->line_rate_bps,
+                            .mtu_bytes = cfg->mtu_bytes,
+                            .base_rtt_ns = cfg->base_rtt_ns,
+                            .now_ns = now_ns};
+    fe_cc_init(qp->cc, params, &env);
+    qp->cc_timers = algo->on_timer != NULL;
+}
+
+/* The pacer starts with a full bucket: the first packets leave at once (no warm-up). Its
+ * default size is the largest data frame: one MTU with the most headers (WRITE_ONLY_IMM). */
+static void init_pacer(struct fe_qp *qp, const struct fe_qp_config *cfg, uint64_t now_ns)
+{
+    const struct fe_req *r = &qp->req;
+    uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
+                     : r->fixed_overhead_bytes
+                         ? (uint64_t)cfg->mtu_bytes + r->fixed_overhead_bytes
+                         : (uint64_t)cfg->mtu_bytes + fe_pkt_hdr_len(FE_OP_WRITE_ONLY_IMM) +
+                               FE_ICRC_LEN + r->frame_overhead_bytes;
+    fe_pacer_init(&qp->req.pacer, burst, now_ns);
+}
+
 struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int *err,
                            const char **why_field)
+{
+    return fe_qp_create_sim(cfg, NULL, now_ns, err, why_field);
+}
+
+/* The simulator's settings, before anything reads them (the pacer's burst: init_pacer). */
+static void apply_sim_config(struct fe_qp *qp, const struct fe_qp_sim_config *sim)
+{
+    if (!sim) return;
+    qp->resp.np_ecn_echo_on_ack = sim->np_ecn_echo_on_ack;
+    qp->resp.int_echo = sim->int_echo;
+    qp->req.fixed_overhead_bytes = sim->frame_overhead_bytes;
+}
+
+struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
+                               uint64_t now_ns, int *err, const char **why_field)
 {
     int e = FE_EINVAL;
     const char *why = validate(cfg);
     struct fe_qp *qp = NULL;
     if (why) goto fail;
 
-    const struct fe_cc_algo *algo = cfg->cc_algo;
-    if (!algo && cfg->cc_params) algo = cfg->cc_params->algo;
-    if (!algo) algo = fe_cc_find("none");
+    const struct fe_cc_algo *algo = config_algo(cfg);
     if (!algo) {
         e = FE_ENOENT;
         why = "cc_algo";
@@ -161,32 +206,15 @@ struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int 
     qp->cq_cap = cfg->cq_depth;
     qp->cq = calloc(qp->cq_cap, sizeof *qp->cq);
     qp->resp.mr = cfg->max_mr > 1 ? calloc(cfg->max_mr, sizeof *qp->resp.mr) : &qp->resp.mr_one;
-    qp->resp.rq_cap = pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
+    qp->resp.rq_cap = fe_pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
     qp->resp.rq = calloc(qp->resp.rq_cap, sizeof *qp->resp.rq);
     if (!qp->cq || !qp->resp.mr || !qp->resp.rq) goto fail;
     if (fe_req_init(qp) < 0) goto fail;
     fe_resp_init(qp);
+    apply_sim_config(qp, sim);
 
-    struct fe_cc_params defaults;
-    const struct fe_cc_params *params = cfg->cc_params;
-    if (!params) {
-        fe_cc_params_default(&defaults, algo);
-        params = &defaults;
-    }
-    struct fe_cc_env env = {.line_rate_bps = cfg->line_rate_bps,
-                            .mtu_bytes = cfg->mtu_bytes,
-                            .base_rtt_ns = cfg->base_rtt_ns,
-                            .now_ns = now_ns};
-    fe_cc_init(qp->cc, params, &env);
-    qp->cc_timers = algo->on_timer != NULL;
-    /* The pacer starts with a full bucket: the first packets leave at once (no warm-up). */
-    const struct fe_req *r = &qp->req;
-    uint64_t burst = cfg->pacer_burst_bytes ? cfg->pacer_burst_bytes
-                     : r->fixed_overhead_bytes
-                         ? (uint64_t)cfg->mtu_bytes + r->fixed_overhead_bytes
-                         : (uint64_t)cfg->mtu_bytes + FE_BTH_LEN + FE_RETH_LEN + FE_IMMDT_LEN +
-                               FE_ICRC_LEN + r->frame_overhead_bytes;
-    fe_pacer_init(&qp->req.pacer, burst, now_ns);
+    init_cc(qp, cfg, algo, now_ns);
+    init_pacer(qp, cfg, now_ns);
 
     if (err) *err = 0;
     if (why_field) *why_field = NULL;

@@ -5,6 +5,7 @@
 
 #include "feroce/qp.h"
 #include "feroce/psn.h"
+#include "transport/qp_sim.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -36,10 +37,12 @@ struct fe_replay_entry {
     uint32_t pkt_idx; /* packet index within the message */
 };
 
-/* The packet that would leave next: WR, packet index, payload bytes, retransmission or not. */
+/* The packet that would leave next: WR, packet index, payload bytes, retransmission or not, and
+ * its opcode (set when it is priced). */
 struct fe_next_pkt {
     uint32_t seq, pkt_idx, len;
     bool retx;
+    uint8_t opcode;
 };
 
 /* The requester, by cache line (see struct fe_qp for where each line falls). */
@@ -92,7 +95,7 @@ struct fe_req {
     uint64_t ack_timeout_ns;
     uint32_t remote_qpn, remote_rkey, mtu_bytes, sq_depth;
     uint32_t frame_overhead_bytes; /* fe_path_overhead_bytes(&cfg.path) */
-    uint32_t fixed_overhead_bytes; /* cfg.sim_frame_overhead_bytes: frames = payload + this */
+    uint32_t fixed_overhead_bytes; /* fe_qp_sim_config.frame_overhead_bytes */
     uint16_t ackreq_every;
     uint8_t dscp, pcp, data_ecn, retry_cnt, rnr_retry;
     uint8_t mtu_shift; /* log2(mtu_bytes): packets per message without a division */
@@ -132,7 +135,7 @@ struct fe_resp {
     bool in_msg;        /* a message is in progress (after a FIRST, until its LAST) */
     bool msg_send;      /* SEND family (else WRITE) */
     bool cnp_ever;
-    /* configuration, copied from struct fe_qp_config (same names) */
+    /* configuration, copied from struct fe_qp_config and fe_qp_sim_config (same names) */
     bool int_echo, np_enable, np_ecn_echo_on_ack;
     uint16_t ack_every;
     uint8_t dscp, pcp, data_ecn, min_rnr_timer, cnp_dscp, cnp_pcp;
@@ -208,6 +211,14 @@ static inline bool fe_req_timer_due(const struct fe_qp *qp, uint64_t now_ns)
 {
     const struct fe_req *r = &qp->req;
     return r->rnr_wait ? now_ns >= r->rnr_until_ns : r->timer_armed && now_ns >= r->timer_ns;
+}
+
+/* The smallest power of two >= n (1 for 0): ring and queue capacities, indexed by a mask. */
+static inline uint32_t fe_pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n) p <<= 1;
+    return p;
 }
 
 /* qp.c */

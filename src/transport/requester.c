@@ -8,6 +8,7 @@
 #include "transport/qp_internal.h"
 
 #include "cc/pacer_impl.h"
+#include "wire/opcode_impl.h"
 
 #include <stdlib.h>
 
@@ -36,21 +37,14 @@ static inline uint32_t outstanding(const struct fe_req *r)
     return (r->next_psn - r->una_psn) & FE_PSN_MASK;
 }
 
-static uint32_t pow2_at_least(uint32_t n)
-{
-    uint32_t p = 1;
-    while (p < n) p <<= 1;
-    return p;
-}
-
 int fe_req_init(struct fe_qp *qp)
 {
     struct fe_req *r = &qp->req;
     const struct fe_qp_config *c = &qp->cfg;
-    r->sq_cap = pow2_at_least(c->sq_depth);
+    r->sq_cap = fe_pow2_at_least(c->sq_depth);
     r->sq = calloc(r->sq_cap, sizeof *r->sq);
     r->ring_limit = (uint32_t)(c->replay_bytes / c->mtu_bytes);
-    uint32_t ring_size = pow2_at_least(r->ring_limit);
+    uint32_t ring_size = fe_pow2_at_least(r->ring_limit);
     r->ring_mask = ring_size - 1;
     r->ring = calloc(ring_size, sizeof *r->ring);
     if (!r->sq || !r->ring) return FE_ENOMEM;
@@ -66,7 +60,6 @@ int fe_req_init(struct fe_qp *qp)
     r->mtu_bytes = c->mtu_bytes;
     r->sq_depth = c->sq_depth;
     r->frame_overhead_bytes = (uint32_t)fe_path_overhead_bytes(&c->path);
-    r->fixed_overhead_bytes = c->sim_frame_overhead_bytes;
     r->ackreq_every = c->ackreq_every;
     r->dscp = c->dscp;
     r->pcp = c->pcp;
@@ -168,18 +161,16 @@ static inline uint8_t opcode_of(const struct fe_sq_entry *e, uint32_t pkt_idx)
     return opcode_table[e->op][pos];
 }
 
-/* Frame bytes as the pacer and the CC count them: BTH, RETH on a WRITE's first packet, ImmDt on
- * the last of an *_IMM, payload, pad, ICRC, and Ethernet/IP/UDP/FCS around them (that is
- * fe_pkt_wire_len + fe_path_overhead_bytes, without the opcode table lookups). */
-static inline uint32_t frame_bytes(const struct fe_qp *qp, const struct fe_sq_entry *e,
-                                   uint32_t pkt_idx, uint32_t len)
+/* Frame bytes as the pacer and the CC count them: the opcode's headers, payload, pad, ICRC, and
+ * Ethernet/IP/UDP/FCS around them (fe_pkt_wire_len + fe_path_overhead_bytes). Sets n->opcode,
+ * which the packet keeps until it leaves. */
+static inline uint32_t frame_bytes(const struct fe_qp *qp, struct fe_next_pkt *n)
 {
     const struct fe_req *r = &qp->req;
-    if (r->fixed_overhead_bytes) return len + r->fixed_overhead_bytes; /* simulated framing */
-    uint32_t hdr = FE_BTH_LEN;
-    if (pkt_idx == 0 && is_write(e->op)) hdr += FE_RETH_LEN;
-    if (pkt_idx + 1 == e->npkts && has_imm(e->op)) hdr += FE_IMMDT_LEN;
-    return hdr + ((len + 3) & ~3u) + FE_ICRC_LEN + r->frame_overhead_bytes;
+    n->opcode = opcode_of(sq_at(r, n->seq), n->pkt_idx);
+    if (r->fixed_overhead_bytes) return n->len + r->fixed_overhead_bytes; /* simulated framing */
+    return fe_rc_op_hdr_len(n->opcode) + ((n->len + 3) & ~3u) + FE_ICRC_LEN +
+           r->frame_overhead_bytes;
 }
 
 /* Release time of a packet of `bytes` at `rate`, from the cache when the pacer already answered
@@ -198,6 +189,167 @@ static void arm_timer(struct fe_req *r, uint64_t now_ns)
     r->timer_ns = now_ns + r->ack_timeout_ns;
 }
 
+/* The steps of fe_req_tx: pick the packet, account for it, fill it, price the next one. They
+ * are one function's parts, run for every data packet: inlined. */
+#define STEP static inline __attribute__((always_inline))
+
+/* Remembers `n`, of `fbytes` frame bytes, as the next packet, released at `t` at `rate`. */
+STEP void hold_priced(struct fe_req *r, const struct fe_next_pkt *n, uint64_t rate, uint32_t fbytes,
+                      uint64_t t)
+{
+    r->paced = true;
+    r->paced_rate_Bps = rate;
+    r->paced_bytes = fbytes;
+    r->paced_until_ns = t;
+    r->paced_pkt = *n;
+}
+
+/* Nothing may leave: a send queue with work that the replay ring alone holds back is a stall,
+ * counted once until a new packet leaves. */
+STEP void note_stall(struct fe_qp *qp)
+{
+    struct fe_req *r = &qp->req;
+    if (!r->rnr_wait && r->tx_psn == r->next_psn && r->send_seq != r->tail_seq &&
+        outstanding(r) >= r->ring_limit && !r->stalled) {
+        r->stalled = true;
+        qp->ctr.replay_full_stalls++;
+    }
+}
+
+/* The next packet when none is priced (or the rate changed): an RNR wait that has ended is
+ * over, the packet is worked out and priced. True when it may leave now; false when nothing may
+ * leave or the pacer holds it (then it is remembered, priced). */
+STEP bool pick_pkt(struct fe_qp *qp, uint64_t now_ns, uint64_t rate, struct fe_next_pkt *n,
+                   uint32_t *fbytes)
+{
+    struct fe_req *r = &qp->req;
+    if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
+        r->rnr_wait = false;
+        if (outstanding(r)) arm_timer(r, now_ns);
+    }
+    if (!next_pkt(qp, n)) {
+        note_stall(qp);
+        return false;
+    }
+    /* The single earliest-send-time hook: the pacer at the CC's rate. */
+    *fbytes = frame_bytes(qp, n);
+    if (rate == FE_CC_UNLIMITED) return true;
+    uint64_t t = fe_pacer_when_from_last_inline(&r->pacer, rate, *fbytes);
+    if (t <= now_ns) return true;
+    hold_priced(r, n, rate, *fbytes, t);
+    return false;
+}
+
+/* A retransmission (Go-Back-N or probe) of PSN tx_psn. Returns the PSN; *ackreq. */
+STEP uint32_t account_retx(struct fe_qp *qp, uint64_t now_ns, bool *ackreq)
+{
+    struct fe_req *r = &qp->req;
+    uint32_t psn = r->tx_psn;
+    struct fe_replay_entry *re = ring_at(r, psn);
+    re->flags |= FE_RE_RETX;
+    re->sent_ns = now_ns;
+    r->tx_psn = fe_psn_add(psn, 1);
+    /* the last packet of a go-back burst asks for an ACK at once */
+    *ackreq = (re->flags & FE_RE_ACKREQ) || r->tx_psn == r->next_psn;
+    if (r->probe)
+        qp->ctr.ackreq_probes++;
+    else
+        qp->ctr.retx_pkts++;
+    r->probe = false;
+    return psn;
+}
+
+/* AckReq on a new packet: message end, every ackreq_every packets, and the last packet before
+ * the requester blocks (replay ring full, CC window or credit closed). Without the latter a
+ * coalescing responder waits for packets that cannot come, and only the retransmit timeout
+ * would get the flow going again. */
+STEP bool new_ackreq(struct fe_qp *qp, bool last)
+{
+    struct fe_req *r = &qp->req;
+    bool ackreq = last || ++r->pkts_since_ackreq >= r->ackreq_every || new_pkt_blocked(qp);
+    if (ackreq) r->pkts_since_ackreq = 0;
+    return ackreq;
+}
+
+/* A new packet: the next PSN, its replay entry, the bytes in flight and the send queue's
+ * position. Returns the PSN; *ackreq. */
+STEP uint32_t account_new(struct fe_qp *qp, uint64_t now_ns, const struct fe_next_pkt *n, bool last,
+                          bool *ackreq)
+{
+    struct fe_req *r = &qp->req;
+    uint32_t psn = r->next_psn;
+    struct fe_replay_entry *re = ring_at(r, psn);
+    re->sent_ns = now_ns;
+    re->sq_seq = n->seq;
+    re->pkt_idx = n->pkt_idx;
+    re->payload_len = (uint16_t)n->len;
+    r->next_psn = r->tx_psn = fe_psn_add(psn, 1);
+    r->inflight_bytes += n->len;
+    r->new_bytes_sent += n->len;
+    if (last) {
+        r->send_seq++;
+        r->send_pkt = 0;
+    } else {
+        r->send_pkt++;
+    }
+    r->stalled = false;
+    *ackreq = new_ackreq(qp, last);
+    re->flags = *ackreq ? FE_RE_ACKREQ : 0;
+    return psn;
+}
+
+/* The packet leaves: its PSN, AckReq, the retransmit timer and the counters. */
+STEP uint32_t account_inflight(struct fe_qp *qp, uint64_t now_ns, const struct fe_next_pkt *n,
+                               bool last, bool *ackreq)
+{
+    struct fe_req *r = &qp->req;
+    uint32_t psn =
+        n->retx ? account_retx(qp, now_ns, ackreq) : account_new(qp, now_ns, n, last, ackreq);
+    if (*ackreq) r->ackreq_psn = psn;
+    if (!r->timer_armed) arm_timer(r, now_ns);
+    qp->ctr.tx_pkts++;
+    qp->ctr.tx_bytes += n->len;
+    return psn;
+}
+
+/* The packet itself, pointing into the WR's memory. Member by member (see fe_resp_tx). */
+STEP void fill_packet(const struct fe_req *r, struct fe_pkt *out, const struct fe_sq_entry *e,
+                      const struct fe_next_pkt *n, uint32_t psn, bool ackreq, bool last)
+{
+    uint64_t off = (uint64_t)n->pkt_idx * r->mtu_bytes;
+    out->bth = (struct fe_bth){.opcode = n->opcode,
+                               .pkey = FE_PKEY_DEFAULT,
+                               .dqpn = r->remote_qpn,
+                               .ackreq = ackreq,
+                               .psn = psn};
+    if (n->pkt_idx == 0 && is_write(e->op))
+        out->reth = (struct fe_reth){.va = e->target_va, .rkey = r->remote_rkey, .dma_len = e->len};
+    else
+        out->reth = (struct fe_reth){0};
+    out->aeth = (struct fe_aeth){0};
+    out->imm = last && has_imm(e->op) ? e->imm : 0;
+    out->payload = e->data ? e->data + off : NULL;
+    out->payload_len = n->len;
+    out->ecn = r->data_ecn;
+    out->dscp = r->dscp;
+    out->pcp = r->pcp;
+    out->icrc = FE_ICRC_UNCHECKED;
+    out->int_md = NULL;
+    out->credit_bytes = 0;
+}
+
+/* Works out the next packet and its release now, while everything is at hand: the deadline
+ * query that follows and the send at that time then cost nothing. */
+STEP void price_next(struct fe_qp *qp)
+{
+    struct fe_req *r = &qp->req;
+    uint64_t rate = qp->cc->out.rate_Bps;
+    struct fe_next_pkt n;
+    if (rate == FE_CC_UNLIMITED || !next_pkt(qp, &n)) return;
+    uint32_t fbytes = frame_bytes(qp, &n);
+    hold_priced(r, &n, rate, fbytes, fe_pacer_when_from_last_inline(&r->pacer, rate, fbytes));
+}
+
 /* Not inlined into fe_qp_tx, which then only dispatches (tail calls) and saves no registers for
  * the responses it sends. */
 __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
@@ -206,126 +358,24 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
     uint64_t rate = qp->cc->out.rate_Bps;
     struct fe_next_pkt n;
     uint32_t fbytes;
-    const struct fe_sq_entry *e;
     if (r->paced && rate == r->paced_rate_Bps) {
         /* fast path: the next packet and its release time are known (see struct fe_req) */
         if (now_ns < r->paced_until_ns) return 0;
         n = r->paced_pkt;
         fbytes = r->paced_bytes;
-        e = sq_at(r, n.seq);
-    } else {
-        if (r->rnr_wait && now_ns >= r->rnr_until_ns) {
-            r->rnr_wait = false;
-            if (outstanding(r)) arm_timer(r, now_ns);
-        }
-        if (!next_pkt(qp, &n)) {
-            if (!r->rnr_wait && r->tx_psn == r->next_psn && r->send_seq != r->tail_seq &&
-                outstanding(r) >= r->ring_limit && !r->stalled) {
-                r->stalled = true;
-                qp->ctr.replay_full_stalls++;
-            }
-            return 0;
-        }
-        e = sq_at(r, n.seq);
-        /* The single earliest-send-time hook: the pacer at the CC's rate. */
-        fbytes = frame_bytes(qp, e, n.pkt_idx, n.len);
-        if (rate != FE_CC_UNLIMITED) {
-            uint64_t t = fe_pacer_when_from_last_inline(&r->pacer, rate, fbytes);
-            if (t > now_ns) {
-                r->paced = true;
-                r->paced_rate_Bps = rate;
-                r->paced_bytes = fbytes;
-                r->paced_until_ns = t;
-                r->paced_pkt = n;
-                return 0;
-            }
-        }
+    } else if (!pick_pkt(qp, now_ns, rate, &n, &fbytes)) {
+        return 0;
     }
+    const struct fe_sq_entry *e = sq_at(r, n.seq);
     fe_pacer_consume_inline(&r->pacer, rate, fbytes, now_ns);
     /* First, while little is live: on_send may move the window, and the AckReq decision below
      * reads the outputs after it. */
     fe_cc_on_send(qp->cc, now_ns, fbytes);
     r->paced = false;
-    uint8_t opcode = opcode_of(e, n.pkt_idx);
-
-    bool last = n.pkt_idx + 1 == e->npkts;
-    uint32_t psn;
-    bool ackreq;
-    if (n.retx) {
-        psn = r->tx_psn;
-        struct fe_replay_entry *re = ring_at(r, psn);
-        re->flags |= FE_RE_RETX;
-        re->sent_ns = now_ns;
-        r->tx_psn = fe_psn_add(psn, 1);
-        /* the last packet of a go-back burst asks for an ACK at once */
-        ackreq = (re->flags & FE_RE_ACKREQ) || r->tx_psn == r->next_psn;
-        if (r->probe)
-            qp->ctr.ackreq_probes++;
-        else
-            qp->ctr.retx_pkts++;
-        r->probe = false;
-    } else {
-        psn = r->next_psn;
-        struct fe_replay_entry *re = ring_at(r, psn);
-        re->sent_ns = now_ns;
-        re->sq_seq = n.seq;
-        re->pkt_idx = n.pkt_idx;
-        re->payload_len = (uint16_t)n.len;
-        r->next_psn = r->tx_psn = fe_psn_add(psn, 1);
-        r->inflight_bytes += n.len;
-        r->new_bytes_sent += n.len;
-        if (last) {
-            r->send_seq++;
-            r->send_pkt = 0;
-        } else {
-            r->send_pkt++;
-        }
-        r->stalled = false;
-        /* AckReq: message end, every ackreq_every packets, and the last packet before the
-         * requester blocks (replay ring full, CC window or credit closed). Without the latter a
-         * coalescing responder waits for packets that cannot come, and only the retransmit
-         * timeout would get the flow going again. */
-        ackreq = last || ++r->pkts_since_ackreq >= r->ackreq_every || new_pkt_blocked(qp);
-        if (ackreq) r->pkts_since_ackreq = 0;
-        re->flags = ackreq ? FE_RE_ACKREQ : 0;
-    }
-    if (ackreq) r->ackreq_psn = psn;
-    if (!r->timer_armed) arm_timer(r, now_ns);
-    qp->ctr.tx_pkts++;
-    qp->ctr.tx_bytes += n.len;
-
-    uint64_t off = (uint64_t)n.pkt_idx * r->mtu_bytes;
-    out->bth = (struct fe_bth){.opcode = opcode,
-                               .pkey = FE_PKEY_DEFAULT,
-                               .dqpn = r->remote_qpn,
-                               .ackreq = ackreq,
-                               .psn = psn};
-    if (n.pkt_idx == 0 && is_write(e->op))
-        out->reth = (struct fe_reth){.va = e->target_va, .rkey = r->remote_rkey, .dma_len = e->len};
-    else
-        out->reth = (struct fe_reth){0};
-    out->aeth = (struct fe_aeth){0};
-    out->imm = last && (e->op == FE_WR_WRITE_IMM || e->op == FE_WR_SEND_IMM) ? e->imm : 0;
-    out->payload = e->data ? e->data + off : NULL;
-    out->payload_len = n.len;
-    out->ecn = r->data_ecn;
-    out->dscp = r->dscp;
-    out->pcp = r->pcp;
-    out->icrc = FE_ICRC_UNCHECKED;
-    out->int_md = NULL;
-    out->credit_bytes = 0;
-
-    /* Work out the next packet and its release now, while everything is at hand: the deadline
-     * query that follows and the send at that time then cost nothing. */
-    rate = qp->cc->out.rate_Bps;
-    if (rate != FE_CC_UNLIMITED && next_pkt(qp, &n)) {
-        fbytes = frame_bytes(qp, sq_at(r, n.seq), n.pkt_idx, n.len);
-        r->paced = true;
-        r->paced_rate_Bps = rate;
-        r->paced_bytes = fbytes;
-        r->paced_until_ns = fe_pacer_when_from_last_inline(&r->pacer, rate, fbytes);
-        r->paced_pkt = n;
-    }
+    bool last = n.pkt_idx + 1 == e->npkts, ackreq;
+    uint32_t psn = account_inflight(qp, now_ns, &n, last, &ackreq);
+    fill_packet(r, out, e, &n, psn, ackreq, last);
+    price_next(qp);
     return 1;
 }
 
@@ -333,12 +383,11 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
  * behind the QP's back), kept out of line: it needs registers the common path does not. */
 __attribute__((noinline)) static uint64_t unpriced_deadline(const struct fe_qp *qp, uint64_t d)
 {
-    const struct fe_req *r = &qp->req;
     uint64_t rate = qp->cc->out.rate_Bps;
     struct fe_next_pkt n;
     if (next_pkt(qp, &n)) {
         if (rate == FE_CC_UNLIMITED) return 0;
-        uint64_t t = pacer_release(qp, rate, frame_bytes(qp, sq_at(r, n.seq), n.pkt_idx, n.len));
+        uint64_t t = pacer_release(qp, rate, frame_bytes(qp, &n));
         if (t < d) d = t;
     }
     return d;
@@ -530,6 +579,43 @@ static enum fe_wc_status nak_status(uint8_t code)
     }
 }
 
+/* An RNR NAK for `psn` (in flight): wait the timer it names, then resend from it. */
+static void obey_rnr(struct fe_qp *qp, uint64_t now_ns, uint32_t psn, uint8_t timer_code)
+{
+    struct fe_req *r = &qp->req;
+    if (r->rnr_wait && psn == r->tx_psn) return; /* a duplicate of the one we obey */
+    if (r->rnr_retry != 7) {
+        if (r->rnr_left == 0) {
+            fail(qp, psn, FE_WC_RNR_RETRY_EXC_ERR);
+            return;
+        }
+        r->rnr_left--;
+    }
+    qp->ctr.retx_rnr++;
+    r->rnr_wait = true;
+    r->rnr_until_ns = now_ns + fe_rnr_timer_ns(timer_code);
+    r->tx_psn = psn;
+    r->probe = false;
+    r->timer_armed = false; /* re-armed when sending resumes */
+}
+
+/* A sequence NAK for `psn` (in flight): go back to it, unless we already did for this very NAK
+ * (the channel duplicated it) or an RNR wait will resend from there anyway. `progress`: the NAK
+ * acknowledged packets before its PSN (then no retry is spent). */
+static void obey_seq_nak(struct fe_qp *qp, uint64_t now_ns, uint32_t psn, bool progress)
+{
+    struct fe_req *r = &qp->req;
+    fe_cc_on_nack(qp->cc, now_ns, psn);
+    if (r->rnr_wait) return;
+    if (!progress && r->nak_psn_valid && r->nak_psn == psn) return;
+    if (!progress && !take_retry(qp, psn)) return;
+    qp->ctr.retx_seq_nak++;
+    r->tx_psn = psn;
+    r->probe = false;
+    r->nak_psn_valid = true;
+    r->nak_psn = psn;
+}
+
 /* NAKs (sequence, RNR, fatal) and malformed AETHs: rare, out of line so that the ACK path
  * stays lean. d is the NAK's PSN less una_psn, out_n the packets in flight. */
 __attribute__((noinline, cold)) static int
@@ -561,39 +647,12 @@ rx_nak(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt, int32_t d, u
         a.inflight_bytes = r->inflight_bytes;
         fe_cc_on_ack(qp->cc, now_ns, &a);
     }
-
-    if (kind == FE_AETH_RNR) {
-        if (r->rnr_wait && psn == r->tx_psn) return 0; /* a duplicate of the one we obey */
-        if (r->rnr_retry != 7) {
-            if (r->rnr_left == 0) {
-                fail(qp, psn, FE_WC_RNR_RETRY_EXC_ERR);
-                return 0;
-            }
-            r->rnr_left--;
-        }
-        qp->ctr.retx_rnr++;
-        r->rnr_wait = true;
-        r->rnr_until_ns = now_ns + fe_rnr_timer_ns(val);
-        r->tx_psn = psn;
-        r->probe = false;
-        r->timer_armed = false; /* re-armed when sending resumes */
-        return 0;
-    }
-    if (val != FE_NAK_PSN_SEQ) {
+    if (kind == FE_AETH_RNR)
+        obey_rnr(qp, now_ns, psn, val);
+    else if (val != FE_NAK_PSN_SEQ)
         fail(qp, psn, nak_status(val));
-        return 0;
-    }
-    fe_cc_on_nack(qp->cc, now_ns, psn);
-    /* Sequence NAK: go back to its PSN, unless we already did for this very NAK (the channel
-     * duplicated it) or an RNR wait will resend from there anyway. */
-    if (r->rnr_wait) return 0;
-    if (!progress && r->nak_psn_valid && r->nak_psn == psn) return 0;
-    if (!progress && !take_retry(qp, psn)) return 0;
-    qp->ctr.retx_seq_nak++;
-    r->tx_psn = psn;
-    r->probe = false;
-    r->nak_psn_valid = true;
-    r->nak_psn = psn;
+    else
+        obey_seq_nak(qp, now_ns, psn, progress);
     return 0;
 }
 

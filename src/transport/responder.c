@@ -15,9 +15,7 @@ void fe_resp_init(struct fe_qp *qp)
     const struct fe_qp_config *c = &qp->cfg;
     r->epsn = c->rq_psn;
     r->msg_mr = -1;
-    r->int_echo = c->int_echo;
     r->np_enable = c->np_enable;
-    r->np_ecn_echo_on_ack = c->np_ecn_echo_on_ack;
     r->ack_every = c->ack_every;
     r->dscp = c->dscp;
     r->pcp = c->pcp;
@@ -75,49 +73,40 @@ static void queue_nak(struct fe_qp *qp, uint8_t syndrome, uint32_t psn)
     ring_push(qp, &e);
 }
 
-/* Not inlined into fe_qp_tx (see fe_req_tx). */
-__attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
+/* The response to send next: the ring's head, else a bare ACK that only carries a new grant.
+ * Inlined into fe_resp_tx, as are the steps below. */
+static inline __attribute__((always_inline)) bool pop_response(struct fe_qp *qp,
+                                                               struct fe_resp_entry *e)
 {
     struct fe_resp *r = &qp->resp;
-    (void)now_ns;
-    struct fe_resp_entry e;
     if (qp->resp_count) {
-        e = r->ring[r->ring_head];
+        *e = r->ring[r->ring_head];
         /* an emptied ring starts again at its first entry, which stays in the line the
          * responder reads anyway (struct fe_resp) */
         r->ring_head = --qp->resp_count ? (r->ring_head + 1) & (FE_RESP_RING - 1) : 0;
-    } else if (qp->grant_dirty) {
-        /* a bare ACK that only carries the new grant */
-        e = (struct fe_resp_entry){.syndrome = fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID),
-                                   .psn = fe_psn_add(r->epsn, -1),
-                                   .msn = r->msn};
-    } else {
-        return 0;
+        return true;
     }
-    /* whole-struct stores (no memset: a string instruction for a few words) */
-    if (e.cnp) {
-        /* design.md section 3: BECN, PSN 0, 16 zero bytes, Not-ECT, CNP priority */
-        *out = (struct fe_pkt){.bth = {.opcode = FE_OP_CNP,
-                                       .becn = true,
-                                       .pkey = FE_PKEY_DEFAULT,
-                                       .dqpn = r->remote_qpn},
-                               .payload_len = FE_CNP_PAD_LEN,
-                               .ecn = FE_ECN_NOT_ECT,
-                               .dscp = r->cnp_dscp,
-                               .pcp = r->cnp_pcp};
-        qp->ctr.tx_cnps++;
-        return 1;
-    }
-    /* responses travel in the QP's traffic class, with its ECN codepoint so that ECN switches
-     * mark them rather than drop them. Member by member: a literal for the whole packet zeroes
-     * all of it first (a string instruction) and then stores the fields again. */
+    if (!qp->grant_dirty) return false;
+    *e = (struct fe_resp_entry){.syndrome = fe_aeth_syn_ack(FE_AETH_CREDITS_INVALID),
+                                .psn = fe_psn_add(r->epsn, -1),
+                                .msn = r->msn};
+    return true;
+}
+
+/* An ACK or NAK. Responses travel in the QP's traffic class, with its ECN codepoint so that ECN
+ * switches mark them rather than drop them. Member by member: a literal for the whole packet
+ * zeroes all of it first (a string instruction) and then stores the fields again. */
+static inline __attribute__((always_inline)) void fill_ack(struct fe_qp *qp, struct fe_pkt *out,
+                                                           const struct fe_resp_entry *e)
+{
+    struct fe_resp *r = &qp->resp;
     out->bth = (struct fe_bth){.opcode = FE_OP_ACK,
-                               .becn = e.becn,
+                               .becn = e->becn,
                                .pkey = FE_PKEY_DEFAULT,
                                .dqpn = r->remote_qpn,
-                               .psn = e.psn};
+                               .psn = e->psn};
     out->reth = (struct fe_reth){0};
-    out->aeth = (struct fe_aeth){.syndrome = e.syndrome, .msn = e.msn & FE_PSN_MASK};
+    out->aeth = (struct fe_aeth){.syndrome = e->syndrome, .msn = e->msn & FE_PSN_MASK};
     out->imm = 0;
     out->payload = NULL;
     out->payload_len = 0;
@@ -128,7 +117,11 @@ __attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, stru
     out->int_md = r->int_echo && r->last_int.nhops ? &r->last_int : NULL;
     out->credit_bytes = r->grant_bytes;
     qp->grant_dirty = false;
-    switch (fe_aeth_kind(e.syndrome)) {
+}
+
+static inline __attribute__((always_inline)) void count_response(struct fe_qp *qp, uint8_t syndrome)
+{
+    switch (fe_aeth_kind(syndrome)) {
     case FE_AETH_ACK:
         qp->ctr.tx_acks++;
         break;
@@ -136,9 +129,24 @@ __attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, stru
         qp->ctr.tx_rnr_naks++;
         break;
     default:
-        qp->ctr.tx_naks[fe_aeth_value(e.syndrome) % 5]++;
+        qp->ctr.tx_naks[fe_aeth_value(syndrome) % 5]++;
         break;
     }
+}
+
+/* Not inlined into fe_qp_tx (see fe_req_tx). */
+__attribute__((noinline)) int fe_resp_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out)
+{
+    (void)now_ns;
+    struct fe_resp_entry e;
+    if (!pop_response(qp, &e)) return 0;
+    if (e.cnp) {
+        fe_cnp_build(out, qp->resp.remote_qpn, qp->resp.cnp_dscp, qp->resp.cnp_pcp);
+        qp->ctr.tx_cnps++;
+        return 1;
+    }
+    fill_ack(qp, out, &e);
+    count_response(qp, e.syndrome);
     return 1;
 }
 
@@ -202,126 +210,218 @@ static inline bool in_mr(const struct fe_mr *mr, uint64_t va, uint64_t len)
     return va >= mr->va && va - mr->va <= mr->len && len <= mr->len - (va - mr->va);
 }
 
-int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
+/* The steps of fe_resp_rx, after Linux rxe's responder (check_psn, check_op_seq, ...). Each
+ * check returns NEXT to go on, or what fe_resp_rx returns (0, or a negative fe_err) when the
+ * packet ends there. Inlined: they are one function's parts, run for every data packet. */
+#define NEXT 1
+#define STEP static inline __attribute__((always_inline))
+
+/* What every packet reports before its PSN is looked at: congestion (CE) and, for HPCC's
+ * sender, the switches' telemetry to echo. */
+STEP void note_congestion(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 {
     struct fe_resp *r = &qp->resp;
-    uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
-
     if (pkt->ecn == FE_ECN_CE) congestion(qp, now_ns);
     if (r->int_echo && pkt->int_md && pkt->int_md->nhops) {
         r->last_int = *pkt->int_md;
         if (r->last_int.nhops > FE_INT_MAX_HOPS) r->last_int.nhops = FE_INT_MAX_HOPS;
     }
+}
 
+/* Only the expected PSN executes. */
+STEP int check_psn(struct fe_qp *qp, uint32_t psn)
+{
+    struct fe_resp *r = &qp->resp;
     int32_t d = fe_psn_diff(psn, r->epsn);
+    if (d == 0) return NEXT;
     if (d < 0) {
         /* a duplicate: acknowledge again (its ACK may have been lost), never execute */
         qp->ctr.rx_dup_pkts++;
         queue_ack(qp, fe_psn_add(r->epsn, -1));
         return 0;
     }
-    if (d > 0) {
-        qp->ctr.rx_ooo_pkts++;
-        if (!r->nak_sent) {
-            r->nak_sent = true;
-            queue_nak(qp, fe_aeth_syn_nak(FE_NAK_PSN_SEQ), r->epsn);
-        }
-        return FE_ERANGE;
+    qp->ctr.rx_ooo_pkts++;
+    if (!r->nak_sent) {
+        r->nak_sent = true;
+        queue_nak(qp, fe_aeth_syn_nak(FE_NAK_PSN_SEQ), r->epsn);
     }
+    return FE_ERANGE;
+}
 
-    uint8_t op = pkt->bth.opcode;
-    unsigned fl = fe_opcode_flags(op);
-    if ((fl & (FE_OPF_SUPPORTED | FE_OPF_REQUEST)) != (FE_OPF_SUPPORTED | FE_OPF_REQUEST)) {
-        qp->ctr.rx_unsupported++;
-        return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_ENOTSUP);
-    }
-    bool first = fl & FE_OPF_FIRST, last = fl & FE_OPF_LAST, send = fl & FE_OPF_SEND;
-    bool imm = fl & FE_OPF_IMM;
-    uint32_t len = pkt->payload_len;
+STEP int check_op_supported(struct fe_qp *qp, uint32_t psn, unsigned fl)
+{
+    if ((fl & (FE_OPF_SUPPORTED | FE_OPF_REQUEST)) == (FE_OPF_SUPPORTED | FE_OPF_REQUEST))
+        return NEXT;
+    qp->ctr.rx_unsupported++;
+    return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_ENOTSUP);
+}
 
-    /* opcode sequence: FIRST/ONLY outside a message, MIDDLE/LAST of the same kind inside */
+/* FIRST/ONLY outside a message, MIDDLE/LAST of the same kind inside. */
+STEP int check_op_seq(struct fe_qp *qp, uint32_t psn, unsigned fl)
+{
+    const struct fe_resp *r = &qp->resp;
+    bool first = fl & FE_OPF_FIRST, send = fl & FE_OPF_SEND;
     if (r->in_msg ? (first || send != r->msg_send) : !first)
         return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EPARSE);
-    /* lengths: FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU */
-    if (len > r->mtu_bytes || (!last && len != r->mtu_bytes) || (last && !first && len == 0))
+    return NEXT;
+}
+
+/* FIRST and MIDDLE carry exactly one MTU, LAST 1..MTU, ONLY 0..MTU. */
+STEP int check_length(struct fe_qp *qp, uint32_t psn, unsigned fl, uint32_t len)
+{
+    uint32_t mtu = qp->resp.mtu_bytes;
+    bool first = fl & FE_OPF_FIRST, last = fl & FE_OPF_LAST;
+    if (len > mtu || (!last && len != mtu) || (last && !first && len == 0))
         return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
+    return NEXT;
+}
 
-    /* a receive buffer: SEND (all packets use the head one), WRITE with immediate at its end */
-    if ((send || imm) && r->rq_count == 0) {
-        /* RNR: nothing executed, PSN not advanced; later packets are dropped as for a gap */
-        queue_nak(qp, fe_aeth_syn_rnr(r->min_rnr_timer), psn);
-        r->nak_sent = true;
-        return FE_EAGAIN;
+/* A receive buffer: SEND (all packets use the head one), WRITE with immediate at its end. */
+STEP int check_resource(struct fe_qp *qp, uint32_t psn, unsigned fl)
+{
+    struct fe_resp *r = &qp->resp;
+    if (!(fl & (FE_OPF_SEND | FE_OPF_IMM)) || r->rq_count) return NEXT;
+    /* RNR: nothing executed, PSN not advanced; later packets are dropped as for a gap */
+    queue_nak(qp, fe_aeth_syn_rnr(r->min_rnr_timer), psn);
+    r->nak_sent = true;
+    return FE_EAGAIN;
+}
+
+/* SEND: the payload at the receive buffer's next offset; its last packet completes it. */
+STEP int execute_send(struct fe_qp *qp, const struct fe_pkt *pkt, uint32_t psn, unsigned fl)
+{
+    struct fe_resp *r = &qp->resp;
+    const struct fe_recv_entry *b = &r->rq[r->rq_head];
+    bool last = fl & FE_OPF_LAST;
+    uint32_t len = pkt->payload_len;
+    uint64_t off = fl & FE_OPF_FIRST ? 0 : r->msg_off;
+    if (len > b->len || off > b->len - len) {
+        /* rxe: local length error on the receive, NAK invalid request to the peer */
+        complete_recv(qp, FE_WC_LOC_LEN_ERR, FE_WC_RECV, false, 0, off);
+        return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
     }
+    if (b->buf && pkt->payload && len) memcpy(b->buf + off, pkt->payload, len);
+    r->msg_off = off + len;
+    r->in_msg = !last;
+    r->msg_send = true;
+    if (last) complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV, fl & FE_OPF_IMM, pkt->imm, r->msg_off);
+    return NEXT;
+}
 
-    if (send) {
-        const struct fe_recv_entry *b = &r->rq[r->rq_head];
-        uint64_t off = first ? 0 : r->msg_off;
-        if (len > b->len || off > b->len - len) {
-            /* rxe: local length error on the receive, NAK invalid request to the peer */
-            complete_recv(qp, FE_WC_LOC_LEN_ERR, FE_WC_RECV, false, 0, off);
-            return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
-        }
-        if (b->buf && pkt->payload && len) memcpy(b->buf + off, pkt->payload, len);
-        r->msg_off = off + len;
-        r->in_msg = !last;
-        r->msg_send = true;
-        if (last) complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV, imm, pkt->imm, r->msg_off);
-    } else {
-        uint64_t va = r->msg_va, left = r->msg_left;
-        int32_t mi = r->msg_mr;
-        if (first) {
-            va = pkt->reth.va;
-            left = pkt->reth.dma_len;
-            mi = -1;
-            /* zero-length WRITEs touch no memory: no key or range to check (IBA C9-88) */
-            if (left) {
-                mi = fe_qp_find_mr(qp, pkt->reth.rkey);
-                if (mi < 0) {
-                    qp->ctr.rx_bad_rkey++;
-                    return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
-                }
-                if (!in_mr(&r->mr[mi], va, left)) {
-                    qp->ctr.rx_bad_access++;
-                    return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
-                }
-            }
-        }
-        /* this packet's range: inside what the RETH announced, which the first packet found
-         * inside the region (a message with bytes left has one) */
-        if (len > left || (len && mi < 0)) {
-            qp->ctr.rx_bad_access++;
-            return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
-        }
-        /* the message must end exactly where its RETH said */
-        if (last && len != left) return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
-        if (len) {
-            const struct fe_mr *mr = &r->mr[mi];
-            if (mr->base && pkt->payload) memcpy(mr->base + (va - mr->va), pkt->payload, len);
-        }
-        if (last) {
-            r->in_msg = false; /* the message state is read by no other packet */
-            if (imm)
-                complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV_RDMA_WITH_IMM, true, pkt->imm,
-                              first ? left : r->msg_bytes);
-        } else {
-            if (first) r->msg_bytes = left;
-            r->msg_va = va + len;
-            r->msg_left = left - len;
-            r->msg_mr = mi;
-            r->in_msg = true;
-            r->msg_send = false;
-        }
+/* Where a WRITE's packet goes: the next VA, the bytes of the message still expected and its
+ * memory region (-1 when none). */
+struct write_dest {
+    uint64_t va, left;
+    int32_t mi;
+};
+
+/* A WRITE's first packet: its RETH's key and range, against the registered regions. */
+STEP int check_rkey(struct fe_qp *qp, const struct fe_pkt *pkt, uint32_t psn, struct write_dest *w)
+{
+    w->va = pkt->reth.va;
+    w->left = pkt->reth.dma_len;
+    w->mi = -1;
+    /* zero-length WRITEs touch no memory: no key or range to check (IBA C9-88) */
+    if (!w->left) return NEXT;
+    w->mi = fe_qp_find_mr(qp, pkt->reth.rkey);
+    if (w->mi < 0) {
+        qp->ctr.rx_bad_rkey++;
+        return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
     }
+    if (!in_mr(&qp->resp.mr[w->mi], w->va, w->left)) {
+        qp->ctr.rx_bad_access++;
+        return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
+    }
+    return NEXT;
+}
 
+/* This packet's range: inside what the RETH announced, which the first packet found inside the
+ * region (a message with bytes left has one); and the message ends exactly where it said. */
+STEP int check_write_range(struct fe_qp *qp, uint32_t psn, bool last, uint32_t len,
+                           const struct write_dest *w)
+{
+    if (len > w->left || (len && w->mi < 0)) {
+        qp->ctr.rx_bad_access++;
+        return fatal(qp, psn, FE_NAK_REMOTE_ACCESS, FE_EACCESS);
+    }
+    if (last && len != w->left) return fatal(qp, psn, FE_NAK_INVALID_REQ, FE_EINVAL);
+    return NEXT;
+}
+
+/* The checked payload into the region (nothing for a sink or a virtual payload). */
+STEP void place_payload(const struct fe_resp *r, const struct fe_pkt *pkt, uint32_t len,
+                        const struct write_dest *w)
+{
+    if (!len) return;
+    const struct fe_mr *mr = &r->mr[w->mi];
+    if (mr->base && pkt->payload) memcpy(mr->base + (w->va - mr->va), pkt->payload, len);
+}
+
+/* After the payload: the message goes on at the next VA, or its last packet ends it (and a
+ * WRITE with immediate consumes the receive buffer). */
+STEP void update_write_msg(struct fe_qp *qp, const struct fe_pkt *pkt, unsigned fl, uint32_t len,
+                           const struct write_dest *w)
+{
+    struct fe_resp *r = &qp->resp;
+    bool first = fl & FE_OPF_FIRST;
+    if (fl & FE_OPF_LAST) {
+        r->in_msg = false; /* the message state is read by no other packet */
+        if (fl & FE_OPF_IMM)
+            complete_recv(qp, FE_WC_SUCCESS, FE_WC_RECV_RDMA_WITH_IMM, true, pkt->imm,
+                          first ? w->left : r->msg_bytes);
+        return;
+    }
+    if (first) r->msg_bytes = w->left;
+    r->msg_va = w->va + len;
+    r->msg_left = w->left - len;
+    r->msg_mr = w->mi;
+    r->in_msg = true;
+    r->msg_send = false;
+}
+
+STEP int execute_write(struct fe_qp *qp, const struct fe_pkt *pkt, uint32_t psn, unsigned fl)
+{
+    struct fe_resp *r = &qp->resp;
+    uint32_t len = pkt->payload_len;
+    struct write_dest w = {.va = r->msg_va, .left = r->msg_left, .mi = r->msg_mr};
+    int rc;
+    if ((fl & FE_OPF_FIRST) && (rc = check_rkey(qp, pkt, psn, &w)) != NEXT) return rc;
+    if ((rc = check_write_range(qp, psn, fl & FE_OPF_LAST, len, &w)) != NEXT) return rc;
+    place_payload(r, pkt, len, &w);
+    update_write_msg(qp, pkt, fl, len, &w);
+    return NEXT;
+}
+
+/* An executed packet: the PSN advances, a message's last packet counts in the MSN, and an ACK
+ * is queued when asked for, at a message's end, or every ack_every packets. */
+STEP void advance(struct fe_qp *qp, const struct fe_pkt *pkt, uint32_t psn, unsigned fl)
+{
+    struct fe_resp *r = &qp->resp;
+    bool last = fl & FE_OPF_LAST;
     r->epsn = fe_psn_add(psn, 1);
     r->nak_sent = false;
     qp->ctr.rx_pkts++;
-    qp->ctr.rx_bytes += len;
+    qp->ctr.rx_bytes += pkt->payload_len;
     if (last) {
         r->msn = (r->msn + 1) & FE_PSN_MASK;
         qp->ctr.rx_msgs++;
     }
     if (pkt->bth.ackreq || last || ++r->pkts_since_ack >= r->ack_every) queue_ack(qp, psn);
+}
+
+int fe_resp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
+{
+    uint32_t psn = pkt->bth.psn & FE_PSN_MASK;
+    int rc;
+    note_congestion(qp, now_ns, pkt);
+    if ((rc = check_psn(qp, psn)) != NEXT) return rc;
+    unsigned fl = fe_opcode_flags(pkt->bth.opcode);
+    if ((rc = check_op_supported(qp, psn, fl)) != NEXT) return rc;
+    if ((rc = check_op_seq(qp, psn, fl)) != NEXT) return rc;
+    if ((rc = check_length(qp, psn, fl, pkt->payload_len)) != NEXT) return rc;
+    if ((rc = check_resource(qp, psn, fl)) != NEXT) return rc;
+    rc = fl & FE_OPF_SEND ? execute_send(qp, pkt, psn, fl) : execute_write(qp, pkt, psn, fl);
+    if (rc != NEXT) return rc;
+    advance(qp, pkt, psn, fl);
     return 0;
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Byte offsets of design.md section 4. */
+/* Byte offsets in the 64-byte message, as Lite-RoCEv2 lays it out. */
 enum {
     OFF_FLAGS = 0,
     OFF_LOC = 1, /* qpn(4) psn(4) rkey(4) va(8) ip(4) = 24 bytes */

@@ -13,6 +13,16 @@
         return FE_EPARSE;                                                                          \
     } while (0)
 
+void fe_cnp_build(struct fe_pkt *out, uint32_t dqpn, uint8_t dscp, uint8_t pcp)
+{
+    *out = (struct fe_pkt){
+        .bth = {.opcode = FE_OP_CNP, .becn = true, .pkey = FE_PKEY_DEFAULT, .dqpn = dqpn},
+        .payload_len = FE_CNP_PAD_LEN,
+        .ecn = FE_ECN_NOT_ECT,
+        .dscp = dscp,
+        .pcp = pcp};
+}
+
 int fe_pkt_parse(const uint8_t *p, size_t len, struct fe_pkt *pkt, enum fe_parse_reason *why)
 {
     enum fe_parse_reason r;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "feroce/qp.h"
+#include "transport/qp_sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -89,13 +90,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     c.mtu_bytes = 256u << (cf & 3);
     c.rq_psn = (cf & 4) ? 0xFFFFF0 : 0;
     c.ack_every = (uint16_t)(1 + (cf >> 4));
-    c.np_ecn_echo_on_ack = cf & 8;
     c.replay_bytes = 8 * c.mtu_bytes;
     c.sq_depth = 4;
     c.rq_depth = NRB;
     c.cq_depth = 16;
     c.max_mr = 4;
-    struct fe_qp *qp = fe_qp_create(&c, 0, NULL, NULL);
+    struct fe_qp_sim_config sc = {.np_ecn_echo_on_ack = cf & 8};
+    struct fe_qp *qp = fe_qp_create_sim(&c, &sc, 0, NULL, NULL);
     CHECK(qp);
     struct fe_mr mr = {.rkey = RKEY, .va = VA, .len = REGION, .base = arena + GUARD};
     CHECK(fe_qp_reg_mr(qp, &mr) == 0);

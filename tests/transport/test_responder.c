@@ -4,6 +4,7 @@
  * opcode sequence and length errors, MSN, the notification point (CNP, ECN echo), grants,
  * PSN wrap, and the error state. Packets are built by hand. */
 #include "qp_util.h"
+#include "transport/qp_sim.h"
 
 #define MTU    256
 #define REGION 4096
@@ -14,19 +15,27 @@ struct rig {
     uint8_t src[4 * REGION];
 };
 
-static struct rig *rig_new(void (*tweak)(struct fe_qp_config *))
+/* A responder QP with the simulator's settings `sim` (NULL: none). */
+static struct rig *rig_new_sim(void (*tweak)(struct fe_qp_config *),
+                               const struct fe_qp_sim_config *sim)
 {
     struct rig *r = calloc(1, sizeof *r);
     struct fe_qp_config c;
     tq_config(&c, true);
     c.mtu_bytes = MTU;
     if (tweak) tweak(&c);
-    r->qp = tq_create(&c, 0);
+    r->qp = sim ? fe_qp_create_sim(&c, sim, 0, NULL, NULL) : tq_create(&c, 0);
+    assert_non_null(r->qp);
     memset(r->mem, 0xEE, sizeof r->mem);
     for (size_t i = 0; i < sizeof r->src; i++) r->src[i] = (uint8_t)(i * 13 + 1);
     struct fe_mr mr = {.rkey = RKEY_B, .va = VA_B, .len = REGION, .base = r->mem + 32};
     assert_int_equal(fe_qp_reg_mr(r->qp, &mr), 0);
     return r;
+}
+
+static struct rig *rig_new(void (*tweak)(struct fe_qp_config *))
+{
+    return rig_new_sim(tweak, NULL);
 }
 
 static void rig_free(struct rig *r)
@@ -557,10 +566,7 @@ static void np_off(struct fe_qp_config *c)
 {
     c->np_enable = false;
 }
-static void np_echo(struct fe_qp_config *c)
-{
-    c->np_ecn_echo_on_ack = true;
-}
+static const struct fe_qp_sim_config np_echo = {.np_ecn_echo_on_ack = true};
 
 static void test_np_modes(void **state)
 {
@@ -578,7 +584,7 @@ static void test_np_modes(void **state)
     rig_free(r);
 
     /* ns-3 mode: BECN on the next ACK instead of a CNP */
-    r = rig_new(np_echo);
+    r = rig_new_sim(NULL, &np_echo);
     p = tq_write(FE_OP_WRITE_FIRST, 0, NULL, MTU, VA_B, RKEY_B, 2 * MTU);
     p.ecn = FE_ECN_CE;
     assert_int_equal(rx(r, p), 0);
@@ -618,10 +624,7 @@ static void test_grant(void **state)
     rig_free(r);
 }
 
-static void int_on(struct fe_qp_config *c)
-{
-    c->int_echo = true;
-}
+static const struct fe_qp_sim_config int_on = {.int_echo = true};
 
 /* HPCC's receiver side: ACKs carry the INT records of the latest data packet that had them (a
  * copy: the packet's memory is gone); without int_echo, or before any INT, none. */
@@ -634,7 +637,7 @@ static void test_int_echo(void **state)
     md.hop[1] =
         (struct fe_int_hop){.ts_ns = 44, .tx_bytes = 55, .qlen_bytes = 66, .rate_mbps = 25000};
     for (int on = 0; on < 2; on++) {
-        struct rig *r = rig_new(on ? int_on : NULL);
+        struct rig *r = rig_new_sim(NULL, on ? &int_on : NULL);
         assert_int_equal(rx(r, tq_write(FE_OP_WRITE_ONLY, 0, NULL, 1, VA_B, RKEY_B, 1)), 0);
         struct fe_pkt a = resp(r);
         assert_null(a.int_md); /* no INT seen yet */

@@ -1,0 +1,35 @@
+/* Queue-pair settings and hints only the packet-level simulator uses: they model other
+ * simulators' hosts (HPCC's ns-3) or serve a driver of thousands of QPs, and are not part of
+ * the library's API about real QPs (include/feroce/qp.h). */
+#ifndef FE_TRANSPORT_QP_SIM_H
+#define FE_TRANSPORT_QP_SIM_H
+
+#include "feroce/qp.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct fe_qp_sim_config {
+    /* Notification point in ns-3 compatible mode: congestion (CE) is echoed in the next ACK's
+     * BECN bit instead of answered with a CNP. */
+    bool np_ecn_echo_on_ack;
+    /* Responder: ACKs and NAKs carry the INT records (fe_pkt.int_md) of the latest data packet
+     * that had them, as HPCC's receiver echoes the switches' telemetry to the sender. */
+    bool int_echo;
+    /* Bytes the pacer and the CC count around a data packet's payload: 0 = the real RoCEv2
+     * frame (headers, pad, ICRC and the path's Ethernet/IP/UDP/FCS); else payload + this, for
+     * frames sized as another model does (HPCC ns-3: 48). */
+    uint32_t frame_overhead_bytes;
+};
+
+/* fe_qp_create with the simulator's settings (NULL: none, as fe_qp_create). */
+struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
+                               uint64_t now_ns, int *err, const char **why_field);
+
+/* A hint, no effect on the QP: starts loading into the CPU caches the state fe_qp_tx reads. A
+ * driver that serves many QPs in turn calls it for the next one while it serves this one. */
+void fe_qp_prefetch_tx(const struct fe_qp *qp);
+/* The same for what fe_qp_rx reads when a data packet arrives (the responder's state). */
+void fe_qp_prefetch_rx(const struct fe_qp *qp);
+
+#endif
