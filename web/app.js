@@ -5,15 +5,18 @@
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b',
                 '#e377c2'];
 const MAX_POINTS = 20 * 600;  // 10 minutes at 20 samples/s
-const state = {run: null, prev: null, t: [], panels: [], paused: false, zoomed: false,
-               winS: 30, shown: [], dirty: false};
+// Rates are taken over this many sample intervals (250 ms at 20 samples/s): software moves
+// packets in bursts, and a 50 ms difference is mostly noise.
+const SPAN = 5;
+const state = {run: null, recent: [], lastSeq: 0, t: [], panels: [], paused: false,
+               zoomed: false, winS: 30, shown: [], dirty: false};
 
 // Each panel: its title, unit, and how to get one value per flow (or per extra series).
 const PANELS = [
-  {id: 'tput', title: 'Throughput per flow', unit: 'Gb/s', note: 'verified payload at the receiver; dashed: the switch bottleneck',
+  {id: 'tput', title: 'Throughput per flow', unit: 'Gb/s', note: 'verified payload at the receiver, over 250 ms; dashed: the switch bottleneck',
    flow: (f, p, dt) => p ? (f.rx_bytes - p.rx_bytes) * 8 / dt / 1e9 : null,
    extra: [{label: 'bottleneck', color: '#444', dash: [6, 4], v: () => state.run.rate_bps / 1e9},
-           {label: 'total', color: '#777', v: (s, p, dt) => p ? s.flows.reduce((a, f, i) => a + (f.rx_bytes - p.flows[i].rx_bytes), 0) * 8 / dt / 1e9 : null}]},
+           {label: 'total', color: '#999', width: 2.4, v: (s, p, dt) => p ? s.flows.reduce((a, f, i) => a + (f.rx_bytes - p.flows[i].rx_bytes), 0) * 8 / dt / 1e9 : null}]},
   {id: 'rc', title: 'Rc: current rate', unit: 'Gb/s', note: 'DCQCN rate limiter of each sender QP',
    flow: f => f.rc_bps >= 0 ? f.rc_bps / 1e9 : null},
   {id: 'rt', title: 'Rt: target rate', unit: 'Gb/s', note: 'the rate DCQCN recovers towards',
@@ -29,7 +32,7 @@ const PANELS = [
            {label: 'Kmax', color: '#d62728', dash: [6, 4], v: () => state.run.kmax_bytes / 1024}]},
   {id: 'retx', title: 'Retransmissions per flow', unit: 'packets/s', note: 'Go-Back-N resends of each sender QP',
    flow: (f, p, dt) => p ? (f.retx_pkts - p.retx_pkts) / dt : null},
-  {id: 'rtt', title: 'PSN-to-ACK latency', unit: 'ms', note: 'mean over each sample interval',
+  {id: 'rtt', title: 'PSN-to-ACK latency', unit: 'ms', note: 'mean of the ACKs of the last 250 ms',
    flow: (f, p) => p && f.rtt_count > p.rtt_count ? (f.rtt_sum_ns - p.rtt_sum_ns) / (f.rtt_count - p.rtt_count) / 1e6 : null},
 ];
 
@@ -59,12 +62,12 @@ function makePanel(def, nFlows) {
       cols.push({flow: i});
     }
   for (const x of def.extra || []) {
-    series.push({label: x.label, stroke: x.color, width: 1.4, dash: x.dash, fill: x.fill,
+    series.push({label: x.label, stroke: x.color, width: x.width || 1.4, dash: x.dash, fill: x.fill,
                  value: (u, v) => fmtNum(v)});
     cols.push({extra: x});
   }
   const opts = {
-    width: Math.max(box.clientWidth - 20, 300), height: 220,
+    width: Math.max(box.clientWidth - 20, 300), height: 200,
     series,
     scales: {x: {time: false}, y: {range: (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.08 : 1]}},
     axes: [{label: 'time (s)', stroke: '#3c4556', grid: {stroke: '#eceff3'}},
@@ -99,7 +102,10 @@ function buildFlowPicker(n) {
 }
 
 function addSample(s) {
-  const p = state.prev;
+  if (s.seq <= state.lastSeq) return;  // already had it from /api/history
+  state.lastSeq = s.seq;
+  const r = state.recent;
+  const p = r.length ? r[Math.max(0, r.length - SPAN)] : null;
   const dt = p ? s.t_s - p.t_s : 0;
   if (p && dt <= 0) return;
   state.t.push(s.t_s);
@@ -118,7 +124,8 @@ function addSample(s) {
     state.t.shift();
     for (const pan of state.panels) for (let k = 1; k < pan.data.length; k++) pan.data[k].shift();
   }
-  state.prev = s;
+  r.push(s);
+  if (r.length > SPAN) r.shift();
   state.dirty = true;
 }
 
@@ -127,7 +134,9 @@ function redraw() {
   const tmax = state.t[state.t.length - 1];
   for (const pan of state.panels) {
     pan.u.setData(pan.data, false);
-    pan.u.setScale('x', {min: Math.max(0, tmax - state.winS), max: Math.max(tmax, state.winS)});
+    // the window scrolls once full; before that the run so far fills the width
+    const t0 = state.t[0];
+    pan.u.setScale('x', {min: Math.max(t0, tmax - state.winS), max: Math.max(tmax, t0 + 5)});
   }
   state.dirty = false;
 }
@@ -145,7 +154,7 @@ function setStatus(cls, text) {
 
 function resize() {
   for (const pan of state.panels)
-    pan.u.setSize({width: Math.max(pan.u.root.parentNode.clientWidth - 20, 300), height: 220});
+    pan.u.setSize({width: Math.max(pan.u.root.parentNode.clientWidth - 20, 300), height: 200});
 }
 
 async function start() {
@@ -169,6 +178,9 @@ async function start() {
     redraw();
   });
   window.addEventListener('resize', resize);
+  const hist = await (await fetch('/api/history')).json();
+  hist.samples.forEach(addSample);
+  redraw();
   const es = new EventSource('/api/stream');
   es.onopen = () => setStatus('live', 'live');
   es.onmessage = ev => addSample(JSON.parse(ev.data));

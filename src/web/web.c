@@ -17,7 +17,7 @@
 
 #include "web/assets.h"
 
-#define RING_SAMPLES     64u /* the server only needs the newest; a few spare for the streams */
+#define RING_SAMPLES     1200u /* a minute at 20 samples/s: a page opened late sees the past */
 #define SSE_POLL_NS      20000000L
 #define SSE_KEEPALIVE_NS 5000000000ull
 
@@ -84,6 +84,17 @@ static bool latest_sample(struct fe_web *w, struct fe_web_sample *out, uint64_t 
     else
         memset(out, 0, sizeof *out);
     *seq = w->seq;
+    pthread_mutex_unlock(&w->mu);
+    return have;
+}
+
+/* Sample `seq` (1-based) into *out: false when it was overwritten or is not there yet. One
+ * lock per sample, so that copying the history never holds the data path off for long. */
+static bool sample_at(struct fe_web *w, uint64_t seq, struct fe_web_sample *out)
+{
+    pthread_mutex_lock(&w->mu);
+    bool have = seq >= 1 && seq <= w->seq && w->seq - seq < RING_SAMPLES;
+    if (have) *out = w->ring[(seq - 1) % RING_SAMPLES];
     pthread_mutex_unlock(&w->mu);
     return have;
 }
@@ -204,6 +215,25 @@ static void build_state(struct fe_web *w, struct sbuf *b)
     else
         put(b, "null");
     put(b, "}\n");
+}
+
+/* Every sample the ring still holds, oldest first: what a page opened mid-run draws first. */
+static void build_history(struct fe_web *w, struct sbuf *b)
+{
+    uint64_t last = atomic_load(&w->seq_seen);
+    uint64_t first = last > RING_SAMPLES ? last - RING_SAMPLES + 1 : 1;
+    struct fe_web_sample *s = malloc(sizeof *s);
+    bool comma = false;
+    put(b, "{\"samples\":[");
+    for (uint64_t k = first; s && k <= last; k++) {
+        if (!sample_at(w, k, s)) continue;
+        if (comma) put(b, ",");
+        put_sample_json(b, s, k);
+        comma = true;
+    }
+    put(b, "]}\n");
+    if (!s) b->oom = true;
+    free(s);
 }
 
 /* Every QP's CC parameters: the same set for each flow of the run. */
@@ -480,6 +510,11 @@ static enum MHD_Result route(struct fe_web *w, struct MHD_Connection *c, const c
 {
     struct sbuf b;
     if (!strcmp(url, "/api/stream")) return send_stream(w, c);
+    if (!strcmp(url, "/api/history")) {
+        sbuf_init(&b);
+        build_history(w, &b);
+        return send_buf(c, MHD_HTTP_OK, "application/json", &b);
+    }
     if (!strcmp(url, "/api/state") || !strcmp(url, "/api/params") || !strcmp(url, "/metrics")) {
         sbuf_init(&b);
         if (!strcmp(url, "/api/state")) {
