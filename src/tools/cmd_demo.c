@@ -880,7 +880,8 @@ static void stop_web(struct demo_opts *o)
 {
     if (!o->c.web) return;
     uint64_t end = fe_io_now_ns() + o->web_hold_ns;
-    while (fe_io_now_ns() < end && fe_cli_signals < 2) {
+    sig_atomic_t seen = fe_cli_signals;
+    while (fe_io_now_ns() < end && fe_cli_signals == seen) {
         struct timespec ts = {0, 50000000};
         nanosleep(&ts, NULL);
     }

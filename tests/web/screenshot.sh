@@ -23,8 +23,11 @@ sleep 8 # the page draws the run so far from /api/history, then follows the stre
 HOME=$T timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
     --user-data-dir="$T/chromium" --window-size=1400,1300 --timeout=3000 \
     --screenshot="$OUT" "http://127.0.0.1:$port/" >"$T/chromium.log" 2>&1
-kill -INT "$pid" 2>/dev/null
-kill -INT "$pid" 2>/dev/null
+# Ctrl-C ends the run, another the hold
+for _ in 1 2 3 4 5; do
+    kill -INT "$pid" 2>/dev/null || break
+    sleep 1
+done
 wait "$pid"
 [ -s "$OUT" ] || { tail "$T/chromium.log"; fail "no screenshot"; }
 $PY "$(dirname "$0")/png_check.py" "$OUT" 40000 || fail "screenshot check"
