@@ -127,6 +127,19 @@ def flood(n=200):
     print("flood: %d concurrent connections, %d answered 200, server still up" % (n, ok[0]))
 
 
+def stuck_streams(n=4):
+    """Clients that ask for the stream and never read it: the server must not care."""
+    out = []
+    for _ in range(n):
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        c.connect(("127.0.0.1", PORT))
+        c.sendall(b"GET /api/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        out.append(c)
+    return out
+
+
+stuck = stuck_streams()
 check_state()
 check_params()
 check_stream()
@@ -140,3 +153,6 @@ st, ctype, body = get("/")
 if b"uPlot.min.js" not in body or len(get("/uPlot.min.js")[2]) < 10000:
     fail("the page or its charting library is missing")
 print("page and uPlot served")
+for c in stuck:
+    c.close()
+print("%d stuck stream clients did not stop the server" % len(stuck))
