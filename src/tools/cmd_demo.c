@@ -658,8 +658,8 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
     o->talk = !c->json && !o->quiet;
 #ifndef FE_HAVE_WEB
     if (o->web) {
-        fprintf(stderr, "feroce demo: --web is not built in (this build found no libmicrohttpd "
-                        "or no npm)\n");
+        fprintf(stderr, "feroce demo: --web is not built in (this build had no libmicrohttpd, "
+                        "no npm, or FEROCE_WEB=OFF)\n");
         return -1;
     }
 #endif
