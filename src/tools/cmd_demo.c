@@ -17,6 +17,11 @@
 #include "feroce/report.h"
 #include "feroce/stats.h"
 #include "tools/cli.h"
+#ifdef FE_HAVE_WEB
+#include <time.h>
+
+#include "web/web.h"
+#endif
 
 #define MAX_SENDERS 8
 
@@ -43,6 +48,9 @@ static const char usage[] =
     "  --base ADDR        loopback addresses used: ADDR+1 receiver, +2.. senders, +100 switch\n"
     "                     (127.77.0.0)\n"
     "  --probe            only measure what one core carries (Gb/s) and exit\n"
+    "  --web [ADDR:]PORT  serve a live dashboard, JSON, SSE and Prometheus metrics there\n"
+    "                     (address 127.0.0.1 by default; docs/dashboard.md)\n"
+    "  --web-hold TIME    keep serving the final state this long after the run (0)\n"
     "  --json  --quiet\n"
     "\n"
     "Other demonstrations: 'feroce bench icrc' (ICRC speed), 'feroce gen FILE.pcap' and 'feroce\n"
@@ -59,7 +67,10 @@ struct demo_cfg {
     uint32_t pmax_ppm, loss_ppm;
     uint32_t msg_bytes, mtu;
     uint32_t base_ip;
+    struct fe_web *web; /* the live web view (--web), fed every SAMPLE_NS */
 };
+
+#define SAMPLE_NS 50000000ull /* 20 samples a second for the web view */
 
 struct flow_res {
     double gbps;
@@ -102,6 +113,7 @@ struct incast {
     uint64_t prev_marked, prev_cnps, prev_retx;
     bool header;
     unsigned rot;
+    uint64_t next_sample;
 };
 
 /* The switch: one access port per sender, the receiver behind the bottleneck. */
@@ -372,10 +384,71 @@ static void wait_events(struct incast *x, uint64_t now)
         if (t < dl) dl = t;
     }
     if (x->start && x->c->live && x->tick < dl) dl = x->tick;
+    if (x->c->web && x->next_sample && x->next_sample < dl) dl = x->next_sample;
     if (now + 20000000ull < dl) dl = now + 20000000ull;
     int tags[64];
     int nt = fe_loop_wait(x->loop, dl, tags, 64);
     for (int k = 0; k < nt; k++) x->ready[tags[k] / 64] |= 1u << (tags[k] % 64);
+}
+
+#ifdef FE_HAVE_WEB
+/* Flow i as the web view shows it: the same counters and CC state the live table reads. */
+static void sample_flow(struct incast *x, unsigned i, struct fe_web_flow *w)
+{
+    const struct fe_daq_flow *fl = fe_daq_flow(x->daq, i);
+    const struct fe_fe_flow *sf = fe_frontend_flow(x->fe[i], 0);
+    const struct fe_qp_counters *sc = sf->qp ? fe_qp_counters(sf->qp) : &sf->final;
+    w->rx_bytes = fl->bytes;
+    w->tx_bytes = sc->tx_bytes;
+    w->cnps_rx = sc->rx_cnps;
+    w->retx_pkts = sc->retx_pkts;
+    w->timeouts = sc->timeouts;
+    w->rtt_sum_ns = sc->rtt_sum_ns;
+    w->rtt_max_ns = sc->rtt_max_ns;
+    memcpy(w->rtt_hist, sc->rtt_hist, sizeof w->rtt_hist);
+    if (sf->qp) {
+        struct fe_cc_view v = {0};
+        fe_cc_view_of(fe_qp_cc(sf->qp), &v);
+        w->qpn = fe_qp_config(sf->qp)->local_qpn;
+        w->has_rc = v.has_rc, w->has_rt = v.has_rt, w->has_alpha = v.has_alpha;
+        w->rc_bps = v.rc_bps, w->rt_bps = v.rt_bps, w->alpha = v.alpha;
+    }
+    if (fl->qp) {
+        w->cnps_tx = fe_qp_counters(fl->qp)->tx_cnps;
+        w->ce_pkts = fe_qp_counters(fl->qp)->rx_ce_pkts;
+    }
+}
+
+static void push_sample(struct incast *x, uint64_t now)
+{
+    struct fe_web_sample s;
+    memset(&s, 0, sizeof s);
+    s.t_ns = now - x->start;
+    s.n_flows = x->c->senders;
+    for (unsigned i = 0; i < x->c->senders; i++) sample_flow(x, i, &s.f[i]);
+    const struct fe_esw_port_stats *b = fe_eswitch_port_stats(x->sw, x->c->senders);
+    s.bottleneck = (struct fe_web_port){.q_bytes = b->qlen_bytes,
+                                        .q_max_bytes = b->qlen_max_bytes,
+                                        .tx_bytes = b->tx_bytes,
+                                        .marked = b->marked,
+                                        .drops_full = b->drops_full,
+                                        .drops_loss = b->drops_loss};
+    fe_web_push(x->c->web, &s);
+    while (x->next_sample <= now) x->next_sample += SAMPLE_NS;
+}
+#endif
+
+/* The web view's sample, every SAMPLE_NS once the flows stream. */
+static void feed_web(struct incast *x, uint64_t now)
+{
+#ifdef FE_HAVE_WEB
+    if (!x->c->web || !x->start) return;
+    if (!x->next_sample) x->next_sample = now;
+    if (now >= x->next_sample) push_sample(x, now);
+#else
+    (void)x;
+    (void)now;
+#endif
 }
 
 static int run_loop(struct incast *x)
@@ -385,6 +458,7 @@ static int run_loop(struct incast *x)
         step_engines(x, now);
         if (watch_flows(x, now)) return -1;
         if (x->phase == RUN && x->start && x->c->live && now >= x->tick) print_live_row(x, now);
+        feed_web(x, now);
         advance_phase(x, now);
         if (x->phase == END) break;
         wait_events(x, now);
@@ -472,6 +546,7 @@ static double probe(const struct demo_cfg *base)
     c.rate_bps = 40000000000ull;
     c.duration_ns = 600000000ull;
     c.live = false;
+    c.web = NULL;
     c.loss_ppm = 0;
     c.queue = 8u << 20;
     c.replay = 2u << 20;
@@ -494,6 +569,8 @@ struct demo_opts {
     const char *params[16];
     int n_params;
     bool quiet, probe_only, talk;
+    const char *web;                    /* --web [ADDR:]PORT */
+    uint64_t web_hold_ns;               /* --web-hold */
     uint64_t kmin, kmax, queue, replay; /* 0: scaled to the rate */
 };
 
@@ -564,6 +641,8 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
         {FE_OPT_FLAG_("--json", c->json)},
         {FE_OPT_FLAG_("--quiet", o->quiet)},
         {FE_OPT_FLAG_("--probe", o->probe_only)},
+        {FE_OPT_STR_("--web", o->web)},
+        {FE_OPT_TIME_("--web-hold", o->web_hold_ns)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -577,6 +656,13 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
         }
     }
     o->talk = !c->json && !o->quiet;
+#ifndef FE_HAVE_WEB
+    if (o->web) {
+        fprintf(stderr, "feroce demo: --web is not built in (this build had no libmicrohttpd, "
+                        "no npm, or FEROCE_WEB=OFF)\n");
+        return -1;
+    }
+#endif
     return 0;
 }
 
@@ -755,6 +841,58 @@ static void print_text(const struct demo_cfg *c, const struct demo_res *r)
     printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors\n", r->verified_bytes, r->errors);
 }
 
+#ifdef FE_HAVE_WEB
+/* The run as the web view describes it; lives in run()'s frame until the server stops. */
+static void describe_run(const struct demo_cfg *c, struct fe_web_run *r)
+{
+    memset(r, 0, sizeof *r);
+    r->tool = "demo";
+    snprintf(r->description, sizeof r->description,
+             "%u front-ends -> emulated switch (%.2f Gb/s bottleneck, %s) -> 1 DAQ receiver, "
+             "%s, %u-byte messages, MTU %u",
+             c->senders, (double)c->rate_bps / 1e9, c->ecn ? "RED/ECN" : "no ECN",
+             c->algo ? c->algo->name : "no CC", c->msg_bytes, c->mtu);
+    r->rate_bps = c->rate_bps;
+    r->kmin_bytes = c->kmin;
+    r->kmax_bytes = c->kmax;
+    r->queue_bytes = c->queue;
+    r->n_flows = c->senders;
+    r->ccp = c->algo ? &c->ccp : NULL;
+}
+
+static int start_web(struct demo_opts *o, struct fe_web_run *run)
+{
+    char err[256];
+    describe_run(&o->c, run);
+    o->c.web = fe_web_start(o->web, run, err, sizeof err);
+    if (!o->c.web) {
+        fprintf(stderr, "feroce demo: %s\n", err);
+        return -1;
+    }
+    uint32_t ip;
+    uint16_t port;
+    fe_web_parse_addr(o->web, &ip, &port);
+    /* stderr: --json keeps stdout to the one JSON object */
+    fprintf(stderr, "feroce demo: dashboard at http://%u.%u.%u.%u:%u/\n", ip >> 24,
+            (ip >> 16) & 255, (ip >> 8) & 255, ip & 255, fe_web_port(o->c.web));
+    return 0;
+}
+
+/* --web-hold: the final state stays up for a look (Ctrl-C ends it early). */
+static void stop_web(struct demo_opts *o)
+{
+    if (!o->c.web) return;
+    uint64_t end = fe_io_now_ns() + o->web_hold_ns;
+    sig_atomic_t seen = fe_cli_signals;
+    while (fe_io_now_ns() < end && fe_cli_signals == seen) {
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    fe_web_stop(o->c.web);
+    o->c.web = NULL;
+}
+#endif
+
 static int run(int argc, char **argv)
 {
     struct demo_opts o;
@@ -770,13 +908,21 @@ static int run(int argc, char **argv)
     if (set_cc_params(&o)) return 2;
     c->live = o.talk;
     if (o.talk) print_plan(c);
+#ifdef FE_HAVE_WEB
+    struct fe_web_run web_run;
+    if (o.web && start_web(&o, &web_run)) return 2;
+#endif
     struct demo_res r;
-    if (run_incast(c, &r) != 0) return 1;
-    bool ok = !r.errors && !r.qp_error && !r.lost_wrs;
-    if (c->json)
+    int rc = run_incast(c, &r);
+    bool ok = !rc && !r.errors && !r.qp_error && !r.lost_wrs;
+    if (!rc && c->json)
         print_json(c, &r, ok);
-    else if (!o.quiet)
+    else if (!rc && !o.quiet)
         print_text(c, &r);
+#ifdef FE_HAVE_WEB
+    fflush(stdout);
+    stop_web(&o);
+#endif
     return ok ? 0 : 1;
 }
 

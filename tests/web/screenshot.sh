@@ -1,0 +1,33 @@
+#!/bin/sh
+# The dashboard as a browser draws it: headless Chromium's screenshot of `feroce demo --web`
+# mid-run, kept as OUT (a test artifact) and checked to be a real picture (tests/web/png_check.py).
+set -u
+FEROCE=$1
+OUT=$2
+. "$(dirname "$0")/../script_env.sh"
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
+if [ -z "$CHROMIUM" ]; then
+    echo "SKIP: chromium not found (Debian package 'chromium')"
+    exit 77
+fi
+"$FEROCE" demo --rate 200M --duration 30s --web 127.0.0.1:0 --web-hold 20s >"$T/out" 2>"$T/err" &
+pid=$!
+port=""
+for _ in $(seq 50); do
+    port=$(sed -n 's|.*dashboard at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/err")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { kill "$pid"; cat "$T/err"; fail "no dashboard address on stderr"; }
+sleep 8 # the page draws the run so far from /api/history, then follows the stream
+HOME=$T timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
+    --user-data-dir="$T/chromium" --window-size=1400,1300 --timeout=3000 \
+    --screenshot="$OUT" "http://127.0.0.1:$port/" >"$T/chromium.log" 2>&1
+# Ctrl-C ends the run, another the hold
+for _ in 1 2 3 4 5; do
+    kill -INT "$pid" 2>/dev/null || break
+    sleep 1
+done
+wait "$pid"
+[ -s "$OUT" ] || { tail "$T/chromium.log"; fail "no screenshot"; }
+$PY "$(dirname "$0")/png_check.py" "$OUT" 40000 || fail "screenshot check"

@@ -1,0 +1,26 @@
+#!/bin/sh
+# feroce demo --web: the endpoints while the demo runs (tests/web/web_check.py), promtool on
+# /metrics, and the demo's own result unchanged by all of it.
+set -u
+FEROCE=$1
+. "$(dirname "$0")/../script_env.sh"
+PROMTOOL=$(command -v promtool || true)
+if [ -z "$PROMTOOL" ]; then
+    echo "SKIP: promtool not found (Debian package 'prometheus'; scripts/deps.sh installs it)"
+    exit 77
+fi
+"$FEROCE" demo --rate 200M --duration 7s --web 127.0.0.1:0 >"$T/out" 2>"$T/err" &
+pid=$!
+port=""
+for _ in $(seq 50); do
+    port=$(sed -n 's|.*dashboard at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/err")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { kill "$pid"; cat "$T/err"; fail "no dashboard address on stderr"; }
+$PY "$(dirname "$0")/web_check.py" "$port" "$T" || { kill "$pid"; fail "web checks"; }
+"$PROMTOOL" check metrics <"$T/metrics.txt" || fail "promtool check metrics"
+echo "promtool check metrics: ok"
+wait "$pid" || { cat "$T/out" "$T/err"; fail "demo exited $?"; }
+grep -q "data verified: [1-9][0-9]* bytes, 0 errors" "$T/out" || { cat "$T/out"; fail "demo result"; }
+grep "data verified" "$T/out"

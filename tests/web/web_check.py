@@ -1,0 +1,158 @@
+"""Drives a running `feroce demo --web`: JSON, SSE, 404, a huge header, 200 connections.
+usage: web_check.py PORT OUTDIR (writes OUTDIR/metrics.txt for promtool)."""
+import json
+import socket
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+PORT = int(sys.argv[1])
+OUT = sys.argv[2]
+BASE = "http://127.0.0.1:%d" % PORT
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def get(path, timeout=5):
+    with urllib.request.urlopen(BASE + path, timeout=timeout) as r:
+        return r.status, r.headers.get("Content-Type", ""), r.read()
+
+
+def state():
+    st, ctype, body = get("/api/state")
+    if st != 200 or not ctype.startswith("application/json"):
+        fail("/api/state: %d %s" % (st, ctype))
+    return json.loads(body)
+
+
+def rx_total(s):
+    return sum(f["rx_bytes"] for f in s["sample"]["flows"])
+
+
+def wait_first_sample():
+    for _ in range(100):
+        s = state()
+        if s["sample"] and rx_total(s) > 0:
+            return s
+        time.sleep(0.1)
+    fail("no sample with data in 10 s")
+
+
+def check_state():
+    a = wait_first_sample()
+    run = a["run"]
+    if run["tool"] != "demo" or run["flows"] != len(a["sample"]["flows"]) or run["rate_bps"] <= 0:
+        fail("/api/state run description: %r" % run)
+    time.sleep(0.5)
+    b = state()
+    if rx_total(b) <= rx_total(a) or b["sample"]["seq"] <= a["sample"]["seq"]:
+        fail("counters did not grow: %d -> %d" % (rx_total(a), rx_total(b)))
+    print("state: rx bytes %d -> %d, seq %d -> %d" % (rx_total(a), rx_total(b),
+          a["sample"]["seq"], b["sample"]["seq"]))
+
+
+def check_params():
+    p = json.loads(get("/api/params")[2])
+    if p["writable"] or not p["qps"] or not p["qps"][0]["params"]:
+        fail("/api/params: %r" % p)
+    print("params: %d QPs, %d parameters each" % (len(p["qps"]), len(p["qps"][0]["params"])))
+
+
+def check_stream():
+    with urllib.request.urlopen(BASE + "/api/stream", timeout=5) as r:
+        if not r.headers.get("Content-Type", "").startswith("text/event-stream"):
+            fail("/api/stream content type")
+        seqs = []
+        while len(seqs) < 3:
+            line = r.readline().decode()
+            if not line:
+                fail("stream ended early")
+            if line.startswith("data: "):
+                seqs.append(json.loads(line[6:])["seq"])
+    if seqs != sorted(set(seqs)):
+        fail("stream events out of order: %r" % seqs)
+    print("stream: events %r" % seqs)
+
+
+def check_errors():
+    try:
+        get("/no/such/path")
+        fail("unknown path answered 200")
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            fail("unknown path: %d" % e.code)
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+    big = "GET /api/state HTTP/1.1\r\nHost: x\r\nX-Big: " + "a" * 200000 + "\r\n\r\n"
+    try:
+        s.sendall(big.encode())
+    except OSError:
+        pass  # the server closed the connection while we were still sending: refused
+    try:
+        reply = s.recv(200).decode(errors="replace")
+    except OSError:
+        reply = ""
+    s.close()
+    if reply.startswith("HTTP/1.1 200"):
+        fail("a 200 KB header was accepted")
+    print("huge header: %s" % (reply.split("\r\n")[0] or "connection closed"))
+
+
+def flood(n=200):
+    ok = [0]
+    lock = threading.Lock()
+
+    def one():
+        try:
+            c = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+            c.sendall(b"GET /api/state HTTP/1.0\r\n\r\n")
+            if c.recv(12).startswith(b"HTTP/1.1 200"):
+                with lock:
+                    ok[0] += 1
+            time.sleep(0.5)  # hold the connection
+            c.close()
+        except OSError:
+            pass
+
+    ts = [threading.Thread(target=one) for _ in range(n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    state()  # still serving
+    print("flood: %d concurrent connections, %d answered 200, server still up" % (n, ok[0]))
+
+
+def stuck_streams(n=4):
+    """Clients that ask for the stream and never read it: the server must not care."""
+    out = []
+    for _ in range(n):
+        c = socket.socket()
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        c.connect(("127.0.0.1", PORT))
+        c.sendall(b"GET /api/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        out.append(c)
+    return out
+
+
+stuck = stuck_streams()
+check_state()
+check_params()
+check_stream()
+check_errors()
+flood()
+st, ctype, body = get("/metrics")
+if not ctype.startswith("text/plain; version=0.0.4"):
+    fail("/metrics content type: " + ctype)
+open(OUT + "/metrics.txt", "wb").write(body)
+st, ctype, body = get("/")
+if b"uPlot.min.js" not in body or len(get("/uPlot.min.js")[2]) < 10000:
+    fail("the page or its charting library is missing")
+print("page and uPlot served")
+for c in stuck:
+    c.close()
+print("%d stuck stream clients did not stop the server" % len(stuck))
