@@ -100,6 +100,11 @@ struct fe_qp_config {
     uint32_t cq_depth;     /* completions queued at most (posting fails when it could overflow) */
     uint32_t max_mr;       /* memory regions registered at most */
     uint64_t ack_timeout_ns;
+    /* Retransmit backoff: a timeout with no progress since the last one doubles the timer, up
+     * to this, without spending a retry (a slow receiver is not a lost packet); from there on
+     * each timeout spends one. Progress brings the timer back to ack_timeout_ns. 0 (or
+     * ack_timeout_ns): no backoff, every timeout spends a retry. */
+    uint64_t ack_timeout_max_ns;
     uint8_t retry_cnt;     /* 0..7, or FE_RETRY_INFINITE */
     uint8_t rnr_retry;     /* 0..7, 7 = infinite */
     uint8_t min_rnr_timer; /* code the responder sends in RNR NAKs */
@@ -136,6 +141,7 @@ struct fe_qp_counters {
     uint64_t ackreq_probes; /* newest packet resent with AckReq: the CC closed the window on
                              * packets none of which asked for an ACK (not in retx_pkts) */
     uint64_t timeouts;
+    uint64_t timeout_backoffs; /* timeouts that doubled the timer instead of spending a retry */
     uint64_t rx_acks, rx_naks[5], rx_rnr_naks; /* NAKs by code (fe_nak_code) */
     uint64_t rx_cnps;
     uint64_t replay_full_stalls; /* times input stalled on a full replay buffer */

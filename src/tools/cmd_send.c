@@ -48,6 +48,9 @@ static const char usage[] =
     "  --mtu N (4096)  --cc NAME (none)  --param NAME=VALUE[,...] (repeatable)\n"
     "  --line-rate RATE (100Gbps)  --burst SIZE: pacer burst (64K)  --replay SIZE (2M)\n"
     "  --ack-timeout TIME (10ms: software peers on shared cores; the firmware uses less)\n"
+    "  --ack-timeout-max TIME (1s): a timeout with no progress doubles the timer up to this\n"
+    "                          before timeouts spend --retry (a slow receiver is not a loss;\n"
+    "                          sequence NAKs still resend at once); = --ack-timeout: no backoff\n"
     "  --retry N (7)  --rnr-retry N (7 = infinite)  --ackreq-every N (32)\n"
     "test hooks (interop): --drop-every N   --drop-psn P[,P...]   (data packets, on purpose)\n"
     "perftest: --perftest ADDR[:PORT]  be an ib_write_bw client of the server at ADDR (TCP\n"
@@ -238,6 +241,7 @@ static int parse_table(int argc, char **argv, struct opts *o, struct cc_args *cc
         {FE_OPT_SIZE_("--replay", c->qp.replay_bytes)},
         {FE_OPT_SIZE_("--burst", c->qp.pacer_burst_bytes)},
         {FE_OPT_TIME_("--ack-timeout", c->qp.ack_timeout_ns)},
+        {FE_OPT_TIME_("--ack-timeout-max", c->qp.ack_timeout_max_ns)},
         {FE_OPT_U32MAX_("--retry", c->qp.retry_cnt, 7)},
         {FE_OPT_U32MAX_("--rnr-retry", c->qp.rnr_retry, 7)},
         {FE_OPT_U32MAX_("--ackreq-every", c->qp.ackreq_every, 65535)},
@@ -263,6 +267,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
      * scheduling hiccups of milliseconds must not look like losses. */
     c->qp.pacer_burst_bytes = 65536;
     c->qp.ack_timeout_ns = 10000000ull;
+    c->qp.ack_timeout_max_ns = 1000000000ull;
     struct cc_args cc = {0};
     bool manual = false;
     if (parse_table(argc, argv, o, &cc, &manual)) return -1;
@@ -272,6 +277,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return -1;
     }
     if (fe_io_opts_check("send", &c->ep)) return -1;
+    /* a timer set above the backoff ceiling: no backoff */
+    if (c->qp.ack_timeout_max_ns < c->qp.ack_timeout_ns)
+        c->qp.ack_timeout_max_ns = c->qp.ack_timeout_ns;
     return set_cc(o, &cc);
 }
 
@@ -471,13 +479,14 @@ static int print_flow(const struct send_run *r, const struct fe_fe_flow *fl, str
     if (r->o.io.json) {
         printf("%s{\"qpn\":%u,\"peer_qpn\":%u,\"msgs\":%" PRIu64 ",\"posted\":%" PRIu64
                ",\"bytes\":%" PRIu64 ",\"seconds\":%.6f,\"gbps\":%.6f,\"tx_pkts\":%" PRIu64
-               ",\"retx_pkts\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
-               ",\"seq_naks\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"dropped_on_purpose\":%" PRIu64
+               ",\"retx_pkts\":%" PRIu64 ",\"timeouts\":%" PRIu64 ",\"timeout_backoffs\":%" PRIu64
+               ",\"rnr_naks\":%" PRIu64 ",\"seq_naks\":%" PRIu64 ",\"cnps\":%" PRIu64
+               ",\"dropped_on_purpose\":%" PRIu64
                ",\"rtt_mean_us\":%.3f,\"rtt_p99_us\":%.3f,\"error\":%s,\"status\":\"%s\"}",
                t->k++ ? "," : "", fl->qpn, fl->peer_qpn, fl->completed, fl->posted,
                fl->bytes_completed, secs, gbps, c->tx_pkts, c->retx_pkts, c->timeouts,
-               c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ], c->rx_cnps, fl->dropped_on_purpose,
-               mean_us, p99_us, fl->error ? "true" : "false", status);
+               c->timeout_backoffs, c->rx_rnr_naks, c->rx_naks[FE_NAK_PSN_SEQ], c->rx_cnps,
+               fl->dropped_on_purpose, mean_us, p99_us, fl->error ? "true" : "false", status);
     } else if (!r->o.io.quiet || fl->error) {
         printf("qp %u -> %u: %" PRIu64 " messages, %.3f GB in %.3f s = %.3f Gb/s, %" PRIu64
                " retransmitted packets (%" PRIu64 " timeouts, %" PRIu64 " RNR NAKs, %" PRIu64

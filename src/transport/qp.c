@@ -80,6 +80,8 @@ static const char *validate(const struct fe_qp_config *c)
     if (c->cq_depth < 1 || c->cq_depth > 2 * FE_QP_MAX_DEPTH) return "cq_depth";
     if (c->max_mr > 65536) return "max_mr";
     if (c->ack_timeout_ns == 0) return "ack_timeout_ns";
+    if (c->ack_timeout_max_ns && c->ack_timeout_max_ns < c->ack_timeout_ns)
+        return "ack_timeout_max_ns";
     if (c->retry_cnt > 7 && c->retry_cnt != FE_RETRY_INFINITE) return "retry_cnt";
     if (c->rnr_retry > 7) return "rnr_retry";
     if (c->min_rnr_timer > 31) return "min_rnr_timer";

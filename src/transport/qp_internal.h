@@ -92,7 +92,7 @@ struct fe_req {
     /* The configuration the packets need, copied from struct fe_qp_config (same names), then
      * the retry state. */
     uint64_t remote_va;
-    uint64_t ack_timeout_ns;
+    uint64_t ack_timeout_ns; /* the retransmit timer now: the configured one, or backed off */
     uint32_t remote_qpn, remote_rkey, mtu_bytes, sq_depth;
     uint32_t frame_overhead_bytes; /* fe_path_overhead_bytes(&cfg.path) */
     uint32_t fixed_overhead_bytes; /* fe_qp_sim_config.frame_overhead_bytes */
@@ -102,6 +102,7 @@ struct fe_req {
     uint8_t retry_left, rnr_left;
     bool nak_psn_valid; /* obeyed a sequence NAK for nak_psn since the last progress: */
     bool stalled;       /* the last attempt found the replay ring full (counted once) */
+    bool backed_off;    /* ack_timeout_ns is above the configured one (progress resets it) */
     uint32_t nak_psn;   /* a duplicate of it starts no second Go-Back-N */
     uint64_t rnr_until_ns;
 };

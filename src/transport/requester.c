@@ -486,6 +486,10 @@ static inline __attribute__((always_inline)) uint64_t ack_to(struct fe_qp *qp, u
     }
     /* progress: retry budgets refill, a new Go-Back-N may start, the timer restarts */
     r->retry_left = r->retry_cnt;
+    if (r->backed_off) {
+        r->ack_timeout_ns = qp->cfg.ack_timeout_ns;
+        r->backed_off = false;
+    }
     r->rnr_left = r->rnr_retry;
     r->nak_psn_valid = false;
     if (outstanding(r))
@@ -493,6 +497,19 @@ static inline __attribute__((always_inline)) uint64_t ack_to(struct fe_qp *qp, u
     else
         r->timer_armed = false;
     return bytes;
+}
+
+/* A timeout below the backoff ceiling doubles the timer and spends no retry: the receiver may
+ * be slow (a software peer on a busy core), not the packet lost. */
+static bool back_off(struct fe_qp *qp)
+{
+    struct fe_req *r = &qp->req;
+    uint64_t max_ns = qp->cfg.ack_timeout_max_ns;
+    if (r->ack_timeout_ns >= max_ns) return false;
+    r->ack_timeout_ns = r->ack_timeout_ns > max_ns / 2 ? max_ns : 2 * r->ack_timeout_ns;
+    r->backed_off = true;
+    qp->ctr.timeout_backoffs++;
+    return true;
 }
 
 /* Budget check for one more retry; false (and the QP in error) when exhausted. */
@@ -521,7 +538,7 @@ void fe_req_expiry(struct fe_qp *qp, uint64_t now_ns)
             return;
         }
         qp->ctr.timeouts++;
-        if (!take_retry(qp, r->una_psn)) return;
+        if (!back_off(qp) && !take_retry(qp, r->una_psn)) return;
         qp->ctr.retx_timeout++;
         r->paced = false;
         r->tx_psn = r->una_psn;

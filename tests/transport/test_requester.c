@@ -520,15 +520,69 @@ static void test_rx_filters(void **state)
     fe_qp_destroy(qp);
 }
 
+static void retry1_backoff(struct fe_qp_config *c)
+{
+    c->retry_cnt = 1;
+    c->ack_timeout_max_ns = 8000000; /* 1 ms doubling to 8 ms */
+}
+
+/* A slow receiver: timeouts double the timer up to its ceiling before any spends a retry, and
+ * progress brings it back. Without a ceiling the same QP fails at the second timeout. */
+static void test_timeout_backoff(void **state)
+{
+    (void)state;
+    struct fe_qp *qp = mk(0, retry1_backoff);
+    uint32_t psn[8];
+    post(qp, FE_WR_WRITE, 1, 1);
+    assert_int_equal(sent_psns(qp, 0, psn, 8), 1);
+    const uint64_t due[] = {1000000, 3000000, 7000000, 15000000, 23000000};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(fe_qp_next_deadline(qp), due[i]);
+        fe_qp_handle_expiry(qp, due[i]);
+        assert_int_equal(sent_psns(qp, due[i], psn, 8), fe_qp_state(qp) == FE_QPS_RTS);
+        if (i < 4) assert_int_equal(fe_qp_state(qp), FE_QPS_RTS);
+    }
+    /* 1, 2, 4 ms: backoffs; at 8 ms the one retry, then the failure */
+    assert_int_equal(fe_qp_counters(qp)->timeout_backoffs, 3);
+    assert_int_equal(fe_qp_counters(qp)->timeouts, 5);
+    assert_int_equal(fe_qp_state(qp), FE_QPS_ERROR);
+
+    qp = mk(0, retry1_backoff);
+    post(qp, FE_WR_WRITE, 2 * MTU, 1);
+    assert_int_equal(sent_psns(qp, 0, psn, 8), 2);
+    fe_qp_handle_expiry(qp, 1000000);
+    fe_qp_handle_expiry(qp, 3000000);
+    assert_int_equal(sent_psns(qp, 3000000, psn, 8), 2);
+    assert_int_equal(fe_qp_next_deadline(qp), 7000000);
+    assert_int_equal(rx_ack(qp, 3500000, 0, ack_syn()), 0); /* progress: back to 1 ms */
+    assert_int_equal(fe_qp_next_deadline(qp), 4500000);
+
+    qp = mk(0, retry1_backoff);
+    struct fe_qp_config c;
+    fe_qp_config_default(&c);
+    c.ack_timeout_max_ns = c.ack_timeout_ns - 1; /* a ceiling below the timer is refused */
+    int err = 0;
+    const char *why = NULL;
+    assert_null(fe_qp_create(&c, 0, &err, &why));
+    assert_string_equal(why, "ack_timeout_max_ns");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_psn_wrap),          cmocka_unit_test(test_cumulative_ack),
-        cmocka_unit_test(test_seq_nak_go_back_n), cmocka_unit_test(test_seq_nak_retry_exhausted),
-        cmocka_unit_test(test_rnr_wait),          cmocka_unit_test(test_rnr_retry),
-        cmocka_unit_test(test_timeout),           cmocka_unit_test(test_fatal_naks),
-        cmocka_unit_test(test_replay_stall),      cmocka_unit_test(test_ackreq_every_packet),
-        cmocka_unit_test(test_karn_rtt),          cmocka_unit_test(test_rx_filters),
+        cmocka_unit_test(test_psn_wrap),
+        cmocka_unit_test(test_cumulative_ack),
+        cmocka_unit_test(test_seq_nak_go_back_n),
+        cmocka_unit_test(test_seq_nak_retry_exhausted),
+        cmocka_unit_test(test_rnr_wait),
+        cmocka_unit_test(test_rnr_retry),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_timeout_backoff),
+        cmocka_unit_test(test_fatal_naks),
+        cmocka_unit_test(test_replay_stall),
+        cmocka_unit_test(test_ackreq_every_packet),
+        cmocka_unit_test(test_karn_rtt),
+        cmocka_unit_test(test_rx_filters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
