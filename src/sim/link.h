@@ -4,6 +4,7 @@
 #define FE_SIM_LINK_H
 
 #include "sim/state.h"
+#include "sim/ns3_frame.h"
 
 /* The event word of a frame's arrival at port `to`. */
 static inline uint64_t sim_arrive_event(const struct sim_port *to)
@@ -128,7 +129,7 @@ static inline uint32_t sim_frame_bytes(const struct fe_sim *sim, const struct fe
          * SeqTs (48) + INT + payload; ACK/NAK = PPP + IPv4 + qbbHeader (12) + INT, padded to
          * 60 bytes */
         if (fp->payload_len && fp->bth.opcode != FE_OP_CNP)
-            fb = (uint64_t)fp->payload_len + 48 + sim->ns3_int_bytes;
+            fb = (uint64_t)fp->payload_len + SIM_NS3_DATA_HDR_BYTES + sim->ns3_int_bytes;
         else
             fb = (12 + sim->ns3_int_bytes < 26 ? 26 : 12 + sim->ns3_int_bytes) + 34;
         return (uint32_t)fb; /* no minimum frame in their model */

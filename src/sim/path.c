@@ -6,6 +6,7 @@
 #include "feroce/err.h"
 #include "sim/link.h"
 #include "sim/units.h"
+#include "sim/ns3_frame.h"
 
 static inline uint32_t hash3(uint32_t a, uint32_t b, uint32_t c)
 {
@@ -73,7 +74,7 @@ int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f)
     if (sim->ns3_frames) {
         /* HPCC's own formula (third.cc qp_finish), so that fct / standalone compares: its pair
          * RTT plus the bytes with 48 header bytes per packet at the bottleneck rate */
-        uint64_t wire = f->spec.bytes + pkts * 48u;
+        uint64_t wire = f->spec.bytes + pkts * SIM_NS3_DATA_HDR_BYTES;
         f->standalone_fct_ns = (double)hpcc_rtt + floor((double)(wire * 8u) * 1e9 / (double)rate);
         return 0;
     }

@@ -29,7 +29,7 @@ uint64_t sim_flow_line_bps(const struct fe_sim *sim, const struct sim_flow *f)
          * bytes every 838 ns at 10 Gb/s, not 838.4, which would idle the link 0.4 ns a frame */
         uint32_t pay = sim->sc.host.mtu_bytes;
         if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
-        uint32_t frame = pay + 48 + sim->ns3_int_bytes;
+        uint32_t frame = pay + SIM_NS3_DATA_HDR_BYTES + sim->ns3_int_bytes;
         uint64_t t = sim_link_ns3_ser_ns(line, frame);
         if (t) line = ((uint64_t)frame * 1000000000u + t - 1) / t * 8; /* whole bytes/s */
     }

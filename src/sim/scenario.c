@@ -47,8 +47,8 @@ void fe_sim_scenario_init(struct fe_sim_scenario *sc)
     h->data_pcp = 3;
     h->data_dscp = 26;
     h->ack_pcp = 3;
-    h->cnp_pcp = 6;
-    h->cnp_dscp = 48;
+    h->cnp_pcp = FE_CNP_PCP;
+    h->cnp_dscp = FE_CNP_DSCP;
     h->pacer_burst_bytes = 0;
     h->count_ifg = true;
     h->min_frame_bytes = 64;
@@ -236,7 +236,6 @@ void fe_sim_scenario_ns3_compat(struct fe_sim_scenario *sc)
     const struct fe_cc_algo *ns3 = fe_cc_find("dcqcn-hpcc-ns3");
     for (uint32_t i = 0; i < sc->n_cc && ns3; i++) {
         struct fe_sim_cc *c = &sc->cc[i];
-        if (c->algo && c->algo != ns3 && (c->algo->caps & FE_CC_CAP_DCQCN))
-            dcqcn_translate(c, ns3);
+        if (c->algo && c->algo != ns3 && (c->algo->caps & FE_CC_CAP_DCQCN)) dcqcn_translate(c, ns3);
     }
 }

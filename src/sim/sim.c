@@ -7,6 +7,7 @@
 
 #include "feroce/err.h"
 #include "sim/sim_internal.h"
+#include "sim/ns3_frame.h"
 #include "transport/qp_sim.h"
 
 void sim_rng_seed(struct fe_sim *sim, uint64_t seed)
@@ -76,10 +77,10 @@ static void derive_frames(struct fe_sim *sim)
     sim->ns3_frames = sc->host.frames == FE_SIM_FRAMES_HPCC_NS3;
     sim->ns3_int_bytes = sim->int_enable ? 42u : timestamp ? 8u : 0u;
     sim->pfc_frame_bytes = sim->ns3_frames ? 43u : PFC_FRAME_BYTES; /* ns-3: PPP + IPv4 + 9 */
-    sim->max_frame_bytes = sim->ns3_frames ? sc->host.mtu_bytes + 48 + sim->ns3_int_bytes
-                                           : sc->host.mtu_bytes +
-                                                 (uint32_t)fe_pkt_hdr_len(FE_OP_WRITE_ONLY_IMM) +
-                                                 FE_ICRC_LEN + sim->wire_extra;
+    sim->max_frame_bytes =
+        sim->ns3_frames ? sc->host.mtu_bytes + SIM_NS3_DATA_HDR_BYTES + sim->ns3_int_bytes
+                        : sc->host.mtu_bytes + (uint32_t)fe_pkt_hdr_len(FE_OP_WRITE_ONLY_IMM) +
+                              FE_ICRC_LEN + sim->wire_extra;
     for (int op = 0; op < 256; op++) {
         unsigned f = fe_opcode_flags((uint8_t)op);
         size_t fixed = fe_pkt_hdr_len((uint8_t)op) + FE_ICRC_LEN + sim->wire_extra;
