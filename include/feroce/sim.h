@@ -338,6 +338,9 @@ void fe_sim_trace_sample(struct fe_sim_trace *t);
 /* A plot of per-flow throughput and CC rate over time: path ending in .svg (written by feroce)
  * or .png (drawn by gnuplot, which must be on PATH). */
 int fe_sim_trace_plot(const struct fe_sim_trace *t, const char *path, char *err, size_t err_cap);
+/* Writes s as a gnuplot single-quoted string (nothing substituted, a quote doubled, control
+ * characters as '?'), for anything that writes gnuplot scripts from user-given names. */
+void fe_gnuplot_quote(FILE *f, const char *s);
 /* Whether fe_sim_trace_plot can write path (its extension; gnuplot for .png): 0 or FE_EINVAL with
  * the reason, before a run whose plot would fail at its end. */
 int fe_sim_plot_check(const char *path, char *err, size_t err_cap);

@@ -173,7 +173,7 @@ static void write_svg(const struct fe_sim_trace *t, FILE *f)
 /* s as a gnuplot single-quoted string, where nothing is substituted (no backquoted commands,
  * no macros) and a quote is doubled; a control character, which would end the script's line,
  * becomes '?' (names come from scenario files). */
-static void gp_quoted(FILE *f, const char *s)
+void fe_gnuplot_quote(FILE *f, const char *s)
 {
     fputc('\'', f);
     for (; *s; s++) {
@@ -206,11 +206,11 @@ static void write_gnuplot(const struct fe_sim_trace *t, FILE *f, const char *png
     fprintf(f, "set encoding utf8\nset terminal pngcairo size %d,%d font 'sans,10' noenhanced\n", W,
             MT + 2 * PANEL_H + GAP + 50);
     fputs("set output ", f);
-    gp_quoted(f, png_path);
+    fe_gnuplot_quote(f, png_path);
     fputs("\nset multiplot layout 2,1 title ", f);
     char title[160];
     snprintf(title, sizeof title, "feroce sim %s", sc->name);
-    gp_quoted(f, title);
+    fe_gnuplot_quote(f, title);
     fprintf(f,
             "\nset key outside right top\nset grid\nset xlabel 'time (ms)'\nset ylabel 'Gb/s'\n"
             "set xrange [0:%.6g]\nset yrange [0:%.6g]\n",
@@ -228,7 +228,7 @@ static void write_gnuplot(const struct fe_sim_trace *t, FILE *f, const char *png
                 snprintf(label, sizeof label, "%u: %s\u2192%s", i, sc->nodes[fl->src].name,
                          sc->nodes[fl->dst].name);
                 fputs("title ", f);
-                gp_quoted(f, label);
+                fe_gnuplot_quote(f, label);
             } else {
                 fputs("notitle", f);
             }

@@ -276,17 +276,6 @@ static int table_or_csv(sqlite3 *db, const struct cols *c, const struct sw_repor
 
 /* ---- plots ---- */
 
-static void gp_quoted(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '\'') fputc('\'', f);
-        fputc(c < 0x20 || c == 0x7F ? '?' : c, f);
-    }
-    fputc('\'', f);
-}
-
 /* Distinct axis values, in order: numbers when they all are, else text. */
 struct axis {
     char **label;
@@ -347,7 +336,7 @@ static void axis_tics(FILE *f, const char *which, const struct axis *a)
     fprintf(f, "set %stics (", which);
     for (size_t i = 0; i < a->n; i++) {
         fputs(i ? ", " : "", f);
-        gp_quoted(f, a->label[i]);
+        fe_gnuplot_quote(f, a->label[i]);
         fprintf(f, " %zu", i);
     }
     fputs(")\n", f);
@@ -384,15 +373,15 @@ static int write_plot(FILE *f, sqlite3_stmt *st, const struct sw_report_opts *o,
     char title[512];
     snprintf(title, sizeof(title), "%s%s%s", o->metric, o->where ? "   where " : "",
              o->where ? o->where : "");
-    gp_quoted(f, title);
+    fe_gnuplot_quote(f, title);
     fputs("\nset xlabel ", f);
-    gp_quoted(f, o->x);
+    fe_gnuplot_quote(f, o->x);
     fputc('\n', f);
     if (heat) {
         fputs("set ylabel ", f);
-        gp_quoted(f, o->y);
+        fe_gnuplot_quote(f, o->y);
         fprintf(f, "\nunset grid\nset palette rgb 33,13,10\nset cblabel ");
-        gp_quoted(f, o->metric);
+        fe_gnuplot_quote(f, o->metric);
         fprintf(f, "\nset xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", ax.n ? ax.n - 1 : 0,
                 ay.n ? ay.n - 1 : 0);
         axis_tics(f, "x", &ax);
@@ -402,7 +391,7 @@ static int write_plot(FILE *f, sqlite3_stmt *st, const struct sw_report_opts *o,
               f);
     } else {
         fputs("set ylabel ", f);
-        gp_quoted(f, o->metric);
+        fe_gnuplot_quote(f, o->metric);
         fputs("\nset key outside right top\n", f);
         if (!ax.numeric) axis_tics(f, "x", &ax);
         const char *xcol = ax.numeric ? "3" : "1";
@@ -417,7 +406,7 @@ static int write_plot(FILE *f, sqlite3_stmt *st, const struct sw_report_opts *o,
                         j ? ", \\\n" : "", xcol, j);
                 char t[300];
                 snprintf(t, sizeof(t), "%s=%s", o->y, ay.label[j]);
-                gp_quoted(f, t);
+                fe_gnuplot_quote(f, t);
             }
             fputc('\n', f);
         }
@@ -491,7 +480,7 @@ static int plot(sqlite3 *db, const struct cols *c, const struct sw_report_opts *
     }
     fprintf(f, "set terminal %s size 900,650 font 'sans,10' noenhanced\nset output ",
             png ? "pngcairo" : "svg");
-    gp_quoted(f, o->plot);
+    fe_gnuplot_quote(f, o->plot);
     fputc('\n', f);
     if (write_plot(f, st, o, heat)) {
         snprintf(err, err_cap, "nothing to plot (no rows with a value of %s)", o->metric);

@@ -112,6 +112,14 @@ void fe_bench_sink(uint64_t v)
     sink = sink ^ v; /* a read too: clang flags a volatile that is only written */
 }
 
+int fe_cli_u64_opt(const char *val, void *p)
+{
+    char *end;
+    errno = 0;
+    *(uint64_t *)p = strtoull(val, &end, 0);
+    return errno || *end || !*val ? -1 : 0;
+}
+
 int fe_parse_mac(const char *s, uint8_t mac[6], const char *what)
 {
     unsigned v[6];

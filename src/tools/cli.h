@@ -101,6 +101,8 @@ struct fe_cli {
 int fe_cli_parse(const struct fe_cli *cli, int argc, char **argv);
 
 /* MAC address "aa:bb:cc:dd:ee:ff". */
+/* An FE_OPT_FN parser: a 64-bit value as strtoull reads it (0x.. too), e.g. an address. */
+int fe_cli_u64_opt(const char *val, void *p);
 int fe_parse_mac(const char *s, uint8_t mac[6], const char *what);
 /* A whole number that fits in 32 bits and is at most `max`. */
 int fe_parse_u32_max(const char *s, uint32_t *out, const char *what, uint64_t max);

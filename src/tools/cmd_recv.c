@@ -96,15 +96,6 @@ static int peer_opt(const char *val, void *p)
     return fe_io_parse_addr(val, &c->manual_peer_ip, &c->manual_peer_port);
 }
 
-/* A 64-bit address as strtoull reads it (0x.. too). */
-static int va_opt(const char *val, void *p)
-{
-    char *end;
-    errno = 0;
-    *(uint64_t *)p = strtoull(val, &end, 0);
-    return errno || *end ? -1 : 0;
-}
-
 static int op_opt(const char *val, void *p)
 {
     bool *imm = p;
@@ -148,7 +139,7 @@ static int parse_table(int argc, char **argv, struct opts *o)
         {FE_OPT_U32MAX_("--qpn", c->local_qpn, 0xFFFFFF)},
         {FE_OPT_U32MAX_("--psn", c->psn, 0xFFFFFF)},
         {FE_OPT_U32MAX_("--rkey", c->rkey, UINT32_MAX)},
-        {FE_OPT_FN_("--va", va_opt, &c->va), .flags = SAY},
+        {FE_OPT_FN_("--va", fe_cli_u64_opt, &c->va), .flags = SAY},
         {FE_OPT_U32MAX_("--slots", c->slots, 1u << 20), .min = 2, .flags = SAY},
         {FE_OPT_SIZE_("--msg-size", c->msg_bytes), .min = 1, .max = 64u << 20, .flags = SAY},
         {FE_OPT_UINT_("--count", c->count)},

@@ -115,15 +115,6 @@ static int peer_opt(const char *val, void *p)
     return fe_io_parse_addr(val, &c->peer_ip, &c->peer_port);
 }
 
-/* A 64-bit address as strtoull reads it (0x.. too). */
-static int va_opt(const char *val, void *p)
-{
-    char *end;
-    errno = 0;
-    *(uint64_t *)p = strtoull(val, &end, 0);
-    return errno || *end ? -1 : 0;
-}
-
 static int op_opt(const char *val, void *p)
 {
     enum fe_wr_op *op = p;
@@ -224,7 +215,7 @@ static int parse_table(int argc, char **argv, struct opts *o, struct cc_args *cc
         {FE_OPT_U32MAX_("--peer-qpn", c->peer_qpn, 0xFFFFFF), .seen = manual},
         {FE_OPT_U32MAX_("--peer-psn", c->peer_psn, 0xFFFFFF)},
         {FE_OPT_U32MAX_("--rkey", c->peer_rkey, UINT32_MAX)},
-        {FE_OPT_FN_("--va", va_opt, &c->peer_va), .flags = SAY},
+        {FE_OPT_FN_("--va", fe_cli_u64_opt, &c->peer_va), .flags = SAY},
         {FE_OPT_U32MAX_("--qpn", c->local_qpn, 0xFFFFFF)},
         {FE_OPT_U32MAX_("--qps", c->n_qps, FE_FRONTEND_MAX_QPS)},
         {FE_OPT_FN_("--op", op_opt, &st->op), .flags = SAY},
