@@ -47,8 +47,13 @@ struct fe_daq_config {
     uint32_t manual_peer_qpn;
     uint32_t manual_peer_ip;
     uint16_t manual_peer_port;
-    /* our QPs: QP i has QPN local_qpn + i, rkey rkey + i, its ring at va + i x slots x msg_bytes */
+    /* our QPs: QP i has QPN local_qpn + i, rkey rkey + i, its ring at va + i x slots x msg_bytes.
+     * With random_rkey / random_psn (the defaults) each region's rkey and each QP's first PSN
+     * are drawn from the kernel instead, new every run: a host that reaches our data port
+     * cannot guess them (rkey and psn are then ignored). Tests that need fixed values clear
+     * them. */
     uint32_t local_qpn, psn, rkey;
+    bool random_rkey, random_psn;
     uint64_t va;
     /* the stream asked for (tx-meta) and the ring */
     uint32_t slots, msg_bytes;
@@ -74,6 +79,8 @@ struct fe_daq_flow {
     uint8_t sc_state; /* enum fe_sc_host_state (manual: FE_SC_H_RTS) */
     unsigned fe_index;
     uint32_t qpn, peer_qpn;
+    uint32_t rkey, psn;     /* the ring's rkey and the first PSN expected (random by default) */
+    uint64_t va;            /* the ring's address as the sender sees it */
     uint64_t msgs, bytes;   /* consumed (and verified when verify is on) */
     uint64_t verify_errors; /* messages whose bytes were wrong */
     uint64_t seq_errors;    /* immediates out of order (lost or repeated work requests) */

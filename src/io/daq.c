@@ -46,6 +46,8 @@ void fe_daq_config_default(struct fe_daq_config *cfg)
     cfg->local_qpn = 0x11;
     cfg->psn = 0;
     cfg->rkey = 0x1000;
+    cfg->random_rkey = true;
+    cfg->random_psn = true;
     cfg->va = 0x100000000ull;
     cfg->slots = 64;
     cfg->msg_bytes = 65536;
@@ -87,8 +89,8 @@ static int flow_qp(struct fe_daq *d, unsigned i, uint32_t peer_qpn, uint32_t pee
     struct fe_qp_config qc = d->cfg.qp;
     qc.local_qpn = fl->qpn;
     qc.remote_qpn = peer_qpn;
-    qc.rq_psn = d->cfg.psn;
-    qc.sq_psn = 0;
+    qc.rq_psn = fl->psn;
+    qc.sq_psn = fe_io_random_u32() & FE_PSN_MASK; /* we send no requests: for symmetry only */
     if (qc.rq_depth < d->cfg.slots) qc.rq_depth = d->cfg.slots;
     if (qc.cq_depth < d->cfg.slots) qc.cq_depth = d->cfg.slots;
     int err = 0;
@@ -100,10 +102,7 @@ static int flow_qp(struct fe_daq *d, unsigned i, uint32_t peer_qpn, uint32_t pee
                      why ? " in " : "", why ? why : "");
         return err ? err : FE_EINVAL;
     }
-    struct fe_mr mr = {.rkey = d->cfg.rkey + i,
-                       .va = d->cfg.va + (uint64_t)i * ring_bytes(d),
-                       .len = ring_bytes(d),
-                       .base = rt->ring};
+    struct fe_mr mr = {.rkey = fl->rkey, .va = fl->va, .len = ring_bytes(d), .base = rt->ring};
     err = fe_qp_reg_mr(fl->qp, &mr);
     if (!err) err = fe_ep_add_qp(d->ep, fl->qp, peer_ip, peer_port, FE_EP_LEARN_PEER);
     /* (slots - M) / M receive buffers: see daq.h */
@@ -211,14 +210,29 @@ static unsigned validate_config(const struct fe_daq *d, char *errbuf, size_t err
     return want;
 }
 
+/* Flow i's rkey, first PSN and ring address: random unless the configuration fixes them. A
+ * manual sender is given one rkey K (QP i: K + i) and one PSN by hand, so manual flows share a
+ * random base, drawn by alloc_flows. */
+static void pick_keys(struct fe_daq *d, unsigned i)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    bool manual = d->cfg.n_manual > 0;
+    fl->rkey = d->cfg.random_rkey && !manual ? fe_io_random_u32() : d->cfg.rkey + i;
+    fl->psn = (d->cfg.random_psn && !manual ? fe_io_random_u32() : d->cfg.psn) & FE_PSN_MASK;
+    fl->va = d->cfg.va + (uint64_t)i * ring_bytes(d);
+}
+
 /* Numbers the `want` flows and allocates each one's ring and completion FIFO. */
 static int alloc_flows(struct fe_daq *d, unsigned want, char *errbuf, size_t errcap)
 {
+    if (d->cfg.n_manual && d->cfg.random_rkey) d->cfg.rkey = fe_io_random_u32();
+    if (d->cfg.n_manual && d->cfg.random_psn) d->cfg.psn = fe_io_random_u32() & FE_PSN_MASK;
     for (unsigned i = 0; i < want; i++) {
         struct fe_daq_flow *fl = &d->flow[i];
         struct daq_rt *rt = &d->rt[i];
         fl->used = true;
         fl->qpn = (d->cfg.local_qpn + i) & 0xFFFFFF;
+        pick_keys(d, i);
         rt->ring = calloc(1, ring_bytes(d));
         rt->imm_q = calloc(d->cfg.slots, sizeof *rt->imm_q);
         rt->bell_q = calloc(d->cfg.slots, 1);
@@ -268,9 +282,9 @@ static int open_sc_host(struct fe_daq *d, unsigned i, unsigned k, uint32_t my_ip
     hc.retry_timeout_ns = cfg->sc_timeout_ns;
     hc.max_tries = cfg->sc_tries;
     hc.local.qpn = d->flow[i].qpn;
-    hc.local.psn = cfg->psn;
-    hc.local.rkey = cfg->rkey + i;
-    hc.local.va = cfg->va + (uint64_t)i * ring_bytes(d);
+    hc.local.psn = d->flow[i].psn;
+    hc.local.rkey = d->flow[i].rkey;
+    hc.local.va = d->flow[i].va;
     hc.local.ip = my_ip;
     int e = fe_sc_host_init(&d->rt[i].host, &hc);
     if (e) return e;

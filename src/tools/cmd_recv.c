@@ -32,7 +32,9 @@ static const char usage[] =
     "  --bind ADDR[:PORT]      UDP: data socket (127.0.0.1:4791); raw: our IPv4 address\n"
     "  --if IFNAME  --mac MAC  raw backend\n"
     "  --sc-port PORT          our side-channel reply port (17186)\n"
-    "our QPs: --qpn N (17)  --psn N (0)  --rkey K (0x1000)  --va V (0x100000000)\n"
+    "our QPs: --qpn N (17)  --va V (0x100000000)  --psn N  --rkey K: the first PSN and the rkey\n"
+    "         (+ i for QP i); without them each QP's PSN and each ring's rkey are random, new\n"
+    "         every run (--json reports them; --manual prints them for the sender)\n"
     "stream asked for: --slots N (64)  --msg-size SIZE (64K)  --count N (0 = until --duration)\n"
     "                  --op write|write-imm (write-imm)  --gap TIME\n"
     "                  --imm-every M (1): the sender's doorbell period (feroce send --imm-every);\n"
@@ -53,6 +55,7 @@ struct opts {
     uint64_t duration_ns, timeout_ns, warmup_ns, drain_ns;
     struct fe_io_opts io;
     const char *record;
+    bool psn_given, rkey_given;
 };
 
 /* --fe ADDR[:PORT][,qps=N] */
@@ -133,8 +136,8 @@ static int parse_table(int argc, char **argv, struct opts *o)
         {FE_OPT_U32MAX_("--peer-qpn", c->manual_peer_qpn, 0xFFFFFF)},
         {FE_OPT_U32MAX_("--sc-port", c->sc_reply_port, 65535), .min = 1, .flags = SAY},
         {FE_OPT_U32MAX_("--qpn", c->local_qpn, 0xFFFFFF)},
-        {FE_OPT_U32MAX_("--psn", c->psn, 0xFFFFFF)},
-        {FE_OPT_U32MAX_("--rkey", c->rkey, UINT32_MAX)},
+        {FE_OPT_U32MAX_("--psn", c->psn, 0xFFFFFF), .seen = &o->psn_given},
+        {FE_OPT_U32MAX_("--rkey", c->rkey, UINT32_MAX), .seen = &o->rkey_given},
         {FE_OPT_FN_("--va", va_opt, &c->va), .flags = SAY},
         {FE_OPT_U32MAX_("--slots", c->slots, 1u << 20), .min = 2, .flags = SAY},
         {FE_OPT_SIZE_("--msg-size", c->msg_bytes), .min = 1, .max = 64u << 20, .flags = SAY},
@@ -183,6 +186,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return -1;
     }
     if (fe_io_opts_check("recv", &c->ep)) return -1;
+    c->random_psn = !o->psn_given;
+    c->random_rkey = !o->rkey_given;
     /* an endless stream (no --count, no --duration) is fine: stop it with Ctrl-C */
     c->local_ip = c->ep.backend == FE_BACKEND_UDP ? c->ep.udp.bind_ip : c->ep.raw.ip;
     return 0;
@@ -202,6 +207,15 @@ static void live(const struct fe_daq *d, const uint64_t *prev_bytes, double dt, 
                fl->queued, (double)wire / 1e9, cnp, rnr, fl->verify_errors + fl->seq_errors,
                fl->qp_error ? "  QP ERROR" : "");
     }
+}
+
+/* Manual mode: the sender needs our keys (feroce send --rkey K --peer-psn P --va V; QP i has
+ * rkey K + i, VA V + i x slots x msg-size). */
+static void print_manual_keys(const struct fe_daq *d)
+{
+    const struct fe_daq_flow *fl = fe_daq_flow(d, 0);
+    fprintf(stderr, "feroce recv: for the sender: --rkey 0x%x --peer-psn 0x%x --va 0x%" PRIx64 "\n",
+            fl->rkey, fl->psn, fl->va);
 }
 
 static int run(int argc, char **argv)
@@ -234,6 +248,7 @@ static int run(int argc, char **argv)
         fe_loop_destroy(loop);
         return 1;
     }
+    if (o.dc.n_manual) print_manual_keys(d);
     int fds[4], nfd = fe_daq_fds(d, fds, 4);
     for (int i = 0; i < nfd; i++) fe_loop_add(loop, fds[i], i);
     fe_cli_catch_stop_signals();
@@ -371,12 +386,15 @@ static int run(int argc, char **argv)
                    ",\"seq_errors\":%" PRIu64 ",\"rx_pkts\":%" PRIu64 ",\"dup_pkts\":%" PRIu64
                    ",\"ooo_pkts\":%" PRIu64 ",\"ce_pkts\":%" PRIu64 ",\"cnps\":%" PRIu64
                    ",\"rnr_naks\":%" PRIu64 ",\"seq_naks\":%" PRIu64 ",\"bad_icrc\":%" PRIu64
-                   ",\"record_lost\":%" PRIu64 ",\"qp_error\":%s,\"side_channel\":\"%s\"}",
+                   ",\"record_lost\":%" PRIu64 ",\"qp_error\":%s,\"side_channel\":\"%s\"",
                    i ? "," : "", fl->qpn, fl->peer_qpn, fl->msgs, fl->bytes, secs, gbps,
                    fl->verify_errors, fl->seq_errors, c->rx_pkts, c->rx_dup_pkts, c->rx_ooo_pkts,
                    c->rx_ce_pkts, c->tx_cnps, c->tx_rnr_naks, c->tx_naks[FE_NAK_PSN_SEQ],
                    c->rx_bad_icrc, fl->record_lost, fl->qp_error ? "true" : "false",
                    h ? fe_sc_host_state_name(h->state) : "manual");
+            printf(",\"rkey\":%u,\"psn\":%u,\"va\":%" PRIu64 ",\"bad_rkey\":%" PRIu64
+                   ",\"bad_access\":%" PRIu64 "}",
+                   fl->rkey, fl->psn, fl->va, c->rx_bad_rkey, c->rx_bad_access);
         } else {
             printf("qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64
                    " verify errors, %" PRIu64 " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64
