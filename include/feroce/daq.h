@@ -93,7 +93,16 @@ struct fe_daq_flow {
     struct fe_qp *qp;
 };
 
+/* Side-channel datagrams refused before any host saw them (each host counts its own refusals
+ * in its fe_sc_stats). */
+struct fe_daq_stats {
+    uint64_t sc_refused_allow; /* from a source outside cfg.ep.allow */
+    uint64_t sc_undecodable;   /* not a side-channel message */
+    uint64_t sc_no_host;       /* decoded, but names none of our QPs */
+};
+
 struct fe_daq;
+const struct fe_daq_stats *fe_daq_stats(const struct fe_daq *d);
 struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, int *err,
                              char *errbuf, size_t errcap);
 void fe_daq_destroy(struct fe_daq *d);

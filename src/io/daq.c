@@ -31,7 +31,8 @@ struct fe_daq {
     unsigned consume_rr;
     bool started;     /* the tx-meta start went to every ready QP */
     int record_errno; /* the failed write to cfg.record_fd, 0 while none */
-    int64_t tokens;   /* consumer credit, bytes */
+    struct fe_daq_stats st;
+    int64_t tokens; /* consumer credit, bytes */
     uint64_t tokens_ns;
 };
 
@@ -65,6 +66,10 @@ unsigned fe_daq_n_flows(const struct fe_daq *d)
 const struct fe_daq_flow *fe_daq_flow(const struct fe_daq *d, unsigned i)
 {
     return i < d->n_flows ? &d->flow[i] : NULL;
+}
+const struct fe_daq_stats *fe_daq_stats(const struct fe_daq *d)
+{
+    return &d->st;
 }
 struct fe_ep *fe_daq_ep(struct fe_daq *d)
 {
@@ -167,16 +172,32 @@ static int sc_host_of(const struct fe_daq *d, const struct fe_sc_msg *m, uint32_
     return m->ack_valid && m->ack != FE_SC_ACK_ACK ? waiting : -1;
 }
 
+/* The allow-list, on top of each host's own check that a reply comes from its front-end. */
+static bool sc_allowed(const struct fe_daq *d, uint32_t ip)
+{
+    const struct fe_ep_config *ec = &d->cfg.ep;
+    if (!ec->n_allow) return true;
+    for (unsigned i = 0; i < ec->n_allow; i++)
+        if ((ip & ec->allow[i].mask) == ec->allow[i].net) return true;
+    return false;
+}
+
 static void sc_input(struct fe_daq *d, uint64_t now_ns, const uint8_t *buf, size_t len, uint32_t ip,
                      uint16_t port)
 {
     struct fe_sc_msg m;
     enum fe_sc_reason why;
+    if (!sc_allowed(d, ip)) {
+        d->st.sc_refused_allow++;
+        return;
+    }
     if (fe_sc_decode(buf, len, &m, &why) != 0) {
+        d->st.sc_undecodable++;
         if (d->n_flows && d->rt[0].has_host) d->rt[0].host.stats.rejected[why]++;
         return;
     }
     int i = sc_host_of(d, &m, ip);
+    if (i < 0) d->st.sc_no_host++;
     if (i >= 0 && fe_sc_host_input_msg(&d->rt[i].host, now_ns, &m, ip, port, &why) == 0)
         sc_track(d, (unsigned)i, now_ns);
 }

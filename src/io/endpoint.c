@@ -3,6 +3,7 @@
  * receives, decodes and dispatches by destination QPN. */
 #include "feroce/endpoint.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ struct ep_qp {
     unsigned flags;
     struct fe_path path; /* raw */
     bool mac_ok;
+    bool src_pinned;      /* packets from another source IP than `ip` are refused */
     uint64_t arp_wait_ns; /* raw, MAC unknown: when to ask ARP again at the latest */
 };
 
@@ -64,6 +66,19 @@ void fe_ep_config_default(struct fe_ep_config *cfg)
     cfg->verify_icrc = true;
     cfg->batch = 32;
     cfg->max_qps = 64;
+}
+
+int fe_allow_parse(const char *s, struct fe_sc_cidr *list, unsigned *n)
+{
+    char buf[512];
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return FE_EINVAL;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n >= FE_SC_MAX_ALLOW) return FE_ENOSPC;
+        if (fe_sc_cidr_parse(t, &list[*n])) return FE_EINVAL;
+        (*n)++;
+    }
+    return 0;
 }
 
 struct fe_ep *fe_ep_create(const struct fe_ep_config *cfg, int *err)
@@ -180,6 +195,8 @@ int fe_ep_add_qp(struct fe_ep *ep, struct fe_qp *qp, uint32_t peer_ip, uint16_t 
     q->ip = peer_ip;
     q->port = peer_port ? peer_port : FE_ROCEV2_UDP_PORT;
     q->flags = flags;
+    /* UDP with learning: the peer is known once it executed a packet (it may be a switch) */
+    q->src_pinned = peer_ip && (ep->raw || !(flags & FE_EP_LEARN_PEER));
     if (ep->raw) {
         q->path = fe_qp_config(qp)->path;
         memcpy(q->path.src_mac, ep->mac, 6);
@@ -241,54 +258,90 @@ other:
     ep->st.rx_other++;
 }
 
-static void rx_one(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d)
+static bool allowed(const struct fe_ep *ep, uint32_t src_ip)
 {
-    struct fe_frame fr;
+    for (unsigned i = 0; i < ep->cfg.n_allow; i++)
+        if ((src_ip & ep->cfg.allow[i].mask) == ep->cfg.allow[i].net) return true;
+    return false;
+}
+
+/* Decodes one datagram / frame into fr; false when it is not a RoCE packet for us (counted). */
+static bool decode(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d, struct fe_frame *fr)
+{
     enum fe_parse_reason why = FE_PR_OK;
     if (d->trunc) {
         ep->st.rx_trunc++;
-        return;
+        return false;
     }
     if (ep->udp) {
-        if (fe_frame_decode(d->buf, d->len, FE_FRAME_BTH, ep->cfg.verify_icrc, &fr, &why,
+        if (fe_frame_decode(d->buf, d->len, FE_FRAME_BTH, ep->cfg.verify_icrc, fr, &why,
                             &ep->st.parse) != 0) {
             ep->st.rx_parse++;
-            return;
+            return false;
         }
-        fr.pkt.ecn = d->tos & 3; /* the kernel owns the IP header: ECN comes from IP_RECVTOS */
-    } else {
-        if (fe_frame_decode(d->buf, d->len, FE_FRAME_ETH, ep->cfg.verify_icrc, &fr, &why,
-                            &ep->st.parse) != 0) {
-            if (why == FE_PR_UDP_PORT && ep->udp_hook)
-                udp_for_hook(ep, now_ns, d->buf, d->len);
-            else if (why == FE_PR_ETH_TYPE)
-                ep->st.rx_other++;
-            else
-                ep->st.rx_parse++;
-            return;
-        }
-        if (fr.ipver != 4 || fr.ip4.dst != ep->ip) {
+        fr->pkt.ecn = d->tos & 3; /* the kernel owns the IP header: ECN comes from IP_RECVTOS */
+        return true;
+    }
+    if (fe_frame_decode(d->buf, d->len, FE_FRAME_ETH, ep->cfg.verify_icrc, fr, &why,
+                        &ep->st.parse) != 0) {
+        if (why == FE_PR_UDP_PORT && ep->udp_hook)
+            udp_for_hook(ep, now_ns, d->buf, d->len);
+        else if (why == FE_PR_ETH_TYPE)
             ep->st.rx_other++;
-            return;
-        }
+        else
+            ep->st.rx_parse++;
+        return false;
+    }
+    if (fr->ipver != 4 || fr->ip4.dst != ep->ip) {
+        ep->st.rx_other++;
+        return false;
+    }
+    return true;
+}
+
+/* Learning QPs follow their peer (UDP: address and port; raw: MAC), only on a packet the QP
+ * executed: a guessed duplicate or out-of-sequence PSN moves nothing. */
+static void learn_peer(struct fe_ep *ep, struct ep_qp *q, const struct fe_dgram *d,
+                       const struct fe_frame *fr)
+{
+    if (ep->udp) {
+        q->ip = d->ip;
+        q->port = d->port;
+        q->src_pinned = true;
+    } else if (fr->ip4.src == q->ip) {
+        memcpy(q->path.dst_mac, fr->eth.src, 6);
+        q->mac_ok = true;
+    }
+}
+
+static void rx_one(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d)
+{
+    if (ep->udp && ep->cfg.n_allow && !allowed(ep, d->ip)) { /* before the ICRC is computed */
+        ep->st.rx_refused_allow++;
+        return;
+    }
+    struct fe_frame fr;
+    if (!decode(ep, now_ns, d, &fr)) return;
+    uint32_t src_ip = ep->udp ? d->ip : fr.ip4.src;
+    if (ep->raw && ep->cfg.n_allow && !allowed(ep, src_ip)) {
+        ep->st.rx_refused_allow++;
+        return;
     }
     struct ep_qp *q = find_qpn(ep, fr.pkt.bth.dqpn);
     if (!q) {
         ep->st.rx_no_qp++;
         return;
     }
+    if (q->src_pinned && src_ip != q->ip) {
+        ep->st.rx_refused_source++;
+        return;
+    }
     if (fr.pkt.icrc == FE_ICRC_BAD) ep->st.rx_bad_icrc++;
     ep->st.rx_pkts++;
+    bool learn = (q->flags & FE_EP_LEARN_PEER) && fr.pkt.icrc != FE_ICRC_BAD;
+    uint64_t executed = learn ? fe_qp_counters(q->qp)->rx_pkts : 0;
     int rc = fe_qp_rx(q->qp, now_ns, &fr.pkt);
-    if (rc == 0 && (q->flags & FE_EP_LEARN_PEER) && fr.pkt.icrc != FE_ICRC_BAD) {
-        if (ep->udp) {
-            q->ip = d->ip;
-            q->port = d->port;
-        } else if (fr.ip4.src == q->ip) {
-            memcpy(q->path.dst_mac, fr.eth.src, 6);
-            q->mac_ok = true;
-        }
-    }
+    if (learn && rc == 0 && fe_qp_counters(q->qp)->rx_pkts != executed) learn_peer(ep, q, d, &fr);
 }
 
 int fe_ep_poll_rx(struct fe_ep *ep, uint64_t now_ns, int budget)

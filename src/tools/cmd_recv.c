@@ -32,6 +32,10 @@ static const char usage[] =
     "  --bind ADDR[:PORT]      UDP: data socket (127.0.0.1:4791); raw: our IPv4 address\n"
     "  --if IFNAME  --mac MAC  raw backend\n"
     "  --sc-port PORT          our side-channel reply port (17186)\n"
+    "  --allow CIDR[,CIDR...]  take side-channel replies and data only from these networks\n"
+    "                          (repeatable; default any). Data for a QP is taken only from its\n"
+    "                          peer's IP in any case (a switch in between: the first sender of\n"
+    "                          an executed packet)\n"
     "our QPs: --qpn N (17)  --va V (0x100000000)  --psn N  --rkey K: the first PSN and the rkey\n"
     "         (+ i for QP i); without them each QP's PSN and each ring's rkey are random, new\n"
     "         every run (--json reports them; --manual prints them for the sender)\n"
@@ -86,6 +90,12 @@ bad:
     return -1;
 }
 
+static int allow_opt(const char *val, void *p)
+{
+    struct fe_ep_config *c = p;
+    return fe_allow_parse(val, c->allow, &c->n_allow) ? -1 : 0;
+}
+
 static int peer_opt(const char *val, void *p)
 {
     struct fe_daq_config *c = p;
@@ -134,6 +144,7 @@ static int parse_table(int argc, char **argv, struct opts *o)
         {FE_OPT_U32MAX_("--manual", c->n_manual, FE_DAQ_MAX_FLOWS)},
         {FE_OPT_FN_("--peer", peer_opt, c), .flags = SAY},
         {FE_OPT_U32MAX_("--peer-qpn", c->manual_peer_qpn, 0xFFFFFF)},
+        {FE_OPT_FN_("--allow", allow_opt, &c->ep), .flags = SAY},
         {FE_OPT_U32MAX_("--sc-port", c->sc_reply_port, 65535), .min = 1, .flags = SAY},
         {FE_OPT_U32MAX_("--qpn", c->local_qpn, 0xFFFFFF)},
         {FE_OPT_U32MAX_("--psn", c->psn, 0xFFFFFF), .seen = &o->psn_given},
@@ -206,6 +217,40 @@ static void live(const struct fe_daq *d, const uint64_t *prev_bytes, double dt, 
                t, fl->qpn, fl->peer_qpn, (double)(bytes - prev_bytes[i]) * 8 / dt / 1e9, fl->msgs,
                fl->queued, (double)wire / 1e9, cnp, rnr, fl->verify_errors + fl->seq_errors,
                fl->qp_error ? "  QP ERROR" : "");
+    }
+}
+
+/* Everything refused, by reason: before the QPs (endpoint), on the side channel, and by the
+ * transport's own checks (PSN window, rkey, range). */
+struct refusals {
+    uint64_t source, allow, no_qp, sc_allow, sc_source, sc_other;
+    uint64_t dup, ooo, bad_rkey, bad_access;
+};
+
+static void count_refusals(struct fe_daq *d, struct refusals *rf)
+{
+    memset(rf, 0, sizeof *rf);
+    const struct fe_ep_stats *es = fe_ep_stats(fe_daq_ep(d));
+    const struct fe_daq_stats *ds = fe_daq_stats(d);
+    rf->source = es->rx_refused_source;
+    rf->allow = es->rx_refused_allow;
+    rf->no_qp = es->rx_no_qp;
+    rf->sc_allow = ds->sc_refused_allow;
+    rf->sc_other = ds->sc_no_host;
+    for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
+        const struct fe_daq_flow *fl = fe_daq_flow(d, i);
+        const struct fe_sc_host *h = fe_daq_sc(d, i);
+        if (h) {
+            rf->sc_source += h->stats.rejected[FE_SC_R_SOURCE];
+            for (int r = 1; r < FE_SC_R_MAX; r++)
+                if (r != FE_SC_R_SOURCE) rf->sc_other += h->stats.rejected[r];
+        }
+        if (!fl->qp) continue;
+        const struct fe_qp_counters *c = fe_qp_counters(fl->qp);
+        rf->dup += c->rx_dup_pkts;
+        rf->ooo += c->rx_ooo_pkts;
+        rf->bad_rkey += c->rx_bad_rkey;
+        rf->bad_access += c->rx_bad_access;
     }
 }
 
@@ -410,13 +455,26 @@ static int run(int argc, char **argv)
                                                                     : "");
         }
     }
+    struct refusals rf;
+    count_refusals(d, &rf);
     if (o.io.json) {
-        printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
+        printf("],\"refused\":{\"source\":%" PRIu64 ",\"allow\":%" PRIu64 ",\"no_qp\":%" PRIu64
+               ",\"sc_allow\":%" PRIu64 ",\"sc_source\":%" PRIu64 ",\"sc_other\":%" PRIu64
+               ",\"dup_psn\":%" PRIu64 ",\"ooo_psn\":%" PRIu64 ",\"bad_rkey\":%" PRIu64
+               ",\"bad_access\":%" PRIu64 "}",
+               rf.source, rf.allow, rf.no_qp, rf.sc_allow, rf.sc_source, rf.sc_other, rf.dup,
+               rf.ooo, rf.bad_rkey, rf.bad_access);
+        printf(",\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
                ",\"seconds\":%.6f},\"ok\":%s}\n",
                tot_msgs, tot_bytes, tot_err, (double)(t1 - t0) / 1e9, rc ? "false" : "true");
     } else {
         printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors%s\n", tot_bytes, tot_err,
                o.dc.verify ? "" : " (verification off)");
+        if (rf.source || rf.allow || rf.no_qp || rf.sc_allow || rf.sc_source || rf.sc_other)
+            printf("refused: data %" PRIu64 " (not the QP's peer), %" PRIu64
+                   " (outside --allow), %" PRIu64 " (no such QP); side channel %" PRIu64
+                   " (outside --allow), %" PRIu64 " (not the front-end), %" PRIu64 " (other)\n",
+                   rf.source, rf.allow, rf.no_qp, rf.sc_allow, rf.sc_source, rf.sc_other);
         if (timed_out) printf("feroce recv: gave up after --timeout\n");
     }
     fe_daq_destroy(d);

@@ -31,6 +31,7 @@ static const char usage[] =
     "  --sc ADDR[:PORT]        listen here (0.0.0.0:17185; raw: our address, port 17185)\n"
     "  --autostart             stream when a QP is RTS, without waiting for a tx-meta start\n"
     "  --once                  exit when every opened QP has finished its stream or was closed\n"
+    "  --allow CIDR[,CIDR...]  answer only hosts in these networks (repeatable; default any)\n"
     "manual peer (no side channel):\n"
     "  --peer ADDR[:PORT] --peer-qpn N [--peer-psn N] --rkey K --va V [--qpn N] [--qps N]\n"
     "                          QP i talks to peer QPN N+i, rkey K+i, VA V + i*slots*msg-size\n"
@@ -67,6 +68,12 @@ static int bind_opt(const char *val, void *p)
     if (fe_io_bind_opt(val, &c->ep)) return -1;
     if (!c->sc_bind_ip) c->sc_bind_ip = c->ep.raw.ip;
     return 0;
+}
+
+static int allow_opt(const char *val, void *p)
+{
+    struct fe_sc_fe_config *c = p;
+    return fe_allow_parse(val, c->allow, &c->n_allow) ? -1 : 0;
 }
 
 static int to_opt(const char *val, void *p)
@@ -193,6 +200,7 @@ static int parse_table(int argc, char **argv, struct opts *o, struct cc_args *cc
         {FE_OPT_FN_("--sc", sc_opt, c), .flags = SAY},
         {FE_OPT_FLAG_("--autostart", c->autostart)},
         {FE_OPT_FLAG_("--once", o->once)},
+        {FE_OPT_FN_("--allow", allow_opt, &c->sc), .flags = SAY},
         {FE_OPT_FN_("--peer", peer_opt, c), .flags = SAY},
         {FE_OPT_U32MAX_("--peer-qpn", c->peer_qpn, 0xFFFFFF), .seen = manual},
         {FE_OPT_U32MAX_("--peer-psn", c->peer_psn, 0xFFFFFF)},
@@ -433,13 +441,22 @@ static int run(int argc, char **argv)
         }
     }
     double secs = (double)(t1 - t0) / 1e9;
+    const struct fe_sc_stats *ss = &fe_frontend_sc(f)->stats;
+    const struct fe_ep_stats *es = fe_ep_stats(fe_frontend_ep(f));
     if (o.io.json) {
         printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
-               ",\"seconds\":%.6f},\"ok\":%s}\n",
-               tot_msgs, tot_bytes, tot_retx, secs, rc ? "false" : "true");
+               ",\"seconds\":%.6f},\"refused\":{\"sc_source\":%" PRIu64
+               ",\"sc_replies_limited\":%" PRIu64 ",\"data_source\":%" PRIu64
+               ",\"data_no_qp\":%" PRIu64 "},\"ok\":%s}\n",
+               tot_msgs, tot_bytes, tot_retx, secs, ss->rejected[FE_SC_R_SOURCE],
+               ss->replies_limited, es->rx_refused_source, es->rx_no_qp, rc ? "false" : "true");
     } else if (!o.io.quiet) {
         printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n",
                tot_msgs, (double)tot_bytes / 1e9, tot_retx);
+        if (ss->rejected[FE_SC_R_SOURCE] || ss->replies_limited || es->rx_refused_source)
+            printf("refused: side channel %" PRIu64 " (source), %" PRIu64
+                   " replies over the rate; data %" PRIu64 " (not from the QP's peer)\n",
+                   ss->rejected[FE_SC_R_SOURCE], ss->replies_limited, es->rx_refused_source);
     }
     if (o.perftest &&
         fe_send_perftest_finish(&pt, fe_frontend_flow(f, 0), t1, o.io.quiet || o.io.json))
