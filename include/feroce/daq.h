@@ -23,7 +23,10 @@
 extern "C" {
 #endif
 
-#define FE_DAQ_MAX_FLOWS 64
+/* Flows of one receiver, and front-ends it talks to: bounded only so that a typo cannot ask for
+ * millions (each flow's ring and state are allocated for the flows asked for). */
+#define FE_DAQ_MAX_FLOWS 4096
+#define FE_DAQ_MAX_FE    1024
 
 struct fe_daq_frontend {
     uint32_t ip; /* side channel address of a front-end */
@@ -36,7 +39,7 @@ struct fe_daq_config {
     uint32_t local_ip; /* our data address, told to front-ends (UDP: the bound IP) */
     /* side channel, host role */
     unsigned n_fe;
-    struct fe_daq_frontend fe[16];
+    struct fe_daq_frontend fe[FE_DAQ_MAX_FE];
     uint32_t sc_bind_ip; /* UDP backend: the reply socket (raw: the endpoint's address) */
     uint16_t sc_reply_port;
     uint64_t sc_timeout_ns;

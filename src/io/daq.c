@@ -25,9 +25,9 @@ struct fe_daq {
     struct fe_daq_config cfg;
     struct fe_ep *ep;
     struct fe_udpsock *sc_sock;
-    unsigned n_flows;
-    struct fe_daq_flow flow[FE_DAQ_MAX_FLOWS];
-    struct daq_rt rt[FE_DAQ_MAX_FLOWS];
+    unsigned n_flows, n_alloc;
+    struct fe_daq_flow *flow; /* n_alloc of them */
+    struct daq_rt *rt;
     unsigned consume_rr;
     bool started;     /* the tx-meta start went to every ready QP */
     int record_errno; /* the failed write to cfg.record_fd, 0 while none */
@@ -246,6 +246,13 @@ static void pick_keys(struct fe_daq *d, unsigned i)
 /* Numbers the `want` flows and allocates each one's ring and completion FIFO. */
 static int alloc_flows(struct fe_daq *d, unsigned want, char *errbuf, size_t errcap)
 {
+    d->flow = calloc(want, sizeof *d->flow);
+    d->rt = calloc(want, sizeof *d->rt);
+    if (!d->flow || !d->rt) {
+        snprintf(errbuf, errcap, "out of memory for %u flows", want);
+        return FE_ENOMEM;
+    }
+    d->n_alloc = want;
     if (d->cfg.n_manual && d->cfg.random_rkey) d->cfg.rkey = fe_io_random_u32();
     if (d->cfg.n_manual && d->cfg.random_psn) d->cfg.psn = fe_io_random_u32() & FE_PSN_MASK;
     for (unsigned i = 0; i < want; i++) {
@@ -361,7 +368,8 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
     d->cfg = *cfg;
     unsigned want = validate_config(d, errbuf, errcap);
     if (!want) goto fail;
-    d->ep = fe_ep_create(&cfg->ep, &e);
+    if (d->cfg.ep.max_qps < want) d->cfg.ep.max_qps = want;
+    d->ep = fe_ep_create(&d->cfg.ep, &e);
     if (!d->ep) {
         snprintf(errbuf, errcap, "cannot open the data %s: %s",
                  cfg->ep.backend == FE_BACKEND_RAW ? "interface" : "socket", fe_strerror(e));
@@ -386,7 +394,7 @@ fail:
 void fe_daq_destroy(struct fe_daq *d)
 {
     if (!d) return;
-    for (unsigned i = 0; i < FE_DAQ_MAX_FLOWS; i++) {
+    for (unsigned i = 0; i < d->n_alloc; i++) {
         if (d->flow[i].qp) {
             fe_ep_remove_qp(d->ep, d->flow[i].qp);
             fe_qp_destroy(d->flow[i].qp);
@@ -395,6 +403,8 @@ void fe_daq_destroy(struct fe_daq *d)
         free(d->rt[i].imm_q);
         free(d->rt[i].bell_q);
     }
+    free(d->flow);
+    free(d->rt);
     fe_udpsock_close(d->sc_sock);
     fe_ep_destroy(d->ep);
     free(d);

@@ -32,6 +32,10 @@ struct fe_ep {
     uint8_t mac[6];
     struct ep_qp *qps;
     unsigned n_qps, rr, last_hit;
+    /* QPN -> index + 1 into qps (0: empty), open addressing, rebuilt when QPs come and go:
+     * a receiver with a thousand QPs finds each packet's QP in a probe or two */
+    uint32_t *qpn_idx;
+    unsigned qpn_mask;
     uint16_t ip_id;
     fe_ep_drop_fn drop;
     void *drop_arg;
@@ -91,9 +95,13 @@ struct fe_ep *fe_ep_create(const struct fe_ep_config *cfg, int *err)
     if (!ep) goto fail;
     ep->cfg = *cfg;
     ep->qps = calloc(cfg->max_qps, sizeof *ep->qps);
+    ep->qpn_mask = 1;
+    while (ep->qpn_mask < 2 * cfg->max_qps) ep->qpn_mask <<= 1;
+    ep->qpn_idx = calloc(ep->qpn_mask, sizeof *ep->qpn_idx);
+    ep->qpn_mask--;
     ep->txmem = malloc((size_t)FE_IO_MAX_BATCH * FE_MAX_FRAME_LEN);
     ep->rxmem = malloc((size_t)FE_IO_MAX_BATCH * RX_BUF_LEN);
-    if (!ep->qps || !ep->txmem || !ep->rxmem) goto fail;
+    if (!ep->qps || !ep->qpn_idx || !ep->txmem || !ep->rxmem) goto fail;
     for (int i = 0; i < FE_IO_MAX_BATCH; i++) {
         ep->txd[i].buf = ep->txmem + (size_t)i * FE_MAX_FRAME_LEN;
         ep->txd[i].cap = FE_MAX_FRAME_LEN;
@@ -126,6 +134,7 @@ void fe_ep_destroy(struct fe_ep *ep)
     fe_udpsock_close(ep->udp);
     fe_raw_close(ep->raw);
     free(ep->qps);
+    free(ep->qpn_idx);
     free(ep->txmem);
     free(ep->rxmem);
     free(ep);
@@ -170,10 +179,26 @@ void fe_ep_set_udp_hook(struct fe_ep *ep, fe_ep_udp_fn fn, void *arg)
     ep->udp_arg = arg;
 }
 
+static unsigned qpn_slot(const struct fe_ep *ep, uint32_t qpn)
+{
+    return (qpn * 2654435761u) & ep->qpn_mask;
+}
+
+static void rebuild_qpn_idx(struct fe_ep *ep)
+{
+    memset(ep->qpn_idx, 0, (ep->qpn_mask + 1) * sizeof *ep->qpn_idx);
+    for (unsigned i = 0; i < ep->n_qps; i++) {
+        unsigned h = qpn_slot(ep, ep->qps[i].qpn);
+        while (ep->qpn_idx[h]) h = (h + 1) & ep->qpn_mask;
+        ep->qpn_idx[h] = i + 1;
+    }
+}
+
 static struct ep_qp *find_qpn(struct fe_ep *ep, uint32_t qpn)
 {
     if (ep->last_hit < ep->n_qps && ep->qps[ep->last_hit].qpn == qpn) return &ep->qps[ep->last_hit];
-    for (unsigned i = 0; i < ep->n_qps; i++) {
+    for (unsigned h = qpn_slot(ep, qpn); ep->qpn_idx[h]; h = (h + 1) & ep->qpn_mask) {
+        unsigned i = ep->qpn_idx[h] - 1;
         if (ep->qps[i].qpn == qpn) {
             ep->last_hit = i;
             return &ep->qps[i];
@@ -207,6 +232,7 @@ int fe_ep_add_qp(struct fe_ep *ep, struct fe_qp *qp, uint32_t peer_ip, uint16_t 
         q->path.udp_dport = FE_ROCEV2_UDP_PORT;
         q->mac_ok = fe_raw_resolve(ep->raw, peer_ip, q->path.dst_mac, 0) == 1;
     }
+    rebuild_qpn_idx(ep);
     return 0;
 }
 
@@ -217,6 +243,7 @@ int fe_ep_remove_qp(struct fe_ep *ep, struct fe_qp *qp)
             ep->qps[i] = ep->qps[--ep->n_qps];
             ep->rr = 0;
             ep->last_hit = 0;
+            rebuild_qpn_idx(ep);
             return 0;
         }
     }

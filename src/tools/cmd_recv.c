@@ -66,8 +66,8 @@ struct opts {
 static int frontend_opt(const char *val, void *p)
 {
     struct fe_daq_config *c = p;
-    if (c->n_fe >= 16) {
-        fprintf(stderr, "feroce recv: at most 16 front-ends\n");
+    if (c->n_fe >= FE_DAQ_MAX_FE) {
+        fprintf(stderr, "feroce recv: at most %d front-ends\n", FE_DAQ_MAX_FE);
         return -1;
     }
     char buf[128];
