@@ -23,7 +23,10 @@
 extern "C" {
 #endif
 
-#define FE_DAQ_MAX_FLOWS 64
+/* Flows of one receiver, and front-ends it talks to: bounded only so that a typo cannot ask for
+ * millions (each flow's ring and state are allocated for the flows asked for). */
+#define FE_DAQ_MAX_FLOWS 4096
+#define FE_DAQ_MAX_FE    1024
 
 struct fe_daq_frontend {
     uint32_t ip; /* side channel address of a front-end */
@@ -36,7 +39,7 @@ struct fe_daq_config {
     uint32_t local_ip; /* our data address, told to front-ends (UDP: the bound IP) */
     /* side channel, host role */
     unsigned n_fe;
-    struct fe_daq_frontend fe[16];
+    struct fe_daq_frontend fe[FE_DAQ_MAX_FE];
     uint32_t sc_bind_ip; /* UDP backend: the reply socket (raw: the endpoint's address) */
     uint16_t sc_reply_port;
     uint64_t sc_timeout_ns;
@@ -47,8 +50,13 @@ struct fe_daq_config {
     uint32_t manual_peer_qpn;
     uint32_t manual_peer_ip;
     uint16_t manual_peer_port;
-    /* our QPs: QP i has QPN local_qpn + i, rkey rkey + i, its ring at va + i x slots x msg_bytes */
+    /* our QPs: QP i has QPN local_qpn + i, rkey rkey + i, its ring at va + i x slots x msg_bytes.
+     * With random_rkey / random_psn (the defaults) each region's rkey and each QP's first PSN
+     * are drawn from the kernel instead, new every run: a host that reaches our data port
+     * cannot guess them (rkey and psn are then ignored). Tests that need fixed values clear
+     * them. */
     uint32_t local_qpn, psn, rkey;
+    bool random_rkey, random_psn;
     uint64_t va;
     /* the stream asked for (tx-meta) and the ring */
     uint32_t slots, msg_bytes;
@@ -74,6 +82,8 @@ struct fe_daq_flow {
     uint8_t sc_state; /* enum fe_sc_host_state (manual: FE_SC_H_RTS) */
     unsigned fe_index;
     uint32_t qpn, peer_qpn;
+    uint32_t rkey, psn;     /* the ring's rkey and the first PSN expected (random by default) */
+    uint64_t va;            /* the ring's address as the sender sees it */
     uint64_t msgs, bytes;   /* consumed (and verified when verify is on) */
     uint64_t verify_errors; /* messages whose bytes were wrong */
     uint64_t seq_errors;    /* immediates out of order (lost or repeated work requests) */
@@ -86,7 +96,16 @@ struct fe_daq_flow {
     struct fe_qp *qp;
 };
 
+/* Side-channel datagrams refused before any host saw them (each host counts its own refusals
+ * in its fe_sc_stats). */
+struct fe_daq_stats {
+    uint64_t sc_refused_allow; /* from a source outside cfg.ep.allow */
+    uint64_t sc_undecodable;   /* not a side-channel message */
+    uint64_t sc_no_host;       /* decoded, but names none of our QPs */
+};
+
 struct fe_daq;
+const struct fe_daq_stats *fe_daq_stats(const struct fe_daq *d);
 struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, int *err,
                              char *errbuf, size_t errcap);
 void fe_daq_destroy(struct fe_daq *d);

@@ -10,6 +10,7 @@
 
 #include "feroce/io.h"
 #include "feroce/qp.h"
+#include "feroce/sidechannel.h"
 #include "feroce/wire.h"
 
 #ifdef __cplusplus
@@ -27,10 +28,20 @@ struct fe_ep_config {
     bool verify_icrc;             /* true */
     unsigned batch;               /* packets per system call, 1..FE_IO_MAX_BATCH: 32 */
     unsigned max_qps;             /* 64 */
+    /* When n_allow > 0, RoCE packets from sources outside these networks are refused before
+     * any decoding (counted in rx_refused_allow). */
+    struct fe_sc_cidr allow[FE_SC_MAX_ALLOW];
+    unsigned n_allow;
 };
 void fe_ep_config_default(struct fe_ep_config *cfg);
+/* "CIDR[,CIDR...]" (fe_sc_cidr_parse each) appended to list[*n], at most FE_SC_MAX_ALLOW in all;
+ * FE_EINVAL when one is malformed, FE_ENOSPC when too many. */
+int fe_allow_parse(const char *s, struct fe_sc_cidr *list, unsigned *n);
 
-#define FE_EP_LEARN_PEER 1u /* UDP: send to wherever this QP's valid packets come from */
+/* UDP: send to wherever this QP's packets come from (a switch in between: its address). The
+ * source IP is learned from the first packet the QP executes (right PSN and rkey) and then
+ * pinned; the port follows later executed packets. */
+#define FE_EP_LEARN_PEER 1u
 
 struct fe_ep_stats {
     uint64_t rx_dgrams;   /* datagrams / frames received */
@@ -40,6 +51,9 @@ struct fe_ep_stats {
     uint64_t rx_no_qp;    /* DestQP not on this endpoint */
     uint64_t rx_trunc;
     uint64_t rx_other; /* raw: frames that are not RoCE, ARP or ICMP for us */
+    /* Refused before the QP saw them (as rxe's check_addr for RC): from a source IP that is
+     * not the QP's peer, or outside the allow-list. */
+    uint64_t rx_refused_source, rx_refused_allow;
     uint64_t tx_pkts, tx_bytes;
     uint64_t tx_dropped_hook; /* dropped on purpose by the test hook */
     uint64_t tx_no_route;     /* raw: polls that held a ready QP back, its peer's MAC unknown */

@@ -26,6 +26,10 @@ uint64_t fe_io_now_ns(void);
 /* CLOCK_REALTIME minus CLOCK_MONOTONIC, ns: converts kernel receive timestamps (SO_TIMESTAMPNS
  * is in real time) to fe_io_now_ns time. */
 int64_t fe_io_realtime_offset_ns(void);
+/* A random 32-bit value from the kernel (getrandom(2)): keys and first PSNs a host on the
+ * network cannot guess. Falls back to /dev/urandom; aborts when neither answers, since a
+ * predictable key would silently weaken every QP. */
+uint32_t fe_io_random_u32(void);
 /* Pins the calling thread to one CPU; FE_EIO (errno kept) when refused. */
 int fe_io_pin_cpu(int cpu);
 /* "a.b.c.d" or "a.b.c.d:port" (port kept when absent); FE_EINVAL when malformed. */

@@ -25,13 +25,14 @@ struct fe_daq {
     struct fe_daq_config cfg;
     struct fe_ep *ep;
     struct fe_udpsock *sc_sock;
-    unsigned n_flows;
-    struct fe_daq_flow flow[FE_DAQ_MAX_FLOWS];
-    struct daq_rt rt[FE_DAQ_MAX_FLOWS];
+    unsigned n_flows, n_alloc;
+    struct fe_daq_flow *flow; /* n_alloc of them */
+    struct daq_rt *rt;
     unsigned consume_rr;
     bool started;     /* the tx-meta start went to every ready QP */
     int record_errno; /* the failed write to cfg.record_fd, 0 while none */
-    int64_t tokens;   /* consumer credit, bytes */
+    struct fe_daq_stats st;
+    int64_t tokens; /* consumer credit, bytes */
     uint64_t tokens_ns;
 };
 
@@ -46,6 +47,8 @@ void fe_daq_config_default(struct fe_daq_config *cfg)
     cfg->local_qpn = 0x11;
     cfg->psn = 0;
     cfg->rkey = 0x1000;
+    cfg->random_rkey = true;
+    cfg->random_psn = true;
     cfg->va = 0x100000000ull;
     cfg->slots = 64;
     cfg->msg_bytes = 65536;
@@ -63,6 +66,10 @@ unsigned fe_daq_n_flows(const struct fe_daq *d)
 const struct fe_daq_flow *fe_daq_flow(const struct fe_daq *d, unsigned i)
 {
     return i < d->n_flows ? &d->flow[i] : NULL;
+}
+const struct fe_daq_stats *fe_daq_stats(const struct fe_daq *d)
+{
+    return &d->st;
 }
 struct fe_ep *fe_daq_ep(struct fe_daq *d)
 {
@@ -87,8 +94,8 @@ static int flow_qp(struct fe_daq *d, unsigned i, uint32_t peer_qpn, uint32_t pee
     struct fe_qp_config qc = d->cfg.qp;
     qc.local_qpn = fl->qpn;
     qc.remote_qpn = peer_qpn;
-    qc.rq_psn = d->cfg.psn;
-    qc.sq_psn = 0;
+    qc.rq_psn = fl->psn;
+    qc.sq_psn = fe_io_random_u32() & FE_PSN_MASK; /* we send no requests: for symmetry only */
     if (qc.rq_depth < d->cfg.slots) qc.rq_depth = d->cfg.slots;
     if (qc.cq_depth < d->cfg.slots) qc.cq_depth = d->cfg.slots;
     int err = 0;
@@ -100,10 +107,7 @@ static int flow_qp(struct fe_daq *d, unsigned i, uint32_t peer_qpn, uint32_t pee
                      why ? " in " : "", why ? why : "");
         return err ? err : FE_EINVAL;
     }
-    struct fe_mr mr = {.rkey = d->cfg.rkey + i,
-                       .va = d->cfg.va + (uint64_t)i * ring_bytes(d),
-                       .len = ring_bytes(d),
-                       .base = rt->ring};
+    struct fe_mr mr = {.rkey = fl->rkey, .va = fl->va, .len = ring_bytes(d), .base = rt->ring};
     err = fe_qp_reg_mr(fl->qp, &mr);
     if (!err) err = fe_ep_add_qp(d->ep, fl->qp, peer_ip, peer_port, FE_EP_LEARN_PEER);
     /* (slots - M) / M receive buffers: see daq.h */
@@ -168,16 +172,32 @@ static int sc_host_of(const struct fe_daq *d, const struct fe_sc_msg *m, uint32_
     return m->ack_valid && m->ack != FE_SC_ACK_ACK ? waiting : -1;
 }
 
+/* The allow-list, on top of each host's own check that a reply comes from its front-end. */
+static bool sc_allowed(const struct fe_daq *d, uint32_t ip)
+{
+    const struct fe_ep_config *ec = &d->cfg.ep;
+    if (!ec->n_allow) return true;
+    for (unsigned i = 0; i < ec->n_allow; i++)
+        if ((ip & ec->allow[i].mask) == ec->allow[i].net) return true;
+    return false;
+}
+
 static void sc_input(struct fe_daq *d, uint64_t now_ns, const uint8_t *buf, size_t len, uint32_t ip,
                      uint16_t port)
 {
     struct fe_sc_msg m;
     enum fe_sc_reason why;
+    if (!sc_allowed(d, ip)) {
+        d->st.sc_refused_allow++;
+        return;
+    }
     if (fe_sc_decode(buf, len, &m, &why) != 0) {
+        d->st.sc_undecodable++;
         if (d->n_flows && d->rt[0].has_host) d->rt[0].host.stats.rejected[why]++;
         return;
     }
     int i = sc_host_of(d, &m, ip);
+    if (i < 0) d->st.sc_no_host++;
     if (i >= 0 && fe_sc_host_input_msg(&d->rt[i].host, now_ns, &m, ip, port, &why) == 0)
         sc_track(d, (unsigned)i, now_ns);
 }
@@ -211,14 +231,36 @@ static unsigned validate_config(const struct fe_daq *d, char *errbuf, size_t err
     return want;
 }
 
+/* Flow i's rkey, first PSN and ring address: random unless the configuration fixes them. A
+ * manual sender is given one rkey K (QP i: K + i) and one PSN by hand, so manual flows share a
+ * random base, drawn by alloc_flows. */
+static void pick_keys(struct fe_daq *d, unsigned i)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    bool manual = d->cfg.n_manual > 0;
+    fl->rkey = d->cfg.random_rkey && !manual ? fe_io_random_u32() : d->cfg.rkey + i;
+    fl->psn = (d->cfg.random_psn && !manual ? fe_io_random_u32() : d->cfg.psn) & FE_PSN_MASK;
+    fl->va = d->cfg.va + (uint64_t)i * ring_bytes(d);
+}
+
 /* Numbers the `want` flows and allocates each one's ring and completion FIFO. */
 static int alloc_flows(struct fe_daq *d, unsigned want, char *errbuf, size_t errcap)
 {
+    d->flow = calloc(want, sizeof *d->flow);
+    d->rt = calloc(want, sizeof *d->rt);
+    if (!d->flow || !d->rt) {
+        snprintf(errbuf, errcap, "out of memory for %u flows", want);
+        return FE_ENOMEM;
+    }
+    d->n_alloc = want;
+    if (d->cfg.n_manual && d->cfg.random_rkey) d->cfg.rkey = fe_io_random_u32();
+    if (d->cfg.n_manual && d->cfg.random_psn) d->cfg.psn = fe_io_random_u32() & FE_PSN_MASK;
     for (unsigned i = 0; i < want; i++) {
         struct fe_daq_flow *fl = &d->flow[i];
         struct daq_rt *rt = &d->rt[i];
         fl->used = true;
         fl->qpn = (d->cfg.local_qpn + i) & 0xFFFFFF;
+        pick_keys(d, i);
         rt->ring = calloc(1, ring_bytes(d));
         rt->imm_q = calloc(d->cfg.slots, sizeof *rt->imm_q);
         rt->bell_q = calloc(d->cfg.slots, 1);
@@ -268,9 +310,9 @@ static int open_sc_host(struct fe_daq *d, unsigned i, unsigned k, uint32_t my_ip
     hc.retry_timeout_ns = cfg->sc_timeout_ns;
     hc.max_tries = cfg->sc_tries;
     hc.local.qpn = d->flow[i].qpn;
-    hc.local.psn = cfg->psn;
-    hc.local.rkey = cfg->rkey + i;
-    hc.local.va = cfg->va + (uint64_t)i * ring_bytes(d);
+    hc.local.psn = d->flow[i].psn;
+    hc.local.rkey = d->flow[i].rkey;
+    hc.local.va = d->flow[i].va;
     hc.local.ip = my_ip;
     int e = fe_sc_host_init(&d->rt[i].host, &hc);
     if (e) return e;
@@ -326,7 +368,8 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
     d->cfg = *cfg;
     unsigned want = validate_config(d, errbuf, errcap);
     if (!want) goto fail;
-    d->ep = fe_ep_create(&cfg->ep, &e);
+    if (d->cfg.ep.max_qps < want) d->cfg.ep.max_qps = want;
+    d->ep = fe_ep_create(&d->cfg.ep, &e);
     if (!d->ep) {
         snprintf(errbuf, errcap, "cannot open the data %s: %s",
                  cfg->ep.backend == FE_BACKEND_RAW ? "interface" : "socket", fe_strerror(e));
@@ -351,7 +394,7 @@ fail:
 void fe_daq_destroy(struct fe_daq *d)
 {
     if (!d) return;
-    for (unsigned i = 0; i < FE_DAQ_MAX_FLOWS; i++) {
+    for (unsigned i = 0; i < d->n_alloc; i++) {
         if (d->flow[i].qp) {
             fe_ep_remove_qp(d->ep, d->flow[i].qp);
             fe_qp_destroy(d->flow[i].qp);
@@ -360,6 +403,8 @@ void fe_daq_destroy(struct fe_daq *d)
         free(d->rt[i].imm_q);
         free(d->rt[i].bell_q);
     }
+    free(d->flow);
+    free(d->rt);
     fe_udpsock_close(d->sc_sock);
     fe_ep_destroy(d->ep);
     free(d);

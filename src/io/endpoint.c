@@ -3,6 +3,7 @@
  * receives, decodes and dispatches by destination QPN. */
 #include "feroce/endpoint.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@ struct ep_qp {
     unsigned flags;
     struct fe_path path; /* raw */
     bool mac_ok;
+    bool src_pinned;      /* packets from another source IP than `ip` are refused */
     uint64_t arp_wait_ns; /* raw, MAC unknown: when to ask ARP again at the latest */
 };
 
@@ -30,6 +32,10 @@ struct fe_ep {
     uint8_t mac[6];
     struct ep_qp *qps;
     unsigned n_qps, rr, last_hit;
+    /* QPN -> index + 1 into qps (0: empty), open addressing, rebuilt when QPs come and go:
+     * a receiver with a thousand QPs finds each packet's QP in a probe or two */
+    uint32_t *qpn_idx;
+    unsigned qpn_mask;
     uint16_t ip_id;
     fe_ep_drop_fn drop;
     void *drop_arg;
@@ -66,6 +72,19 @@ void fe_ep_config_default(struct fe_ep_config *cfg)
     cfg->max_qps = 64;
 }
 
+int fe_allow_parse(const char *s, struct fe_sc_cidr *list, unsigned *n)
+{
+    char buf[512];
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return FE_EINVAL;
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (*n >= FE_SC_MAX_ALLOW) return FE_ENOSPC;
+        if (fe_sc_cidr_parse(t, &list[*n])) return FE_EINVAL;
+        (*n)++;
+    }
+    return 0;
+}
+
 struct fe_ep *fe_ep_create(const struct fe_ep_config *cfg, int *err)
 {
     int e = FE_EINVAL;
@@ -76,9 +95,13 @@ struct fe_ep *fe_ep_create(const struct fe_ep_config *cfg, int *err)
     if (!ep) goto fail;
     ep->cfg = *cfg;
     ep->qps = calloc(cfg->max_qps, sizeof *ep->qps);
+    ep->qpn_mask = 1;
+    while (ep->qpn_mask < 2 * cfg->max_qps) ep->qpn_mask <<= 1;
+    ep->qpn_idx = calloc(ep->qpn_mask, sizeof *ep->qpn_idx);
+    ep->qpn_mask--;
     ep->txmem = malloc((size_t)FE_IO_MAX_BATCH * FE_MAX_FRAME_LEN);
     ep->rxmem = malloc((size_t)FE_IO_MAX_BATCH * RX_BUF_LEN);
-    if (!ep->qps || !ep->txmem || !ep->rxmem) goto fail;
+    if (!ep->qps || !ep->qpn_idx || !ep->txmem || !ep->rxmem) goto fail;
     for (int i = 0; i < FE_IO_MAX_BATCH; i++) {
         ep->txd[i].buf = ep->txmem + (size_t)i * FE_MAX_FRAME_LEN;
         ep->txd[i].cap = FE_MAX_FRAME_LEN;
@@ -111,6 +134,7 @@ void fe_ep_destroy(struct fe_ep *ep)
     fe_udpsock_close(ep->udp);
     fe_raw_close(ep->raw);
     free(ep->qps);
+    free(ep->qpn_idx);
     free(ep->txmem);
     free(ep->rxmem);
     free(ep);
@@ -155,10 +179,26 @@ void fe_ep_set_udp_hook(struct fe_ep *ep, fe_ep_udp_fn fn, void *arg)
     ep->udp_arg = arg;
 }
 
+static unsigned qpn_slot(const struct fe_ep *ep, uint32_t qpn)
+{
+    return (qpn * 2654435761u) & ep->qpn_mask;
+}
+
+static void rebuild_qpn_idx(struct fe_ep *ep)
+{
+    memset(ep->qpn_idx, 0, (ep->qpn_mask + 1) * sizeof *ep->qpn_idx);
+    for (unsigned i = 0; i < ep->n_qps; i++) {
+        unsigned h = qpn_slot(ep, ep->qps[i].qpn);
+        while (ep->qpn_idx[h]) h = (h + 1) & ep->qpn_mask;
+        ep->qpn_idx[h] = i + 1;
+    }
+}
+
 static struct ep_qp *find_qpn(struct fe_ep *ep, uint32_t qpn)
 {
     if (ep->last_hit < ep->n_qps && ep->qps[ep->last_hit].qpn == qpn) return &ep->qps[ep->last_hit];
-    for (unsigned i = 0; i < ep->n_qps; i++) {
+    for (unsigned h = qpn_slot(ep, qpn); ep->qpn_idx[h]; h = (h + 1) & ep->qpn_mask) {
+        unsigned i = ep->qpn_idx[h] - 1;
         if (ep->qps[i].qpn == qpn) {
             ep->last_hit = i;
             return &ep->qps[i];
@@ -180,6 +220,8 @@ int fe_ep_add_qp(struct fe_ep *ep, struct fe_qp *qp, uint32_t peer_ip, uint16_t 
     q->ip = peer_ip;
     q->port = peer_port ? peer_port : FE_ROCEV2_UDP_PORT;
     q->flags = flags;
+    /* UDP with learning: the peer is known once it executed a packet (it may be a switch) */
+    q->src_pinned = peer_ip && (ep->raw || !(flags & FE_EP_LEARN_PEER));
     if (ep->raw) {
         q->path = fe_qp_config(qp)->path;
         memcpy(q->path.src_mac, ep->mac, 6);
@@ -190,6 +232,7 @@ int fe_ep_add_qp(struct fe_ep *ep, struct fe_qp *qp, uint32_t peer_ip, uint16_t 
         q->path.udp_dport = FE_ROCEV2_UDP_PORT;
         q->mac_ok = fe_raw_resolve(ep->raw, peer_ip, q->path.dst_mac, 0) == 1;
     }
+    rebuild_qpn_idx(ep);
     return 0;
 }
 
@@ -200,6 +243,7 @@ int fe_ep_remove_qp(struct fe_ep *ep, struct fe_qp *qp)
             ep->qps[i] = ep->qps[--ep->n_qps];
             ep->rr = 0;
             ep->last_hit = 0;
+            rebuild_qpn_idx(ep);
             return 0;
         }
     }
@@ -241,54 +285,90 @@ other:
     ep->st.rx_other++;
 }
 
-static void rx_one(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d)
+static bool allowed(const struct fe_ep *ep, uint32_t src_ip)
 {
-    struct fe_frame fr;
+    for (unsigned i = 0; i < ep->cfg.n_allow; i++)
+        if ((src_ip & ep->cfg.allow[i].mask) == ep->cfg.allow[i].net) return true;
+    return false;
+}
+
+/* Decodes one datagram / frame into fr; false when it is not a RoCE packet for us (counted). */
+static bool decode(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d, struct fe_frame *fr)
+{
     enum fe_parse_reason why = FE_PR_OK;
     if (d->trunc) {
         ep->st.rx_trunc++;
-        return;
+        return false;
     }
     if (ep->udp) {
-        if (fe_frame_decode(d->buf, d->len, FE_FRAME_BTH, ep->cfg.verify_icrc, &fr, &why,
+        if (fe_frame_decode(d->buf, d->len, FE_FRAME_BTH, ep->cfg.verify_icrc, fr, &why,
                             &ep->st.parse) != 0) {
             ep->st.rx_parse++;
-            return;
+            return false;
         }
-        fr.pkt.ecn = d->tos & 3; /* the kernel owns the IP header: ECN comes from IP_RECVTOS */
-    } else {
-        if (fe_frame_decode(d->buf, d->len, FE_FRAME_ETH, ep->cfg.verify_icrc, &fr, &why,
-                            &ep->st.parse) != 0) {
-            if (why == FE_PR_UDP_PORT && ep->udp_hook)
-                udp_for_hook(ep, now_ns, d->buf, d->len);
-            else if (why == FE_PR_ETH_TYPE)
-                ep->st.rx_other++;
-            else
-                ep->st.rx_parse++;
-            return;
-        }
-        if (fr.ipver != 4 || fr.ip4.dst != ep->ip) {
+        fr->pkt.ecn = d->tos & 3; /* the kernel owns the IP header: ECN comes from IP_RECVTOS */
+        return true;
+    }
+    if (fe_frame_decode(d->buf, d->len, FE_FRAME_ETH, ep->cfg.verify_icrc, fr, &why,
+                        &ep->st.parse) != 0) {
+        if (why == FE_PR_UDP_PORT && ep->udp_hook)
+            udp_for_hook(ep, now_ns, d->buf, d->len);
+        else if (why == FE_PR_ETH_TYPE)
             ep->st.rx_other++;
-            return;
-        }
+        else
+            ep->st.rx_parse++;
+        return false;
+    }
+    if (fr->ipver != 4 || fr->ip4.dst != ep->ip) {
+        ep->st.rx_other++;
+        return false;
+    }
+    return true;
+}
+
+/* Learning QPs follow their peer (UDP: address and port; raw: MAC), only on a packet the QP
+ * executed: a guessed duplicate or out-of-sequence PSN moves nothing. */
+static void learn_peer(struct fe_ep *ep, struct ep_qp *q, const struct fe_dgram *d,
+                       const struct fe_frame *fr)
+{
+    if (ep->udp) {
+        q->ip = d->ip;
+        q->port = d->port;
+        q->src_pinned = true;
+    } else if (fr->ip4.src == q->ip) {
+        memcpy(q->path.dst_mac, fr->eth.src, 6);
+        q->mac_ok = true;
+    }
+}
+
+static void rx_one(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d)
+{
+    if (ep->udp && ep->cfg.n_allow && !allowed(ep, d->ip)) { /* before the ICRC is computed */
+        ep->st.rx_refused_allow++;
+        return;
+    }
+    struct fe_frame fr;
+    if (!decode(ep, now_ns, d, &fr)) return;
+    uint32_t src_ip = ep->udp ? d->ip : fr.ip4.src;
+    if (ep->raw && ep->cfg.n_allow && !allowed(ep, src_ip)) {
+        ep->st.rx_refused_allow++;
+        return;
     }
     struct ep_qp *q = find_qpn(ep, fr.pkt.bth.dqpn);
     if (!q) {
         ep->st.rx_no_qp++;
         return;
     }
+    if (q->src_pinned && src_ip != q->ip) {
+        ep->st.rx_refused_source++;
+        return;
+    }
     if (fr.pkt.icrc == FE_ICRC_BAD) ep->st.rx_bad_icrc++;
     ep->st.rx_pkts++;
+    bool learn = (q->flags & FE_EP_LEARN_PEER) && fr.pkt.icrc != FE_ICRC_BAD;
+    uint64_t executed = learn ? fe_qp_counters(q->qp)->rx_pkts : 0;
     int rc = fe_qp_rx(q->qp, now_ns, &fr.pkt);
-    if (rc == 0 && (q->flags & FE_EP_LEARN_PEER) && fr.pkt.icrc != FE_ICRC_BAD) {
-        if (ep->udp) {
-            q->ip = d->ip;
-            q->port = d->port;
-        } else if (fr.ip4.src == q->ip) {
-            memcpy(q->path.dst_mac, fr.eth.src, 6);
-            q->mac_ok = true;
-        }
-    }
+    if (learn && rc == 0 && fe_qp_counters(q->qp)->rx_pkts != executed) learn_peer(ep, q, d, &fr);
 }
 
 int fe_ep_poll_rx(struct fe_ep *ep, uint64_t now_ns, int budget)

@@ -116,7 +116,7 @@ static int flow_open(struct fe_frontend *f, unsigned i, uint32_t local_qpn,
     qc.local_qpn = local_qpn;
     qc.remote_qpn = peer->qpn;
     qc.sq_psn = peer->psn; /* the front-end's first send PSN is the host's PSN */
-    qc.rq_psn = 0;
+    qc.rq_psn = fe_io_random_u32() & FE_PSN_MASK; /* a host sends us no requests: no guess */
     qc.remote_va = peer->va;
     qc.remote_rkey = peer->rkey;
     int err = 0;

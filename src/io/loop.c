@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -24,6 +25,27 @@ uint64_t fe_io_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static bool urandom_read(void *buf, size_t len)
+{
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f) return false;
+    bool ok = fread(buf, 1, len, f) == len;
+    fclose(f);
+    return ok;
+}
+
+uint32_t fe_io_random_u32(void)
+{
+    uint32_t v;
+    ssize_t n;
+    do {
+        n = getrandom(&v, sizeof v, 0);
+    } while (n < 0 && errno == EINTR);
+    if (n == (ssize_t)sizeof v || urandom_read(&v, sizeof v)) return v;
+    fprintf(stderr, "feroce: no random numbers from the kernel\n");
+    abort();
 }
 
 int64_t fe_io_realtime_offset_ns(void)

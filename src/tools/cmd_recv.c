@@ -33,7 +33,13 @@ static const char usage[] =
     "  --bind ADDR[:PORT]      UDP: data socket (127.0.0.1:4791); raw: our IPv4 address\n"
     "  --if IFNAME  --mac MAC  raw backend\n"
     "  --sc-port PORT          our side-channel reply port (17186)\n"
-    "our QPs: --qpn N (17)  --psn N (0)  --rkey K (0x1000)  --va V (0x100000000)\n"
+    "  --allow CIDR[,CIDR...]  take side-channel replies and data only from these networks\n"
+    "                          (repeatable; default any). Data for a QP is taken only from its\n"
+    "                          peer's IP in any case (a switch in between: the first sender of\n"
+    "                          an executed packet)\n"
+    "our QPs: --qpn N (17)  --va V (0x100000000)  --psn N  --rkey K: the first PSN and the rkey\n"
+    "         (+ i for QP i); without them each QP's PSN and each ring's rkey are random, new\n"
+    "         every run (--json reports them; --manual prints them for the sender)\n"
     "stream asked for: --slots N (64)  --msg-size SIZE (64K)  --count N (0 = until --duration)\n"
     "                  --op write|write-imm (write-imm)  --gap TIME\n"
     "                  --imm-every M (1): the sender's doorbell period (feroce send --imm-every);\n"
@@ -59,14 +65,15 @@ struct opts {
     struct fe_io_opts io;
     const char *record;
     struct fe_recv_perftest pt;
+    bool psn_given, rkey_given;
 };
 
 /* --fe ADDR[:PORT][,qps=N] */
 static int frontend_opt(const char *val, void *p)
 {
     struct fe_daq_config *c = p;
-    if (c->n_fe >= 16) {
-        fprintf(stderr, "feroce recv: at most 16 front-ends\n");
+    if (c->n_fe >= FE_DAQ_MAX_FE) {
+        fprintf(stderr, "feroce recv: at most %d front-ends\n", FE_DAQ_MAX_FE);
         return -1;
     }
     char buf[128];
@@ -87,6 +94,12 @@ static int frontend_opt(const char *val, void *p)
 bad:
     fprintf(stderr, "feroce recv: invalid value for --fe: '%s'\n", val);
     return -1;
+}
+
+static int allow_opt(const char *val, void *p)
+{
+    struct fe_ep_config *c = p;
+    return fe_allow_parse(val, c->allow, &c->n_allow) ? -1 : 0;
 }
 
 static int peer_opt(const char *val, void *p)
@@ -135,10 +148,11 @@ static int parse_table(int argc, char **argv, struct opts *o)
         {FE_OPT_U32MAX_("--manual", c->n_manual, FE_DAQ_MAX_FLOWS)},
         {FE_OPT_FN_("--peer", peer_opt, c), .flags = SAY},
         {FE_OPT_U32MAX_("--peer-qpn", c->manual_peer_qpn, 0xFFFFFF)},
+        {FE_OPT_FN_("--allow", allow_opt, &c->ep), .flags = SAY},
         {FE_OPT_U32MAX_("--sc-port", c->sc_reply_port, 65535), .min = 1, .flags = SAY},
         {FE_OPT_U32MAX_("--qpn", c->local_qpn, 0xFFFFFF)},
-        {FE_OPT_U32MAX_("--psn", c->psn, 0xFFFFFF)},
-        {FE_OPT_U32MAX_("--rkey", c->rkey, UINT32_MAX)},
+        {FE_OPT_U32MAX_("--psn", c->psn, 0xFFFFFF), .seen = &o->psn_given},
+        {FE_OPT_U32MAX_("--rkey", c->rkey, UINT32_MAX), .seen = &o->rkey_given},
         {FE_OPT_FN_("--va", fe_cli_u64_opt, &c->va), .flags = SAY},
         {FE_OPT_U32MAX_("--slots", c->slots, 1u << 20), .min = 2, .flags = SAY},
         {FE_OPT_SIZE_("--msg-size", c->msg_bytes), .min = 1, .max = 64u << 20, .flags = SAY},
@@ -191,6 +205,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return -1;
     }
     if (fe_io_opts_check("recv", &c->ep)) return -1;
+    c->random_psn = !o->psn_given;
+    c->random_rkey = !o->rkey_given;
     /* an endless stream (no --count, no --duration) is fine: stop it with Ctrl-C */
     c->local_ip = c->ep.backend == FE_BACKEND_UDP ? c->ep.udp.bind_ip : c->ep.raw.ip;
     return 0;
@@ -210,6 +226,51 @@ static void live(const struct fe_daq *d, const uint64_t *prev_bytes, double dt, 
                fl->queued, (double)wire / 1e9, cnp, rnr, fl->verify_errors + fl->seq_errors,
                fl->qp_error ? "  QP ERROR" : "");
     }
+}
+
+/* Everything refused, by reason: before the QPs (endpoint), on the side channel, and by the
+ * transport's own checks (PSN window, rkey, range). */
+struct refusals {
+    uint64_t source, allow, no_qp, sc_allow, sc_source, sc_other;
+    uint64_t dup, ooo, bad_rkey, bad_access;
+};
+
+static void count_sc_refusals(const struct fe_sc_host *h, struct refusals *rf)
+{
+    rf->sc_source += h->stats.rejected[FE_SC_R_SOURCE];
+    for (int r = 1; r < FE_SC_R_MAX; r++)
+        if (r != FE_SC_R_SOURCE) rf->sc_other += h->stats.rejected[r];
+}
+
+static void count_refusals(struct fe_daq *d, struct refusals *rf)
+{
+    memset(rf, 0, sizeof *rf);
+    const struct fe_ep_stats *es = fe_ep_stats(fe_daq_ep(d));
+    const struct fe_daq_stats *ds = fe_daq_stats(d);
+    rf->source = es->rx_refused_source;
+    rf->allow = es->rx_refused_allow;
+    rf->no_qp = es->rx_no_qp;
+    rf->sc_allow = ds->sc_refused_allow;
+    rf->sc_other = ds->sc_no_host;
+    for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
+        const struct fe_daq_flow *fl = fe_daq_flow(d, i);
+        if (fe_daq_sc(d, i)) count_sc_refusals(fe_daq_sc(d, i), rf);
+        if (!fl->qp) continue;
+        const struct fe_qp_counters *c = fe_qp_counters(fl->qp);
+        rf->dup += c->rx_dup_pkts;
+        rf->ooo += c->rx_ooo_pkts;
+        rf->bad_rkey += c->rx_bad_rkey;
+        rf->bad_access += c->rx_bad_access;
+    }
+}
+
+/* Manual mode: the sender needs our keys (feroce send --rkey K --peer-psn P --va V; QP i has
+ * rkey K + i, VA V + i x slots x msg-size). */
+static void print_manual_keys(const struct fe_daq *d)
+{
+    const struct fe_daq_flow *fl = fe_daq_flow(d, 0);
+    fprintf(stderr, "feroce recv: for the sender: --rkey 0x%x --peer-psn 0x%x --va 0x%" PRIx64 "\n",
+            fl->rkey, fl->psn, fl->va);
 }
 
 /* A receiver being run: the options, the engine, the run's phase, and the byte counts the
@@ -256,6 +317,7 @@ static int setup_receiver(struct recv_run *r)
         fprintf(stderr, "feroce recv: %s\n", msg[0] ? msg : fe_strerror(err));
         return -1;
     }
+    if (r->o.dc.n_manual) print_manual_keys(r->d);
     int fds[4], nfd = fe_daq_fds(r->d, fds, 4);
     for (int i = 0; i < nfd; i++) fe_loop_add(r->loop, fds[i], i);
     r->data_fd = fds[0];
@@ -419,11 +481,14 @@ static void print_flow_json(unsigned i, const struct fe_daq_flow *fl, const stru
            ",\"rx_pkts\":%" PRIu64 ",\"dup_pkts\":%" PRIu64 ",\"ooo_pkts\":%" PRIu64
            ",\"ce_pkts\":%" PRIu64 ",\"cnps\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
            ",\"seq_naks\":%" PRIu64 ",\"bad_icrc\":%" PRIu64 ",\"record_lost\":%" PRIu64
-           ",\"qp_error\":%s,\"side_channel\":\"%s\"}",
+           ",\"qp_error\":%s,\"side_channel\":\"%s\"",
            i ? "," : "", fl->qpn, fl->peer_qpn, fl->msgs, fl->bytes, secs, gbps, fl->verify_errors,
            fl->seq_errors, c->rx_pkts, c->rx_dup_pkts, c->rx_ooo_pkts, c->rx_ce_pkts, c->tx_cnps,
            c->tx_rnr_naks, c->tx_naks[FE_NAK_PSN_SEQ], c->rx_bad_icrc, fl->record_lost,
            fl->qp_error ? "true" : "false", h ? fe_sc_host_state_name(h->state) : "manual");
+    printf(",\"rkey\":%u,\"psn\":%u,\"va\":%" PRIu64 ",\"bad_rkey\":%" PRIu64
+           ",\"bad_access\":%" PRIu64 "}",
+           fl->rkey, fl->psn, fl->va, c->rx_bad_rkey, c->rx_bad_access);
 }
 
 static void print_flow_text(const struct fe_daq_flow *fl, const struct fe_sc_host *h,
@@ -470,6 +535,26 @@ static int print_flow(const struct recv_run *r, unsigned i, struct recv_totals *
 }
 
 /* Every flow's result and the totals: 0 when every expected message arrived, verified. */
+static void print_refusals_json(const struct refusals *rf)
+{
+    printf("\"refused\":{\"source\":%" PRIu64 ",\"allow\":%" PRIu64 ",\"no_qp\":%" PRIu64
+           ",\"sc_allow\":%" PRIu64 ",\"sc_source\":%" PRIu64 ",\"sc_other\":%" PRIu64
+           ",\"dup_psn\":%" PRIu64 ",\"ooo_psn\":%" PRIu64 ",\"bad_rkey\":%" PRIu64
+           ",\"bad_access\":%" PRIu64 "}",
+           rf->source, rf->allow, rf->no_qp, rf->sc_allow, rf->sc_source, rf->sc_other, rf->dup,
+           rf->ooo, rf->bad_rkey, rf->bad_access);
+}
+
+static void print_refusals_text(const struct refusals *rf)
+{
+    if (!(rf->source || rf->allow || rf->no_qp || rf->sc_allow || rf->sc_source || rf->sc_other))
+        return;
+    printf("refused: data %" PRIu64 " (not the QP's peer), %" PRIu64 " (outside --allow), %" PRIu64
+           " (no such QP); side channel %" PRIu64 " (outside --allow), %" PRIu64
+           " (not the front-end), %" PRIu64 " (other)\n",
+           rf->source, rf->allow, rf->no_qp, rf->sc_allow, rf->sc_source, rf->sc_other);
+}
+
 static int print_summary(const struct recv_run *r)
 {
     int rc = r->timed_out ? 1 : 0;
@@ -478,13 +563,18 @@ static int print_summary(const struct recv_run *r)
     if (r->o.io.json) printf("{\"tool\":\"recv\",\"flows\":[");
     for (unsigned i = 0; i < fe_daq_n_flows(r->d); i++)
         if (print_flow(r, i, &t)) rc = 1;
+    struct refusals rf;
+    count_refusals(r->d, &rf);
     if (r->o.io.json) {
-        printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
+        printf("],");
+        print_refusals_json(&rf);
+        printf(",\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
                ",\"seconds\":%.6f},\"ok\":%s}\n",
                t.msgs, t.bytes, t.err, (double)(r->t1 - r->t0) / 1e9, rc ? "false" : "true");
     } else {
         printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors%s\n", t.bytes, t.err,
                r->o.dc.verify ? "" : " (verification off)");
+        print_refusals_text(&rf);
         if (r->timed_out) printf("feroce recv: gave up after --timeout\n");
     }
     return rc;

@@ -31,6 +31,7 @@ static const char usage[] =
     "  --sc ADDR[:PORT]        listen here (0.0.0.0:17185; raw: our address, port 17185)\n"
     "  --autostart             stream when a QP is RTS, without waiting for a tx-meta start\n"
     "  --once                  exit when every opened QP has finished its stream or was closed\n"
+    "  --allow CIDR[,CIDR...]  answer only hosts in these networks (repeatable; default any)\n"
     "  --sc-mode liberal|strict|firmware   how requests are read (liberal): liberal takes what\n"
     "                          host software written for the firmware sends (QP by its QPN alone,\n"
     "                          tx-meta start without MODIFY_QP_RTS); strict checks the host's\n"
@@ -76,6 +77,12 @@ static int bind_opt(const char *val, void *p)
     if (fe_io_bind_opt(val, &c->ep)) return -1;
     if (!c->sc_bind_ip) c->sc_bind_ip = c->ep.raw.ip;
     return 0;
+}
+
+static int allow_opt(const char *val, void *p)
+{
+    struct fe_sc_fe_config *c = p;
+    return fe_allow_parse(val, c->allow, &c->n_allow) ? -1 : 0;
 }
 
 static int to_opt(const char *val, void *p)
@@ -211,6 +218,7 @@ static int parse_table(int argc, char **argv, struct opts *o, struct cc_args *cc
         {FE_OPT_FLAG_("--autostart", c->autostart)},
         {FE_OPT_FLAG_("--once", o->once)},
         {FE_OPT_FN_("--sc-mode", sc_mode_opt, c), .flags = SAY},
+        {FE_OPT_FN_("--allow", allow_opt, &c->sc), .flags = SAY},
         {FE_OPT_FN_("--peer", peer_opt, c), .flags = SAY},
         {FE_OPT_U32MAX_("--peer-qpn", c->peer_qpn, 0xFFFFFF), .seen = manual},
         {FE_OPT_U32MAX_("--peer-psn", c->peer_psn, 0xFFFFFF)},
@@ -501,13 +509,22 @@ static int print_summary(const struct send_run *r)
         if (fl->used && print_flow(r, fl, &t)) rc = 1;
     }
     double secs = (double)(r->t1 - r->t0) / 1e9;
+    const struct fe_sc_stats *ss = &fe_frontend_sc(r->f)->stats;
+    const struct fe_ep_stats *es = fe_ep_stats(fe_frontend_ep(r->f));
     if (r->o.io.json) {
         printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
-               ",\"seconds\":%.6f},\"ok\":%s}\n",
-               t.msgs, t.bytes, t.retx, secs, rc ? "false" : "true");
+               ",\"seconds\":%.6f},\"refused\":{\"sc_source\":%" PRIu64
+               ",\"sc_replies_limited\":%" PRIu64 ",\"data_source\":%" PRIu64
+               ",\"data_no_qp\":%" PRIu64 "},\"ok\":%s}\n",
+               t.msgs, t.bytes, t.retx, secs, ss->rejected[FE_SC_R_SOURCE], ss->replies_limited,
+               es->rx_refused_source, es->rx_no_qp, rc ? "false" : "true");
     } else if (!r->o.io.quiet) {
         printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n", t.msgs,
                (double)t.bytes / 1e9, t.retx);
+        if (ss->rejected[FE_SC_R_SOURCE] || ss->replies_limited || es->rx_refused_source)
+            printf("refused: side channel %" PRIu64 " (source), %" PRIu64
+                   " replies over the rate; data %" PRIu64 " (not from the QP's peer)\n",
+                   ss->rejected[FE_SC_R_SOURCE], ss->replies_limited, es->rx_refused_source);
     }
     return rc;
 }

@@ -29,7 +29,7 @@ ipn = lambda a: struct.unpack(">L", socket.inet_aton(a))[0]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind((host, 17186))
 s.settimeout(3.0)
-HQPN, HPSN, HRKEY, HVA = 17, 0, 0x1000, 0x100000000  # feroce recv's defaults
+HQPN, HPSN, HRKEY, HVA = 17, 0, 0x1000, 0x100000000  # given to feroce recv (--psn --rkey)
 
 
 def msg(flags, loc, rem, txf=0, length=0, count=0):
@@ -46,7 +46,7 @@ assert len(r) == 64 and r[0] & 0x10 and (r[0] >> 5) & 7 == 1, "OPEN_QP not ACKed
 feqpn = struct.unpack(">L", r[1:5])[0]
 print("OPEN_QP ACKed, front-end QPN", feqpn)
 recv = subprocess.Popen([feroce, "recv", "--bind", host, "--manual", "1", "--peer", fe,
-                         "--peer-qpn", str(feqpn), "--count", n, "--msg-size", "4K",
+                         "--peer-qpn", str(feqpn), "--psn", str(HPSN), "--rkey", str(HRKEY), "--count", n, "--msg-size", "4K",
                          "--timeout", "30s", "--json", "--interval", "0"],
                         stdout=open(d + "/recv.json", "w"), stderr=open(d + "/recv.err", "w"))
 time.sleep(0.3)

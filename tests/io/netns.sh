@@ -106,7 +106,7 @@ ip netns add ${TAG}pf || exit 1
 ip link add pg0 netns ${TAG}pg type veth peer name pf0 netns ${TAG}pf || exit 1
 ip -n ${TAG}pg link set pg0 mtu 9000 up && ip -n ${TAG}pf link set pf0 mtu 9000 up || exit 1
 ip netns exec ${TAG}pg "$BIN" recv --backend raw --if pg0 --bind 10.232.0.1 --manual 1 \
-    --peer 10.232.0.2 --peer-qpn 256 --msg-size 4K --count 20 --timeout 20s --json \
+    --peer 10.232.0.2 --peer-qpn 256 --psn 0 --rkey 0x1000 --msg-size 4K --count 20 --timeout 20s --json \
     >"$D/arp_recv.json" 2>"$D/arp_recv.err" &
 PF=$!
 PIDS="$PIDS $PF"
