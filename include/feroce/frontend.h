@@ -67,7 +67,7 @@ struct fe_frontend_config {
 };
 void fe_frontend_config_default(struct fe_frontend_config *cfg);
 
-struct fe_fe_flow {
+struct fe_frontend_flow {
     bool used;
     bool streaming;  /* posting messages */
     bool finished;   /* count reached (or stopped) and everything completed */
@@ -100,7 +100,7 @@ void fe_frontend_stop(struct fe_frontend *f, uint64_t now_ns);
 /* True when at least one stream ran and no flow is streaming or has messages in flight. */
 bool fe_frontend_done(const struct fe_frontend *f);
 /* Flows by slot (FE_FRONTEND_MAX_QPS of them; check .used). */
-const struct fe_fe_flow *fe_frontend_flow(const struct fe_frontend *f, unsigned i);
+const struct fe_frontend_flow *fe_frontend_flow(const struct fe_frontend *f, unsigned i);
 struct fe_ep *fe_frontend_ep(struct fe_frontend *f);
 const struct fe_sc_fe *fe_frontend_sc(const struct fe_frontend *f);
 

@@ -127,7 +127,6 @@ struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err);
 void fe_raw_close(struct fe_raw *r);
 int fe_raw_fd(const struct fe_raw *r);
 void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6]);
-int fe_raw_ifindex(const struct fe_raw *r);
 /* Sends whole frames (dgram.ip/port/tos unused); returns how many were consumed, as
  * fe_udpsock_send. */
 int fe_raw_send(struct fe_raw *r, const struct fe_dgram *d, int n);

@@ -45,7 +45,7 @@ struct fe_frontend {
     struct fe_udpsock *sc_sock;       /* UDP backend: the side channel's socket */
     struct fe_udpsock *sc_reply_sock; /* ... replies from another port (firmware mode) */
     struct fe_sc_fe sc;
-    struct fe_fe_flow flow[FE_FRONTEND_MAX_QPS];
+    struct fe_frontend_flow flow[FE_FRONTEND_MAX_QPS];
     struct flow_rt rt[FE_FRONTEND_MAX_QPS];
     bool any_started, stopped;
     uint64_t first_start_ns;
@@ -69,7 +69,7 @@ void fe_frontend_config_default(struct fe_frontend_config *cfg)
     fe_qp_config_default(&cfg->qp);
 }
 
-const struct fe_fe_flow *fe_frontend_flow(const struct fe_frontend *f, unsigned i)
+const struct fe_frontend_flow *fe_frontend_flow(const struct fe_frontend *f, unsigned i)
 {
     return i < FE_FRONTEND_MAX_QPS ? &f->flow[i] : NULL;
 }
@@ -86,7 +86,7 @@ const struct fe_sc_fe *fe_frontend_sc(const struct fe_frontend *f)
 
 static void flow_close(struct fe_frontend *f, unsigned i)
 {
-    struct fe_fe_flow *fl = &f->flow[i];
+    struct fe_frontend_flow *fl = &f->flow[i];
     if (fl->qp) {
         fl->final = *fe_qp_counters(fl->qp);
         fl->closed = true;
@@ -102,7 +102,7 @@ static int flow_open(struct fe_frontend *f, unsigned i, uint32_t local_qpn,
                      char *errbuf, size_t errcap)
 {
     flow_close(f, i);
-    struct fe_fe_flow *fl = &f->flow[i];
+    struct fe_frontend_flow *fl = &f->flow[i];
     struct flow_rt *rt = &f->rt[i];
     free(rt->mem);
     free(rt->dropped);
@@ -147,7 +147,7 @@ static int flow_open(struct fe_frontend *f, unsigned i, uint32_t local_qpn,
 static void flow_start(struct fe_frontend *f, unsigned i, const struct fe_sc_tx_meta *tx,
                        uint64_t now_ns)
 {
-    struct fe_fe_flow *fl = &f->flow[i];
+    struct fe_frontend_flow *fl = &f->flow[i];
     struct flow_rt *rt = &f->rt[i];
     if (!fl->qp || fl->error || fl->streaming) return;
     struct fe_stream_config s = f->cfg.stream;
@@ -194,7 +194,7 @@ static void flow_start(struct fe_frontend *f, unsigned i, const struct fe_sc_tx_
  * is framed. The window of posted messages still bounds what is in flight. */
 enum { POST_AHEAD = 3 };
 
-static bool can_post(const struct fe_fe_flow *fl, const struct flow_rt *rt)
+static bool can_post(const struct fe_frontend_flow *fl, const struct flow_rt *rt)
 {
     return fl->streaming && fl->posted - fl->completed < rt->window &&
            (!fl->stream.count || fl->posted < fl->stream.count) &&
@@ -203,7 +203,7 @@ static bool can_post(const struct fe_fe_flow *fl, const struct flow_rt *rt)
 
 static void flow_post(struct fe_frontend *f, unsigned i, uint64_t now_ns)
 {
-    struct fe_fe_flow *fl = &f->flow[i];
+    struct fe_frontend_flow *fl = &f->flow[i];
     struct flow_rt *rt = &f->rt[i];
     const struct fe_stream_config *s = &fl->stream;
     while (can_post(fl, rt) && now_ns >= rt->next_post_ns) {
@@ -238,7 +238,7 @@ static void flow_post(struct fe_frontend *f, unsigned i, uint64_t now_ns)
 
 static void flow_complete(struct fe_frontend *f, unsigned i, uint64_t now_ns)
 {
-    struct fe_fe_flow *fl = &f->flow[i];
+    struct fe_frontend_flow *fl = &f->flow[i];
     struct fe_cqe cqe[64];
     int n;
     while ((n = fe_qp_poll_cq(fl->qp, cqe, 64)) > 0) {
@@ -349,7 +349,7 @@ static bool drop_hook(void *arg, uint32_t qpn, const struct fe_pkt *pkt)
     struct fe_frontend *f = arg;
     if (!(fe_opcode_flags(pkt->bth.opcode) & FE_OPF_REQUEST)) return false;
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        struct fe_fe_flow *fl = &f->flow[i];
+        struct fe_frontend_flow *fl = &f->flow[i];
         if (!fl->used || fl->qpn != qpn) continue;
         struct flow_rt *rt = &f->rt[i];
         rt->data_pkts++;
@@ -560,7 +560,7 @@ uint64_t fe_frontend_next_deadline(const struct fe_frontend *f)
 {
     uint64_t d = fe_ep_next_deadline(f->ep);
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        const struct fe_fe_flow *fl = &f->flow[i];
+        const struct fe_frontend_flow *fl = &f->flow[i];
         /* the QP took messages in the last step: the next ones can be made now */
         if (fl->qp && can_post(fl, &f->rt[i]) && f->rt[i].next_post_ns < d)
             d = f->rt[i].next_post_ns;
@@ -576,7 +576,7 @@ bool fe_frontend_done(const struct fe_frontend *f)
 {
     if (!f->any_started) return false;
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        const struct fe_fe_flow *fl = &f->flow[i];
+        const struct fe_frontend_flow *fl = &f->flow[i];
         if (!fl->used || !fl->qp || fl->error) continue;
         if (!fl->finished) return false; /* streaming, in flight, or not started yet */
     }

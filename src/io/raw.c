@@ -144,10 +144,6 @@ void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6])
 {
     memcpy(mac, r->mac, 6);
 }
-int fe_raw_ifindex(const struct fe_raw *r)
-{
-    return r->ifindex;
-}
 const struct fe_raw_stats *fe_raw_stats(const struct fe_raw *r)
 {
     return &r->st;

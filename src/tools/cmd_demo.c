@@ -298,7 +298,7 @@ static void print_live_row(struct incast *x, uint64_t now)
         double g = (double)(fl->bytes - x->prev_bytes[i]) * 8 / dt / 1e9;
         tot += g;
         x->prev_bytes[i] = fl->bytes;
-        const struct fe_fe_flow *sf = fe_frontend_flow(x->fe[i], 0);
+        const struct fe_frontend_flow *sf = fe_frontend_flow(x->fe[i], 0);
         struct fe_cc_view v = {0};
         if (sf->qp) {
             fe_cc_view_of(fe_qp_cc(sf->qp), &v);
@@ -326,7 +326,7 @@ static void stop_streaming(struct incast *x, uint64_t now)
     for (unsigned i = 0; i < x->c->senders; i++) {
         const struct fe_daq_flow *fl = fe_daq_flow(x->daq, i);
         x->res->f[i].gbps = secs > 0 ? (double)(fl->bytes - x->win_bytes0[i]) * 8 / secs / 1e9 : 0;
-        const struct fe_fe_flow *sf = fe_frontend_flow(x->fe[i], 0);
+        const struct fe_frontend_flow *sf = fe_frontend_flow(x->fe[i], 0);
         struct fe_cc_view v = {0};
         if (sf->qp) fe_cc_view_of(fe_qp_cc(sf->qp), &v);
         x->res->f[i].rc_gbps = v.rc_bps / 1e9;
@@ -396,7 +396,7 @@ static void wait_events(struct incast *x, uint64_t now)
 static void sample_flow(struct incast *x, unsigned i, struct fe_web_flow *w)
 {
     const struct fe_daq_flow *fl = fe_daq_flow(x->daq, i);
-    const struct fe_fe_flow *sf = fe_frontend_flow(x->fe[i], 0);
+    const struct fe_frontend_flow *sf = fe_frontend_flow(x->fe[i], 0);
     const struct fe_qp_counters *sc = sf->qp ? fe_qp_counters(sf->qp) : &sf->final;
     w->rx_bytes = fl->bytes;
     w->tx_bytes = sc->tx_bytes;
@@ -470,7 +470,7 @@ static int run_loop(struct incast *x)
 static void collect_flow(struct incast *x, unsigned i)
 {
     const struct fe_daq_flow *fl = fe_daq_flow(x->daq, i);
-    const struct fe_fe_flow *sf = fe_frontend_flow(x->fe[i], 0);
+    const struct fe_frontend_flow *sf = fe_frontend_flow(x->fe[i], 0);
     struct flow_res *r = &x->res->f[i];
     const struct fe_qp_counters *sc = sf->qp ? fe_qp_counters(sf->qp) : &sf->final;
     r->msgs = fl->msgs;

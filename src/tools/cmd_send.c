@@ -286,7 +286,7 @@ struct snap {
     uint64_t bytes, retx, samples, sum_ns, hist[32];
 };
 
-static void take(const struct fe_fe_flow *fl, struct snap *s)
+static void take(const struct fe_frontend_flow *fl, struct snap *s)
 {
     const struct fe_qp_counters *c = fe_qp_counters(fl->qp);
     s->bytes = fl->bytes_completed;
@@ -296,7 +296,8 @@ static void take(const struct fe_fe_flow *fl, struct snap *s)
     memcpy(s->hist, c->rtt_hist, sizeof s->hist);
 }
 
-static void live_line(const struct fe_fe_flow *fl, const struct snap *prev, double dt_s, double t_s)
+static void live_line(const struct fe_frontend_flow *fl, const struct snap *prev, double dt_s,
+                      double t_s)
 {
     struct snap now;
     take(fl, &now);
@@ -381,7 +382,7 @@ static void print_live(struct send_run *r, uint64_t now)
 {
     double dt = (double)(now - r->last_tick) / 1e9;
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        const struct fe_fe_flow *fl = fe_frontend_flow(r->f, i);
+        const struct fe_frontend_flow *fl = fe_frontend_flow(r->f, i);
         if (!fl->used || !fl->qp) continue;
         live_line(fl, &r->prev[i], dt, (double)(now - r->t0) / 1e9);
         take(fl, &r->prev[i]);
@@ -445,7 +446,7 @@ static void run_loop(struct send_run *r)
 static void explain_access_error(const struct send_run *r)
 {
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        const struct fe_fe_flow *fl = fe_frontend_flow(r->f, i);
+        const struct fe_frontend_flow *fl = fe_frontend_flow(r->f, i);
         if (fl->used && fl->error && fl->fail_status == FE_WC_REM_ACCESS_ERR) {
             fprintf(stderr,
                     "feroce send: the receiver refused a WRITE outside its region: the\n"
@@ -463,7 +464,8 @@ struct send_totals {
 };
 
 /* One flow's result, as a JSON object or a line; 1 when it failed. */
-static int print_flow(const struct send_run *r, const struct fe_fe_flow *fl, struct send_totals *t)
+static int print_flow(const struct send_run *r, const struct fe_frontend_flow *fl,
+                      struct send_totals *t)
 {
     const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &fl->final;
     uint64_t end = fl->finished_ns ? fl->finished_ns : r->t1;
@@ -505,7 +507,7 @@ static int print_summary(const struct send_run *r)
     explain_access_error(r);
     if (r->o.io.json) printf("{\"tool\":\"send\",\"flows\":[");
     for (unsigned i = 0; i < FE_FRONTEND_MAX_QPS; i++) {
-        const struct fe_fe_flow *fl = fe_frontend_flow(r->f, i);
+        const struct fe_frontend_flow *fl = fe_frontend_flow(r->f, i);
         if (fl->used && print_flow(r, fl, &t)) rc = 1;
     }
     double secs = (double)(r->t1 - r->t0) / 1e9;

@@ -156,7 +156,7 @@ int fe_send_perftest_connect(struct fe_send_perftest *p, struct fe_frontend_conf
     return 0;
 }
 
-int fe_send_perftest_finish(struct fe_send_perftest *p, const struct fe_fe_flow *fl,
+int fe_send_perftest_finish(struct fe_send_perftest *p, const struct fe_frontend_flow *fl,
                             uint64_t end_ns, bool quiet)
 {
     char a[32];

@@ -25,7 +25,7 @@ int fe_send_perftest_parse(struct fe_send_perftest *p, const char *arg);
 int fe_send_perftest_connect(struct fe_send_perftest *p, struct fe_frontend_config *fc);
 /* After the stream: the end-of-test sync, the report (from the flow's counters) and the closing
  * handshake. Returns 0 when the server took it all. */
-int fe_send_perftest_finish(struct fe_send_perftest *p, const struct fe_fe_flow *fl,
+int fe_send_perftest_finish(struct fe_send_perftest *p, const struct fe_frontend_flow *fl,
                             uint64_t end_ns, bool quiet);
 
 #endif
