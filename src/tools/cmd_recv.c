@@ -420,16 +420,7 @@ static unsigned wait_events(struct recv_run *r, uint64_t now)
     if (r->o.io.interval_ns && r->next_tick < dl) dl = r->next_tick;
     uint64_t cap = now + 50000000ull;
     if (cap < dl) dl = cap;
-    bool b = fe_ep_tx_blocked(fe_daq_ep(r->d));
-    if (b != r->blocked) {
-        fe_loop_want_write(r->loop, r->data_fd, 0, b);
-        r->blocked = b;
-    }
-    int tags[4];
-    int nt = fe_loop_wait(r->loop, b ? now + 1000000 : dl, tags, 4);
-    unsigned ready = 0;
-    for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
-    return ready;
+    return fe_io_wait(r->loop, fe_daq_ep(r->d), r->data_fd, &r->blocked, now, dl);
 }
 
 static void run_loop(struct recv_run *r)

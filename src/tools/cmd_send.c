@@ -410,16 +410,7 @@ static unsigned wait_events(struct send_run *r, uint64_t now)
     uint64_t dl = fe_frontend_next_deadline(r->f);
     if (r->o.io.interval_ns && r->next_tick < dl) dl = r->next_tick;
     if (r->stopping && r->stop_deadline < dl) dl = r->stop_deadline;
-    bool b = fe_ep_tx_blocked(fe_frontend_ep(r->f));
-    if (b != r->blocked) {
-        fe_loop_want_write(r->loop, r->data_fd, 0, b);
-        r->blocked = b;
-    }
-    int tags[4];
-    int nt = fe_loop_wait(r->loop, b ? now + 1000000 : dl, tags, 4);
-    unsigned ready = 0;
-    for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
-    return ready;
+    return fe_io_wait(r->loop, fe_frontend_ep(r->f), r->data_fd, &r->blocked, now, dl);
 }
 
 static void run_loop(struct send_run *r)

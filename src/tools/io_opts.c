@@ -62,6 +62,21 @@ void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
     memcpy(t, table, sizeof table);
 }
 
+unsigned fe_io_wait(struct fe_loop *loop, struct fe_ep *ep, int data_fd, bool *blocked,
+                    uint64_t now_ns, uint64_t deadline_ns)
+{
+    bool b = fe_ep_tx_blocked(ep);
+    if (b != *blocked) {
+        fe_loop_want_write(loop, data_fd, 0, b);
+        *blocked = b;
+    }
+    int tags[4];
+    int nt = fe_loop_wait(loop, b ? now_ns + 1000000 : deadline_ns, tags, 4);
+    unsigned ready = 0;
+    for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
+    return ready;
+}
+
 int fe_io_opts_check(const char *cmd, const struct fe_ep_config *ep)
 {
     if (ep->backend == FE_BACKEND_RAW && (!ep->raw.ifname[0] || !ep->raw.ip)) {

@@ -34,4 +34,11 @@ int fe_io_bind_opt(const char *val, void *ep);
  * message. */
 int fe_io_opts_check(const char *cmd, const struct fe_ep_config *ep);
 
+struct fe_loop;
+/* A tool's wait for its next event: until deadline_ns, or 1 ms while the endpoint's socket is
+ * full (asking the loop for its writability then, data_fd; *blocked keeps what was asked).
+ * Returns the ready bits of the loop's tags. */
+unsigned fe_io_wait(struct fe_loop *loop, struct fe_ep *ep, int data_fd, bool *blocked,
+                    uint64_t now_ns, uint64_t deadline_ns);
+
 #endif
