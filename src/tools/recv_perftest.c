@@ -87,9 +87,13 @@ fail:
     return NULL;
 }
 
-static void local_key(struct server *sv, const struct fe_daq_config *dc)
+/* Our QP as the client is told it: the region's rkey is drawn here when it is to be random (the
+ * receiver would otherwise draw another one than we announced). */
+static void local_key(struct server *sv, struct fe_daq_config *dc)
 {
     uint32_t ip = dc->ep.raw.ip;
+    if (dc->random_rkey) dc->rkey = fe_io_random_u32();
+    dc->random_rkey = false;
     sv->local.qpn = dc->local_qpn;
     sv->local.psn = dc->psn;
     sv->local.rkey = dc->rkey;
@@ -127,7 +131,8 @@ static void point_at_client(struct fe_daq_config *dc, const struct server *sv)
     dc->manual_peer_ip =
         (uint32_t)g[12] << 24 | (uint32_t)g[13] << 16 | (uint32_t)g[14] << 8 | g[15];
     dc->manual_peer_port = FE_ROCEV2_UDP_PORT;
-    dc->psn = sv->s.remote.psn;
+    dc->psn = sv->s.remote.psn; /* the first PSN the client sends, not one of ours */
+    dc->random_psn = false;
     dc->qp.mtu_bytes = sv->s.mtu_bytes;
     dc->imm = false;
     dc->verify = false;
