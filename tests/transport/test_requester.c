@@ -546,6 +546,7 @@ static void test_timeout_backoff(void **state)
     assert_int_equal(fe_qp_counters(qp)->timeout_backoffs, 3);
     assert_int_equal(fe_qp_counters(qp)->timeouts, 5);
     assert_int_equal(fe_qp_state(qp), FE_QPS_ERROR);
+    fe_qp_destroy(qp);
 
     qp = mk(0, retry1_backoff);
     post(qp, FE_WR_WRITE, 2 * MTU, 1);
@@ -556,8 +557,8 @@ static void test_timeout_backoff(void **state)
     assert_int_equal(fe_qp_next_deadline(qp), 7000000);
     assert_int_equal(rx_ack(qp, 3500000, 0, ack_syn()), 0); /* progress: back to 1 ms */
     assert_int_equal(fe_qp_next_deadline(qp), 4500000);
+    fe_qp_destroy(qp);
 
-    qp = mk(0, retry1_backoff);
     struct fe_qp_config c;
     fe_qp_config_default(&c);
     c.ack_timeout_max_ns = c.ack_timeout_ns - 1; /* a ceiling below the timer is refused */
