@@ -142,7 +142,10 @@ static int apply_reg_line(struct fe_surf *m, const char *line, const char *where
     return 0;
 }
 
-static int apply_regs_file(struct fe_surf *m, const char *path)
+/* Calls fn on each line of path with "path:N" for its messages; stops at the first error. A line
+ * longer than the buffer is refused, not read in pieces. */
+static int for_each_line(const char *path, int (*fn)(char *line, const char *where, void *arg),
+                         void *arg)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -159,11 +162,21 @@ static int apply_regs_file(struct fe_surf *m, const char *path)
             fprintf(stderr, "feroce dcqcn: %s: line too long\n", where);
             rc = -1;
         } else {
-            rc = apply_reg_line(m, line, where);
+            rc = fn(line, where, arg);
         }
     }
     fclose(f);
     return rc;
+}
+
+static int reg_file_line(char *line, const char *where, void *m)
+{
+    return apply_reg_line(m, line, where);
+}
+
+static int apply_regs_file(struct fe_surf *m, const char *path)
+{
+    return for_each_line(path, reg_file_line, m);
 }
 
 static int program(struct fe_surf *m, const struct surf_opts *o)
@@ -220,27 +233,18 @@ bad:
     return -1;
 }
 
+static int cnp_file_line(char *line, const char *where, void *c)
+{
+    line[strcspn(line, "#\r\n")] = 0;
+    char *s = line, *e = s + strlen(s);
+    while (*s == ' ' || *s == '\t') s++;
+    while (e > s && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
+    return *s ? parse_cnp_line(s, c, where) : 0;
+}
+
 static int load_cnps(const char *path, struct cnp_list *c)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "feroce dcqcn: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    char line[256], where[300];
-    unsigned lineno = 0;
-    int rc = 0;
-    while (!rc && fgets(line, sizeof line, f)) {
-        lineno++;
-        snprintf(where, sizeof where, "%s:%u", path, lineno);
-        line[strcspn(line, "#\r\n")] = 0;
-        char *s = line, *e = s + strlen(s);
-        while (*s == ' ' || *s == '\t') s++;
-        while (e > s && (e[-1] == ' ' || e[-1] == '\t')) *--e = 0;
-        if (*s) rc = parse_cnp_line(s, c, where);
-    }
-    fclose(f);
-    return rc;
+    return for_each_line(path, cnp_file_line, c);
 }
 
 /* Runs the model to `cycle`, feeding the CNP drives before it. */
