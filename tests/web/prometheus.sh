@@ -4,6 +4,7 @@
 set -u
 FEROCE=$1
 . "$(dirname "$0")/../script_env.sh"
+. "$(dirname "$0")/dashboard_port.sh"
 PROM=$(command -v prometheus || true)
 if [ -z "$PROM" ]; then
     echo "SKIP: prometheus not found (Debian package 'prometheus')"
@@ -12,13 +13,7 @@ fi
 "$FEROCE" demo --rate 200M --duration 30s --senders 2 --web 127.0.0.1:0 --web-hold 30s \
     >"$T/out" 2>"$T/err" &
 pid=$!
-port=""
-for _ in $(seq 50); do
-    port=$(sed -n 's|.*dashboard at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/err")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { kill "$pid"; cat "$T/err"; fail "no dashboard address on stderr"; }
+dashboard_port "$pid"
 pport=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat >"$T/prometheus.yml" <<EOC
 global: {scrape_interval: 1s, scrape_timeout: 1s}

@@ -5,6 +5,7 @@ set -u
 FEROCE=$1
 OUT=$2
 . "$(dirname "$0")/../script_env.sh"
+. "$(dirname "$0")/dashboard_port.sh"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 if [ -z "$CHROMIUM" ]; then
     echo "SKIP: chromium not found (Debian package 'chromium')"
@@ -12,13 +13,7 @@ if [ -z "$CHROMIUM" ]; then
 fi
 "$FEROCE" demo --rate 200M --duration 30s --web 127.0.0.1:0 --web-hold 20s >"$T/out" 2>"$T/err" &
 pid=$!
-port=""
-for _ in $(seq 50); do
-    port=$(sed -n 's|.*dashboard at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/err")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { kill "$pid"; cat "$T/err"; fail "no dashboard address on stderr"; }
+dashboard_port "$pid"
 sleep 8 # the page draws the run so far from /api/history, then follows the stream
 HOME=$T timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu --hide-scrollbars \
     --user-data-dir="$T/chromium" --window-size=1400,1300 --timeout=3000 \

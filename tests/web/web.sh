@@ -4,6 +4,7 @@
 set -u
 FEROCE=$1
 . "$(dirname "$0")/../script_env.sh"
+. "$(dirname "$0")/dashboard_port.sh"
 PROMTOOL=$(command -v promtool || true)
 if [ -z "$PROMTOOL" ]; then
     echo "SKIP: promtool not found (Debian package 'prometheus'; scripts/deps.sh installs it)"
@@ -11,13 +12,7 @@ if [ -z "$PROMTOOL" ]; then
 fi
 "$FEROCE" demo --rate 200M --duration 7s --web 127.0.0.1:0 >"$T/out" 2>"$T/err" &
 pid=$!
-port=""
-for _ in $(seq 50); do
-    port=$(sed -n 's|.*dashboard at http://127.0.0.1:\([0-9]*\)/.*|\1|p' "$T/err")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { kill "$pid"; cat "$T/err"; fail "no dashboard address on stderr"; }
+dashboard_port "$pid"
 $PY "$(dirname "$0")/web_check.py" "$port" "$T" || { kill "$pid"; fail "web checks"; }
 "$PROMTOOL" check metrics <"$T/metrics.txt" || fail "promtool check metrics"
 echo "promtool check metrics: ok"
