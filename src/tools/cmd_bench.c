@@ -27,7 +27,8 @@ static int run(int argc, char **argv)
 }
 
 static int run_usage(int argc, char **argv);
-const struct fe_cmd fe_cmd_bench = {"bench", "run a benchmark (icrc, qp, cc, sim, loopback, all)",
+const struct fe_cmd fe_cmd_bench = {"bench",
+                                    "run a benchmark (icrc, qp, cc, sim, loopback, eb, all)",
                                     "usage: feroce bench NAME [ARGS...]\n"
                                     "Runs benchmark NAME, or every one with 'all'; 'feroce bench "
                                     "list' lists them. Each prints figures and ratios against a\n"
