@@ -1,7 +1,8 @@
 /* An emulated switch on real sockets (`feroce switch`, the demo): a bottleneck egress with a
  * rate, a byte-limited FIFO queue, RED/ECN marking (feroce/red.h, as DCQCN switches do), loss,
- * reordering and delay injection, and the firmware paper's threshold mode (forge a CNP to the
- * senders when the throughput over a window exceeds a threshold). Per-port statistics.
+ * reordering, duplication, corruption and delay injection, and the firmware paper's threshold
+ * mode (forge a CNP to the senders when the throughput over a window exceeds a threshold).
+ * Per-port statistics.
  *
  * Two forms:
  *  - UDP (loopback, namespaces): N access ports, each a UDP socket hosts send their RoCEv2
@@ -47,6 +48,10 @@ struct fe_eswitch_config {
     struct fe_red red;
     uint32_t loss_ppm;    /* random drops (forward direction) */
     uint32_t reorder_ppm; /* a packet is held back and sent after the next one */
+    uint32_t dup_ppm;     /* a packet leaves twice */
+    uint32_t corrupt_ppm; /* one byte of a RoCEv2 packet past its BTH is flipped: what the ICRC
+                           * covers and a receiver must catch (the BTH is left alone so that the
+                           * packet still reaches its QP, where it is counted) */
     uint64_t delay_ns;    /* added one-way latency */
     uint64_t seed;
     /* threshold mode (the firmware paper's emulated switch): per sender, when the bytes over a
@@ -63,6 +68,8 @@ struct fe_esw_port_stats {
     uint64_t drops_loss; /* injected losses */
     uint64_t marked;     /* CE marks set */
     uint64_t reordered;
+    uint64_t duplicated;  /* extra copies sent */
+    uint64_t corrupted;   /* packets sent with a flipped byte */
     uint64_t cnps_forged; /* threshold mode */
     uint64_t qlen_bytes, qlen_max_bytes;
     uint64_t qlen_avg_bytes; /* time average since the first packet */

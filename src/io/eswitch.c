@@ -545,6 +545,54 @@ static bool mark_ce(struct fe_eswitch *s, uint8_t *data, uint32_t len, uint8_t *
     return false;
 }
 
+/* Where the BTH starts in a packet of this switch, and *end where the ICRC ends: the whole
+ * datagram in the UDP form; the UDP payload (port 4791) of a frame in the raw form (Ethernet
+ * padding excluded). -1 when it is not RoCEv2. */
+static long roce_offset(const struct fe_eswitch *s, const uint8_t *data, uint32_t len,
+                        uint32_t *end)
+{
+    *end = len;
+    if (s->cfg.backend == FE_BACKEND_UDP) return 0;
+    size_t l3 = 14;
+    if (len < 14) return -1;
+    uint16_t et = (uint16_t)(data[12] << 8 | data[13]);
+    if (et == FE_ETHERTYPE_VLAN && len >= 18) {
+        et = (uint16_t)(data[16] << 8 | data[17]);
+        l3 = 18;
+    }
+    size_t l4;
+    uint8_t proto;
+    if (et == FE_ETHERTYPE_IPV4 && len >= l3 + 20) {
+        l4 = l3 + (size_t)(data[l3] & 15) * 4;
+        proto = data[l3 + 9];
+    } else if (et == FE_ETHERTYPE_IPV6 && len >= l3 + 40) {
+        l4 = l3 + 40;
+        proto = data[l3 + 6];
+    } else {
+        return -1;
+    }
+    if (proto != 17 || len < l4 + 8) return -1;
+    if ((uint16_t)(data[l4 + 2] << 8 | data[l4 + 3]) != FE_ROCEV2_UDP_PORT) return -1;
+    size_t udp_len = (size_t)(data[l4 + 4] << 8 | data[l4 + 5]);
+    if (udp_len < 8 || l4 + udp_len > len) return -1;
+    *end = (uint32_t)(l4 + udp_len);
+    return (long)(l4 + 8);
+}
+
+/* Flips one byte (by a non-zero mask) between the end of the BTH and the end of the ICRC: the
+ * ICRC, a CRC-32, catches every such change, and the packet still names its QP. */
+static void corrupt(struct fe_eswitch *s, struct eport *p, uint8_t *data, uint32_t len)
+{
+    if (!chance_ppm(s, s->cfg.corrupt_ppm)) return;
+    uint32_t end;
+    long at = roce_offset(s, data, len, &end);
+    if (at < 0 || (uint64_t)at + FE_BTH_LEN >= end) return;
+    uint32_t from = (uint32_t)at + FE_BTH_LEN;
+    uint32_t i = from + rnd32(s) % (end - from);
+    data[i] ^= (uint8_t)(1u + rnd32(s) % 255u);
+    p->st.corrupted++;
+}
+
 static uint64_t wire_bytes(const struct fe_eswitch *s, uint32_t len)
 {
     return s->cfg.backend == FE_BACKEND_UDP ? (uint64_t)len + WIRE_EXTRA : (uint64_t)len + 4;
@@ -625,6 +673,7 @@ static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
         if (p->shaped && s->cfg.ecn && fe_red_mark(&s->cfg.red, p->q.bytes - len, rnd32(s)) &&
             mark_ce(s, data, len, &tos))
             p->st.marked++;
+        if (p->shaped) corrupt(s, p, data, len); /* in place, as the marking */
         if (p->shaped && !p->held && chance_ppm(s, s->cfg.reorder_ppm)) {
             flush(s, qi); /* held_buf may still be queued for sending */
             memcpy(p->held_buf, data, len);
@@ -636,6 +685,10 @@ static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
             p->st.reordered++;
         } else {
             emit(s, qi, data, len, out, tos);
+            if (p->shaped && chance_ppm(s, s->cfg.dup_ppm)) { /* the copy follows at once */
+                emit(s, qi, data, len, out, tos);
+                p->st.duplicated++;
+            }
             if (p->held) { /* the held packet goes right after the one that overtook it */
                 emit(s, qi, p->held_buf, p->held_len, p->held_out, p->held_tos);
                 p->held = false;

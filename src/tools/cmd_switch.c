@@ -1,6 +1,6 @@
 /* feroce switch: an emulated switch between socket ports: a bottleneck with a rate, a byte-
- * limited queue, RED/ECN marking, loss/reorder/delay injection and the firmware paper's
- * threshold mode (forged CNPs). A real forwarding element on real sockets. */
+ * limited queue, RED/ECN marking, loss/reorder/duplication/corruption/delay injection and the
+ * firmware paper's threshold mode (forged CNPs). A real forwarding element on real sockets. */
 #include <inttypes.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -24,6 +24,9 @@ static const char usage[] =
     "  --ecn                RED/ECN marking: --kmin SIZE (5K) --kmax SIZE (200K) --pmax P (0.01)\n"
     "  --loss P             random drops (probability, e.g. 0.02)\n"
     "  --reorder P          hold a packet back behind the next one\n"
+    "  --dup P              send a packet twice\n"
+    "  --corrupt P          flip a byte of a packet past its BTH (the receiver's ICRC check\n"
+    "                       must catch it)\n"
     "  --delay TIME         added one-way latency\n"
     "  --seed N             for the random choices (1)\n"
     "  --threshold RATE --window TIME   forge a CNP to a sender whose throughput over the\n"
@@ -91,6 +94,16 @@ static int reorder_opt(const char *v, void *p)
     return parse_prob_ppm(v, p, "--reorder");
 }
 
+static int dup_opt(const char *v, void *p)
+{
+    return parse_prob_ppm(v, p, "--dup");
+}
+
+static int corrupt_opt(const char *v, void *p)
+{
+    return parse_prob_ppm(v, p, "--corrupt");
+}
+
 /* --port ADDR:PORT, an access port (a port number is needed) */
 static int add_port(const char *v, void *p)
 {
@@ -156,6 +169,8 @@ static int parse_opts(int argc, char **argv, struct sw_run *r)
         {FE_OPT_FN_("--pmax", pmax_opt, &c->red.pmax_ppm), .seen = &c->ecn},
         {FE_OPT_FN_("--loss", loss_opt, &c->loss_ppm)},
         {FE_OPT_FN_("--reorder", reorder_opt, &c->reorder_ppm)},
+        {FE_OPT_FN_("--dup", dup_opt, &c->dup_ppm)},
+        {FE_OPT_FN_("--corrupt", corrupt_opt, &c->corrupt_ppm)},
         {FE_OPT_TIME_("--delay", c->delay_ns)},
         {FE_OPT_UINT_("--seed", c->seed)},
         {FE_OPT_RATE_("--threshold", c->thresh_bps)},
@@ -234,19 +249,22 @@ static void print_port_json(unsigned i, const char *name, const struct fe_esw_po
     printf("%s{\"port\":%u,\"name\":\"%s\",\"rx_pkts\":%" PRIu64 ",\"rx_bytes\":%" PRIu64
            ",\"tx_pkts\":%" PRIu64 ",\"tx_bytes\":%" PRIu64 ",\"drops_full\":%" PRIu64
            ",\"drops_loss\":%" PRIu64 ",\"marked\":%" PRIu64 ",\"reordered\":%" PRIu64
-           ",\"cnps_forged\":%" PRIu64 ",\"qlen_max_bytes\":%" PRIu64 "}",
+           ",\"duplicated\":%" PRIu64 ",\"corrupted\":%" PRIu64 ",\"cnps_forged\":%" PRIu64
+           ",\"qlen_max_bytes\":%" PRIu64 "}",
            i ? "," : "", i, name, p->rx_pkts, p->rx_bytes, p->tx_pkts, p->tx_bytes, p->drops_full,
-           p->drops_loss, p->marked, p->reordered, p->cnps_forged, p->qlen_max_bytes);
+           p->drops_loss, p->marked, p->reordered, p->duplicated, p->corrupted, p->cnps_forged,
+           p->qlen_max_bytes);
 }
 
 static void print_port_text(unsigned i, const char *name, const struct fe_esw_port_stats *p)
 {
     printf("port %u (%s): in %" PRIu64 " pkts %.3f GB, out %" PRIu64 " pkts %.3f GB, "
            "drops %" PRIu64 " full + %" PRIu64 " injected, %" PRIu64 " CE marks, %" PRIu64
-           " reordered, %" PRIu64 " CNPs forged, max queue %" PRIu64 " KiB\n",
+           " reordered, %" PRIu64 " duplicated, %" PRIu64 " corrupted, %" PRIu64
+           " CNPs forged, max queue %" PRIu64 " KiB\n",
            i, name, p->rx_pkts, (double)p->rx_bytes / 1e9, p->tx_pkts, (double)p->tx_bytes / 1e9,
-           p->drops_full, p->drops_loss, p->marked, p->reordered, p->cnps_forged,
-           p->qlen_max_bytes / 1024);
+           p->drops_full, p->drops_loss, p->marked, p->reordered, p->duplicated, p->corrupted,
+           p->cnps_forged, p->qlen_max_bytes / 1024);
 }
 
 /* Every port's counters, as text or one JSON object. */

@@ -174,12 +174,83 @@ static void test_eswitch_port_addr(void **state)
     fe_eswitch_destroy(s);
 }
 
+/* Receives datagrams on u until `want` arrived or 2 s passed, stepping the switch meanwhile. */
+static int switch_collect(struct fe_eswitch *s, struct fe_udpsock *u, uint8_t (*buf)[256], int want)
+{
+    int got = 0;
+    uint64_t until = fe_io_now_ns() + 2000000000ull;
+    while (got < want && fe_io_now_ns() < until) {
+        fe_eswitch_step(s, fe_io_now_ns(), ~0u);
+        struct fe_dgram d[8];
+        for (int i = 0; i < 8; i++) d[i] = (struct fe_dgram){.buf = buf[got + i], .cap = 256};
+        int n = fe_udpsock_recv(u, d, want - got < 8 ? want - got : 8);
+        if (n > 0) got += n;
+    }
+    return got;
+}
+
+/* --dup 1 --corrupt 1: every packet leaves twice, each with one byte flipped past its BTH; the
+ * ICRC catches every one, and the BTH still names the QP. */
+static void test_eswitch_dup_corrupt(void **state)
+{
+    (void)state;
+    struct fe_udpsock_config uc;
+    fe_udpsock_config_default(&uc);
+    uc.bind_ip = LO;
+    int err = 1;
+    struct fe_udpsock *rx = fe_udpsock_open(&uc, &err), *tx = fe_udpsock_open(&uc, &err);
+    assert_non_null(rx);
+    assert_non_null(tx);
+    struct fe_eswitch_config c;
+    fe_eswitch_config_default(&c);
+    c.n_ports = 1;
+    c.port_ip[0] = LO;
+    fe_udpsock_local(rx, &c.to_ip, &c.to_port);
+    c.dup_ppm = c.corrupt_ppm = 1000000;
+    char msg[128] = "";
+    struct fe_eswitch *s = fe_eswitch_create(&c, fe_io_now_ns(), &err, msg, sizeof msg);
+    assert_non_null(s);
+    uint32_t sip;
+    uint16_t sport;
+    fe_eswitch_port_addr(s, 0, &sip, &sport);
+
+    enum { N = 8 };
+    uint8_t pkt[256];
+    struct fe_pkt p;
+    fe_cnp_build(&p, 0x123, FE_CNP_DSCP, FE_CNP_PCP);
+    int len = fe_frame_encode(pkt, sizeof pkt, FE_FRAME_BTH, NULL, 0, &p);
+    assert_true(len > FE_BTH_LEN);
+    for (int i = 0; i < N; i++) {
+        struct fe_dgram d = {.buf = pkt, .len = (uint32_t)len, .ip = sip, .port = sport};
+        assert_int_equal(fe_udpsock_send(tx, &d, 1), 1);
+    }
+    static uint8_t got[2 * N + 8][256];
+    assert_int_equal(switch_collect(s, rx, got, 2 * N), 2 * N);
+    for (int i = 0; i < 2 * N; i++) {
+        struct fe_frame f;
+        enum fe_parse_reason why;
+        assert_int_equal(fe_frame_decode(got[i], (size_t)len, FE_FRAME_BTH, true, &f, &why, NULL),
+                         0);
+        assert_int_equal(f.pkt.icrc, FE_ICRC_BAD);
+        assert_int_equal(f.pkt.bth.dqpn, 0x123);
+        assert_memory_equal(got[i], pkt, FE_BTH_LEN);
+    }
+    const struct fe_esw_port_stats *b = fe_eswitch_port_stats(s, 1);
+    assert_int_equal(b->duplicated, N);
+    assert_int_equal(b->corrupted, N);
+    assert_int_equal(b->tx_pkts, 2 * N);
+    fe_eswitch_destroy(s);
+    fe_udpsock_close(rx);
+    fe_udpsock_close(tx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_endpoint_stats_and_peer),
         cmocka_unit_test(test_data_pattern_name),
         cmocka_unit_test(test_eswitch_port_addr),
+        cmocka_unit_test(test_eswitch_dup_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
