@@ -69,6 +69,13 @@ struct fe_daq_config {
      * Needs slots >= 2 M. 1 = every message. */
     uint32_t imm_every;
     uint64_t gap_ns;
+    /* A front-end that restarts (a power cycle, a crash) forgets its QPs and waits for a host to
+     * open new ones. With reconnect_ns, a streaming QP that received nothing for that long is
+     * taken for lost: it is closed on the front-end (a restarted one answers NO_QP) and opened
+     * again, with a new first PSN, until the front-end answers; the new connection streams the
+     * messages still missing (all of them without a count), numbered from 0 again. 0 = never
+     * (a silent front-end only ends the run at its timeout). */
+    uint64_t reconnect_ns;
     /* the consumer */
     uint64_t consume_Bps; /* 0 = as fast as it can */
     bool verify;
@@ -93,6 +100,9 @@ struct fe_daq_flow {
     uint64_t queued;      /* completed, waiting for the consumer */
     uint64_t first_ns, last_ns;
     bool qp_error;
+    uint64_t reconnects; /* connections given up for silence (cfg.reconnect_ns) */
+    uint64_t prev_msgs;  /* msgs consumed over the connections before the current one */
+    bool reconnecting;   /* between giving one up and the next one's tx-meta start */
     struct fe_qp *qp;
 };
 
@@ -130,6 +140,9 @@ struct fe_ep *fe_daq_ep(struct fe_daq *d);
 /* The errno of the write to record_fd that failed (a full disk), 0 when none did. The record
  * holds every consumed message up to that one, whole or cut short; none after it. */
 int fe_daq_record_error(const struct fe_daq *d);
+/* Flow i's responder counters over all its connections: the current QP's (zeros when none)
+ * plus those of the QPs given up by reconnects. */
+void fe_daq_flow_counters(const struct fe_daq *d, unsigned i, struct fe_qp_counters *out);
 /* Side-channel host state of flow i (NULL in manual mode). */
 const struct fe_sc_host *fe_daq_sc(const struct fe_daq *d, unsigned i);
 

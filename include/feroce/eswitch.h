@@ -69,7 +69,7 @@ struct fe_esw_port_stats {
     uint64_t marked;     /* CE marks set */
     uint64_t reordered;
     uint64_t duplicated;  /* extra copies sent */
-    uint64_t corrupted;   /* packets sent with a flipped byte */
+    uint64_t corrupted;   /* packets sent with a flipped byte (a copy of one counts too) */
     uint64_t cnps_forged; /* threshold mode */
     uint64_t qlen_bytes, qlen_max_bytes;
     uint64_t qlen_avg_bytes; /* time average since the first packet */

@@ -19,6 +19,10 @@ struct daq_rt {
     bool has_host;
     uint8_t last_state;
     bool stop_sent;
+    /* reconnects (cfg.reconnect_ns) */
+    uint64_t activity, quiet_since_ns; /* packets seen at the QP, and since when no new one */
+    uint64_t reopen_at_ns;             /* the next OPEN_QP after a close or a failed open */
+    struct fe_qp_counters past;        /* of the QPs given up */
 };
 
 struct fe_daq {
@@ -30,6 +34,7 @@ struct fe_daq {
     struct daq_rt *rt;
     unsigned consume_rr;
     bool started;     /* the tx-meta start went to every ready QP */
+    bool stopping;    /* the senders were asked to stop: silence is expected */
     int record_errno; /* the failed write to cfg.record_fd, 0 while none */
     struct fe_daq_stats st;
     int64_t tokens; /* consumer credit, bytes */
@@ -145,7 +150,9 @@ static void sc_track(struct fe_daq *d, unsigned i, uint64_t now_ns)
     uint8_t st = rt->host.state;
     if (st == rt->last_state) return;
     rt->last_state = st;
-    fl->sc_state = st;
+    /* between a close and the next open a reconnecting flow is still being opened, not failed */
+    fl->sc_state =
+        fl->reconnecting && (st == FE_SC_H_CLOSED || st == FE_SC_H_FAILED) ? FE_SC_H_OPENING : st;
     if ((st == FE_SC_H_MODIFYING || st == FE_SC_H_RTS) && !fl->qp) {
         char err[160];
         if (flow_qp(d, i, rt->host.remote.qpn, rt->host.remote.ip, FE_ROCEV2_UDP_PORT, now_ns, err,
@@ -554,6 +561,126 @@ static void start_all(struct fe_daq *d)
         if (d->rt[i].host.state == FE_SC_H_RTS) (void)fe_sc_host_send_tx_meta(&d->rt[i].host, &tx);
 }
 
+/* ---- reconnects: a front-end that went silent (restarted) is connected again ---- */
+
+/* Packets that reached the QP, whatever became of them: its front-end is alive. */
+static uint64_t qp_activity(const struct fe_qp *qp)
+{
+    const struct fe_qp_counters *c = fe_qp_counters(qp);
+    return c->rx_pkts + c->rx_dup_pkts + c->rx_ooo_pkts + c->tx_rnr_naks + c->rx_bad_icrc +
+           c->rx_dropped + c->rx_bad_rkey + c->rx_bad_access;
+}
+
+/* The responder's counters (a receiver sends no requests). */
+static void add_counters(struct fe_qp_counters *a, const struct fe_qp_counters *b)
+{
+    a->rx_pkts += b->rx_pkts;
+    a->rx_bytes += b->rx_bytes;
+    a->rx_msgs += b->rx_msgs;
+    a->rx_dup_pkts += b->rx_dup_pkts;
+    a->rx_ooo_pkts += b->rx_ooo_pkts;
+    a->tx_acks += b->tx_acks;
+    for (int k = 0; k < 5; k++) a->tx_naks[k] += b->tx_naks[k];
+    a->tx_rnr_naks += b->tx_rnr_naks;
+    a->tx_cnps += b->tx_cnps;
+    a->rx_ce_pkts += b->rx_ce_pkts;
+    a->rx_bad_icrc += b->rx_bad_icrc;
+    a->rx_bad_rkey += b->rx_bad_rkey;
+    a->rx_bad_access += b->rx_bad_access;
+    a->rx_unsupported += b->rx_unsupported;
+    a->rx_dropped += b->rx_dropped;
+    a->tx_resp_overflow += b->tx_resp_overflow;
+}
+
+void fe_daq_flow_counters(const struct fe_daq *d, unsigned i, struct fe_qp_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    if (i >= d->n_flows) return;
+    *out = d->rt[i].past;
+    if (d->flow[i].qp) add_counters(out, fe_qp_counters(d->flow[i].qp));
+}
+
+/* Gives flow i's connection up: the QP goes (its counters are kept), the consumer's sequence
+ * starts again (a new connection numbers its messages from 0), and the side channel closes the
+ * QP on the front-end (one that restarted answers NO_QP; a dead one times out). */
+static void give_up_connection(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    struct daq_rt *rt = &d->rt[i];
+    add_counters(&rt->past, fe_qp_counters(fl->qp));
+    fe_ep_remove_qp(d->ep, fl->qp);
+    fe_qp_destroy(fl->qp);
+    fl->qp = NULL;
+    rt->cq_seq = 0;
+    rt->q_head = 0;
+    fl->next_seq = 0;
+    fl->prev_msgs = fl->msgs;
+    fl->reconnects++;
+    fl->reconnecting = true;
+    rt->reopen_at_ns = 0;
+    if (fe_sc_host_close(&rt->host, now_ns) != 0) rt->host.state = FE_SC_H_CLOSED;
+    sc_track(d, i, now_ns);
+}
+
+/* Opens flow i again with a new first PSN (stale packets of the old connection fall outside
+ * its window); the tx-meta start goes out again at RTS, for the messages still missing. */
+static void reopen_connection(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    struct daq_rt *rt = &d->rt[i];
+    struct fe_sc_host_config hc = rt->host.cfg;
+    if (d->cfg.random_psn) fl->psn = fe_io_random_u32() & FE_PSN_MASK;
+    hc.local.psn = fl->psn;
+    if (d->cfg.count) {
+        uint64_t left = d->cfg.count - fl->msgs;
+        hc.start.msg_count = left > UINT32_MAX ? 0 : (uint32_t)left;
+    }
+    if (fe_sc_host_init(&rt->host, &hc) == 0) fe_sc_host_open(&rt->host, now_ns);
+    rt->reopen_at_ns = 0;
+    sc_track(d, i, now_ns);
+}
+
+/* A reconnecting flow: the next OPEN_QP a side-channel timeout after the last attempt ended
+ * (a front-end that refuses at once is not flooded); the new connection is watched once its
+ * tx-meta start has gone out. */
+static void reconnect_step(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    struct daq_rt *rt = &d->rt[i];
+    uint8_t st = rt->host.state;
+    if (st == FE_SC_H_CLOSED || st == FE_SC_H_FAILED) {
+        if (!rt->reopen_at_ns) rt->reopen_at_ns = now_ns + d->cfg.sc_timeout_ns;
+        if (now_ns >= rt->reopen_at_ns) reopen_connection(d, i, now_ns);
+    } else if (st == FE_SC_H_RTS && fl->qp && !rt->host.start_pending) {
+        fl->reconnecting = false;
+        rt->activity = qp_activity(fl->qp);
+        rt->quiet_since_ns = now_ns;
+    }
+}
+
+/* Watches a streaming flow for silence (cfg.reconnect_ns): a front-end that stopped sending
+ * in the middle of a stream is gone or restarted. Messages it completed are consumed first. */
+static void watch_flow(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct fe_daq_flow *fl = &d->flow[i];
+    struct daq_rt *rt = &d->rt[i];
+    if (!d->cfg.reconnect_ns || d->stopping || !rt->has_host) return;
+    if (fl->reconnecting) {
+        reconnect_step(d, i, now_ns);
+        return;
+    }
+    if (!fl->qp || rt->host.state != FE_SC_H_RTS || !rt->host.cfg.start.valid ||
+        rt->host.start_pending || (d->cfg.count && fl->msgs >= d->cfg.count))
+        return;
+    uint64_t a = qp_activity(fl->qp);
+    if (a != rt->activity || !rt->quiet_since_ns) {
+        rt->activity = a;
+        rt->quiet_since_ns = now_ns;
+    } else if (now_ns - rt->quiet_since_ns >= d->cfg.reconnect_ns && !fl->queued) {
+        give_up_connection(d, i, now_ns);
+    }
+}
+
 void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
 {
     if (d->sc_sock && (ready & 2u)) {
@@ -576,8 +703,20 @@ void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
         uint8_t msg[FE_SC_MSG_LEN];
         while (fe_sc_host_poll_tx(&rt->host, now_ns, msg)) sc_send(d, i, msg, now_ns);
         sc_track(d, i, now_ns);
+        watch_flow(d, i, now_ns);
+        while (fe_sc_host_poll_tx(&rt->host, now_ns, msg)) sc_send(d, i, msg, now_ns);
     }
     fe_ep_poll_tx(d->ep, now_ns, 512);
+}
+
+/* When watch_flow has something to do for flow i: the silence limit, or the next open. */
+static uint64_t reconnect_deadline(const struct fe_daq *d, unsigned i)
+{
+    const struct daq_rt *rt = &d->rt[i];
+    if (!d->cfg.reconnect_ns || d->stopping || !rt->has_host) return UINT64_MAX;
+    if (d->flow[i].reconnecting) return rt->reopen_at_ns ? rt->reopen_at_ns : UINT64_MAX;
+    if (!d->flow[i].qp || !rt->quiet_since_ns) return UINT64_MAX;
+    return rt->quiet_since_ns + d->cfg.reconnect_ns;
 }
 
 uint64_t fe_daq_next_deadline(const struct fe_daq *d)
@@ -588,6 +727,8 @@ uint64_t fe_daq_next_deadline(const struct fe_daq *d)
             uint64_t h = fe_sc_host_next_deadline(&d->rt[i].host);
             if (h < t) t = h;
         }
+        uint64_t r = reconnect_deadline(d, i);
+        if (r < t) t = r;
         if (d->flow[i].queued) {
             uint64_t c = d->tokens_ns;
             if (d->cfg.consume_Bps && d->tokens < (int64_t)d->cfg.msg_bytes)
@@ -603,6 +744,7 @@ uint64_t fe_daq_next_deadline(const struct fe_daq *d)
 void fe_daq_stop(struct fe_daq *d, uint64_t now_ns)
 {
     (void)now_ns;
+    d->stopping = true;
     for (unsigned i = 0; i < d->n_flows; i++) {
         struct daq_rt *rt = &d->rt[i];
         if (!rt->has_host || rt->stop_sent || rt->host.state != FE_SC_H_RTS) continue;
@@ -614,6 +756,7 @@ void fe_daq_stop(struct fe_daq *d, uint64_t now_ns)
 
 void fe_daq_close(struct fe_daq *d, uint64_t now_ns)
 {
+    d->stopping = true;
     for (unsigned i = 0; i < d->n_flows; i++) {
         struct daq_rt *rt = &d->rt[i];
         if (rt->has_host && rt->host.state != FE_SC_H_CLOSED && rt->host.state != FE_SC_H_CLOSING)

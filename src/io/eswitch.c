@@ -581,16 +581,17 @@ static long roce_offset(const struct fe_eswitch *s, const uint8_t *data, uint32_
 
 /* Flips one byte (by a non-zero mask) between the end of the BTH and the end of the ICRC: the
  * ICRC, a CRC-32, catches every such change, and the packet still names its QP. */
-static void corrupt(struct fe_eswitch *s, struct eport *p, uint8_t *data, uint32_t len)
+static bool corrupt(struct fe_eswitch *s, struct eport *p, uint8_t *data, uint32_t len)
 {
-    if (!chance_ppm(s, s->cfg.corrupt_ppm)) return;
+    if (!chance_ppm(s, s->cfg.corrupt_ppm)) return false;
     uint32_t end;
     long at = roce_offset(s, data, len, &end);
-    if (at < 0 || (uint64_t)at + FE_BTH_LEN >= end) return;
+    if (at < 0 || (uint64_t)at + FE_BTH_LEN >= end) return false;
     uint32_t from = (uint32_t)at + FE_BTH_LEN;
     uint32_t i = from + rnd32(s) % (end - from);
     data[i] ^= (uint8_t)(1u + rnd32(s) % 255u);
     p->st.corrupted++;
+    return true;
 }
 
 static uint64_t wire_bytes(const struct fe_eswitch *s, uint32_t len)
@@ -673,7 +674,7 @@ static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
         if (p->shaped && s->cfg.ecn && fe_red_mark(&s->cfg.red, p->q.bytes - len, rnd32(s)) &&
             mark_ce(s, data, len, &tos))
             p->st.marked++;
-        if (p->shaped) corrupt(s, p, data, len); /* in place, as the marking */
+        bool bad = p->shaped && corrupt(s, p, data, len); /* in place, as the marking */
         if (p->shaped && !p->held && chance_ppm(s, s->cfg.reorder_ppm)) {
             flush(s, qi); /* held_buf may still be queued for sending */
             memcpy(p->held_buf, data, len);
@@ -688,6 +689,7 @@ static void serve(struct fe_eswitch *s, unsigned qi, uint64_t now_ns)
             if (p->shaped && chance_ppm(s, s->cfg.dup_ppm)) { /* the copy follows at once */
                 emit(s, qi, data, len, out, tos);
                 p->st.duplicated++;
+                p->st.corrupted += bad; /* a receiver sees both copies fail */
             }
             if (p->held) { /* the held packet goes right after the one that overtook it */
                 emit(s, qi, p->held_buf, p->held_len, p->held_out, p->held_tos);

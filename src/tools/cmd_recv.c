@@ -47,6 +47,9 @@ static const char usage[] =
     "consumer: --consume-rate RATE (e.g. 500Mbps; default unlimited)  --no-verify  --record FILE\n"
     "transport: --mtu N (4096)  --no-cnp  --cnp-interval TIME (4us)  --ack-every N (32)\n"
     "           --rnr-timer CODE: IB RNR timer code in RNR NAKs (12 = 0.64 ms)\n"
+    "front-ends that restart: --reconnect TIME  a streaming QP that received nothing for this\n"
+    "     long is closed on its front-end and opened again until the front-end answers; the new\n"
+    "     connection streams the messages still missing (default: never)\n"
     "run: --duration TIME  --timeout TIME (give up; 60s)  --cpu N  --busy-poll\n"
     "     --warmup TIME: per-flow Gb/s counts from then until the stop (steady state only)\n"
     "     --drain TIME: after asking the senders to stop, wait until nothing arrived for this\n"
@@ -160,6 +163,7 @@ static int parse_table(int argc, char **argv, struct opts *o)
         {FE_OPT_FN_("--op", op_opt, &c->imm), .flags = SAY},
         {FE_OPT_U32MAX_("--imm-every", c->imm_every, 1u << 19), .min = 1, .flags = SAY},
         {FE_OPT_TIME_("--gap", c->gap_ns)},
+        {FE_OPT_TIME_("--reconnect", c->reconnect_ns)},
         {FE_OPT_FN_("--consume-rate", consume_rate_opt, &c->consume_Bps)},
         {FE_OPT_CLEAR_("--no-verify", c->verify)},
         {FE_OPT_STR_("--record", o->record)},
@@ -253,14 +257,13 @@ static void count_refusals(struct fe_daq *d, struct refusals *rf)
     rf->sc_allow = ds->sc_refused_allow;
     rf->sc_other = ds->sc_no_host;
     for (unsigned i = 0; i < fe_daq_n_flows(d); i++) {
-        const struct fe_daq_flow *fl = fe_daq_flow(d, i);
         if (fe_daq_sc(d, i)) count_sc_refusals(fe_daq_sc(d, i), rf);
-        if (!fl->qp) continue;
-        const struct fe_qp_counters *c = fe_qp_counters(fl->qp);
-        rf->dup += c->rx_dup_pkts;
-        rf->ooo += c->rx_ooo_pkts;
-        rf->bad_rkey += c->rx_bad_rkey;
-        rf->bad_access += c->rx_bad_access;
+        struct fe_qp_counters c;
+        fe_daq_flow_counters(d, i, &c);
+        rf->dup += c.rx_dup_pkts;
+        rf->ooo += c.rx_ooo_pkts;
+        rf->bad_rkey += c.rx_bad_rkey;
+        rf->bad_access += c.rx_bad_access;
     }
 }
 
@@ -478,24 +481,27 @@ static void print_flow_json(unsigned i, const struct fe_daq_flow *fl, const stru
            c->tx_rnr_naks, c->tx_naks[FE_NAK_PSN_SEQ], c->rx_bad_icrc, fl->record_lost,
            fl->qp_error ? "true" : "false", h ? fe_sc_host_state_name(h->state) : "manual");
     printf(",\"rkey\":%u,\"psn\":%u,\"va\":%" PRIu64 ",\"bad_rkey\":%" PRIu64
-           ",\"bad_access\":%" PRIu64 "}",
-           fl->rkey, fl->psn, fl->va, c->rx_bad_rkey, c->rx_bad_access);
+           ",\"bad_access\":%" PRIu64 ",\"reconnects\":%" PRIu64 ",\"prev_msgs\":%" PRIu64
+           ",\"reconnecting\":%s}",
+           fl->rkey, fl->psn, fl->va, c->rx_bad_rkey, c->rx_bad_access, fl->reconnects,
+           fl->prev_msgs, fl->reconnecting ? "true" : "false");
 }
 
 static void print_flow_text(const struct fe_daq_flow *fl, const struct fe_sc_host *h,
                             const struct fe_qp_counters *c, double gbps, bool lost)
 {
-    printf("qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64
-           " verify errors, %" PRIu64 " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64
-           " RNR NAKs, %" PRIu64 " duplicates%s%s%s%s%s\n",
-           fl->qpn, fl->peer_qpn, fl->msgs, (double)fl->bytes / 1e9, gbps, fl->verify_errors,
-           fl->seq_errors, c->tx_cnps, c->tx_rnr_naks, c->rx_dup_pkts,
-           fl->qp_error ? ", QP ERROR" : "", lost ? ", MESSAGES MISSING" : "",
-           fl->record_lost ? ", NOT ALL RECORDED" : "",
-           h && h->state == FE_SC_H_FAILED
-               ? (h->timed_out ? ", side channel: no answer" : ", side channel refused: ")
-               : "",
-           h && h->state == FE_SC_H_FAILED && !h->timed_out ? fe_sc_ack_name(h->fail_ack) : "");
+    printf(
+        "qp %u <- %u: %" PRIu64 " messages, %.3f GB, %.3f Gb/s, %" PRIu64 " verify errors, %" PRIu64
+        " sequence errors, %" PRIu64 " CNPs sent, %" PRIu64 " RNR NAKs, %" PRIu64
+        " duplicates, %" PRIu64 " bad ICRC, %" PRIu64 " reconnects%s%s%s%s%s%s\n",
+        fl->qpn, fl->peer_qpn, fl->msgs, (double)fl->bytes / 1e9, gbps, fl->verify_errors,
+        fl->seq_errors, c->tx_cnps, c->tx_rnr_naks, c->rx_dup_pkts, c->rx_bad_icrc, fl->reconnects,
+        fl->qp_error ? ", QP ERROR" : "", fl->reconnecting ? ", FRONT-END GONE" : "",
+        lost ? ", MESSAGES MISSING" : "", fl->record_lost ? ", NOT ALL RECORDED" : "",
+        h && h->state == FE_SC_H_FAILED
+            ? (h->timed_out ? ", side channel: no answer" : ", side channel refused: ")
+            : "",
+        h && h->state == FE_SC_H_FAILED && !h->timed_out ? fe_sc_ack_name(h->fail_ack) : "");
 }
 
 /* Flow i's result; 1 when it failed (an error, a message missing or not recorded). */
@@ -503,9 +509,9 @@ static int print_flow(const struct recv_run *r, unsigned i, struct recv_totals *
 {
     const struct fe_daq_flow *fl = fe_daq_flow(r->d, i);
     const struct fe_sc_host *h = fe_daq_sc(r->d, i);
-    struct fe_qp_counters z;
-    memset(&z, 0, sizeof z);
-    const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : &z;
+    struct fe_qp_counters all;
+    fe_daq_flow_counters(r->d, i, &all);
+    const struct fe_qp_counters *c = &all;
     double secs = fl->last_ns > fl->first_ns ? (double)(fl->last_ns - fl->first_ns) / 1e9 : 0;
     double gbps = secs > 0 ? (double)fl->bytes * 8 / secs / 1e9 : 0;
     if (r->warm_ns &&
@@ -522,7 +528,7 @@ static int print_flow(const struct recv_run *r, unsigned i, struct recv_totals *
     else
         print_flow_text(fl, h, c, gbps, lost);
     return fl->qp_error || fl->verify_errors || fl->seq_errors || lost || fl->record_lost ||
-           fl->sc_state == FE_SC_H_FAILED;
+           fl->sc_state == FE_SC_H_FAILED || fl->reconnecting;
 }
 
 /* Every flow's result and the totals: 0 when every expected message arrived, verified. */
