@@ -15,18 +15,25 @@ SECS=${2:-30}
 PY=/usr/bin/python3
 D=$(mktemp -d)
 # loopback addresses of this run only: concurrent test runs must not collide
-PFX=127.$((100 + $$ % 100)).$((($$ / 100) % 250))
+A=$((100 + $$ % 100))
+B=$((($$ / 100) % 250))
+PFX=127.$A.$B
 SEED=$$
+# the receiver's data socket ($PFX.1:4791) in /proc/net/udp, whose last column counts the
+# datagrams the kernel dropped for want of room: a corrupted packet dropped there never reaches
+# the ICRC check
+UDP_KEY=$(printf '%02X%02X%02X%02X:12B7' 1 "$B" "$A" 127)
 cleanup() {
     for p in ${PIDS:-}; do kill "$p" 2>/dev/null || true; done
     rm -rf "$D"
 }
 trap cleanup EXIT INT TERM
 
-# VmRSS of each process once a second: "seconds name kB"
+# VmRSS of each process once a second: "seconds name kB"; the receiver's socket drops
 sample_rss() {
     t=0
     while :; do
+        awk -v k="$UDP_KEY" '$2 == k {print $NF}' /proc/net/udp >>"$D/drops.txt" 2>/dev/null || true
         for np in $RSS_PROCS; do
             name=${np%%:*}
             pid=${np#*:}
@@ -84,7 +91,7 @@ if [ $rc != 0 ]; then
 fi
 
 $PY - "$D" "$rc" <<'PYEOF'
-import json, re, sys
+import json, os, re, sys
 d, rc = sys.argv[1], int(sys.argv[2])
 sw = json.load(open(d + '/switch.json'))['ports'][1]
 r = json.load(open(d + '/recv.json'))
@@ -98,6 +105,8 @@ for line in open(d + '/send1.txt'):
     if m:
         retx1 += int(m.group(1))
         done1 = int(m.group(2))
+drops = [int(x) for x in open(d + '/drops.txt').read().split()] if os.path.exists(d + '/drops.txt') else []
+sock_drops = max(drops) if drops else 0
 conn1 = rf['prev_msgs']
 conn2 = rf['msgs'] - conn1
 
@@ -109,9 +118,10 @@ print('senders: the first reported %d completions before it was killed, the seco
 print('injected by the switch: %d drops, %d reordered, %d duplicated, %d corrupted (of %d packets)'
       % (sw['drops_loss'], sw['reordered'], sw['duplicated'], sw['corrupted'], sw['tx_pkts']))
 print('detected by the receiver: %d bad ICRC, %d duplicate PSNs, %d out-of-order PSNs, '
-      '%d sequence NAKs; %d verify errors, %d sequence errors; %d reconnect(s)'
+      '%d sequence NAKs; %d verify errors, %d sequence errors; %d reconnect(s); '
+      '%d datagrams dropped by the kernel at its socket'
       % (rf['bad_icrc'], rf['dup_pkts'], rf['ooo_pkts'], rf['seq_naks'], rf['verify_errors'],
-         rf['seq_errors'], rf['reconnects']))
+         rf['seq_errors'], rf['reconnects'], sock_drops))
 
 # resident memory: after a warm-up (a fifth of the process's samples, at least 5 s) it may
 # not grow by more than max(1 MiB, 2 %)
@@ -141,7 +151,10 @@ assert conn1 > 0 and conn2 > 0, (conn1, conn2)
 assert s2f['msgs'] == s2f['posted'] == conn2, (s2f, conn2)          # no completion lost or extra
 assert done1 <= conn1, (done1, conn1)                              # what it completed arrived
 assert sw['drops_loss'] > 0 and sw['reordered'] > 0 and sw['duplicated'] > 0, sw
-assert sw['corrupted'] > 0 and rf['bad_icrc'] == sw['corrupted'], (sw['corrupted'], rf['bad_icrc'])
+# every corrupted packet that reached the receiver was caught: all of them, unless the kernel
+# dropped some on the way (a loaded machine)
+missed = sw['corrupted'] - rf['bad_icrc']
+assert sw['corrupted'] > 0 and 0 <= missed <= sock_drops, (sw['corrupted'], rf['bad_icrc'], sock_drops)
 assert rf['dup_pkts'] > 0, rf
 assert not bad, bad
 print('soak passed')
