@@ -140,8 +140,8 @@ struct fe_ep *fe_daq_ep(struct fe_daq *d);
 /* The errno of the write to record_fd that failed (a full disk), 0 when none did. The record
  * holds every consumed message up to that one, whole or cut short; none after it. */
 int fe_daq_record_error(const struct fe_daq *d);
-/* Flow i's responder counters over all its connections: the current QP's (zeros when none)
- * plus those of the QPs given up by reconnects. */
+/* Flow i's counters over all its connections: the current QP's (zeros when none) plus the
+ * responder counters of the QPs given up by reconnects. */
 void fe_daq_flow_counters(const struct fe_daq *d, unsigned i, struct fe_qp_counters *out);
 /* Side-channel host state of flow i (NULL in manual mode). */
 const struct fe_sc_host *fe_daq_sc(const struct fe_daq *d, unsigned i);

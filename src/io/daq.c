@@ -596,8 +596,8 @@ void fe_daq_flow_counters(const struct fe_daq *d, unsigned i, struct fe_qp_count
 {
     memset(out, 0, sizeof *out);
     if (i >= d->n_flows) return;
-    *out = d->rt[i].past;
-    if (d->flow[i].qp) add_counters(out, fe_qp_counters(d->flow[i].qp));
+    if (d->flow[i].qp) *out = *fe_qp_counters(d->flow[i].qp);
+    add_counters(out, &d->rt[i].past);
 }
 
 /* Gives flow i's connection up: the QP goes (its counters are kept), the consumer's sequence
