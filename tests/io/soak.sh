@@ -51,14 +51,16 @@ echo "soak: ${SECS} s, seed $SEED, switch: loss 0.5 %, reorder 0.5 %, dup 0.5 %,
     --corrupt 0.005 --seed $SEED --interval 0 --json >"$D/switch.json" 2>"$D/switch.err" &
 SWPID=$!
 PIDS="$SWPID"
-# the sender prints a live line a second: the completions it reported before it was killed
-"$BIN" send --bind $PFX.2 --to $PFX.100:7001 --line-rate 500Mbps --ack-timeout 20ms \
-    >"$D/send1.txt" 2>&1 &
+# The senders' retransmit timer backs off to 200 ms at most, far below --reconnect: only the
+# kill makes a silence the receiver takes for a lost front-end. The first one prints a live
+# line every 200 ms: the completions it reported before it was killed.
+SEND="--to $PFX.100:7001 --line-rate 500Mbps --ack-timeout 20ms --ack-timeout-max 200ms"
+"$BIN" send --bind $PFX.2 $SEND --interval 200ms >"$D/send1.txt" 2>&1 &
 S1=$!
 PIDS="$PIDS $S1"
 sleep 0.3
 "$BIN" recv --bind $PFX.1 --fe $PFX.2 --duration "${SECS}s" --timeout "$((SECS + 120))s" \
-    --reconnect 2s --msg-size 16K --json >"$D/recv.json" 2>"$D/recv.err" &
+    --reconnect 3s --msg-size 16K --json >"$D/recv.json" 2>"$D/recv.err" &
 RPID=$!
 PIDS="$PIDS $RPID"
 RSS_PROCS="switch:$SWPID recv:$RPID send1:$S1"
@@ -73,8 +75,7 @@ wait "$S1" 2>/dev/null || true
 echo "sender killed at ${KILL_AT} s; restarting it 1 s later"
 sleep 1
 echo "switch:$SWPID recv:$RPID" >"$D/rss.procs"
-"$BIN" send --bind $PFX.2 --to $PFX.100:7001 --line-rate 500Mbps --ack-timeout 20ms --once \
-    --json >"$D/send2.json" 2>"$D/send2.err" &
+"$BIN" send --bind $PFX.2 $SEND --once --json >"$D/send2.json" 2>"$D/send2.err" &
 S2=$!
 PIDS="$PIDS $S2"
 echo "switch:$SWPID recv:$RPID send2:$S2" >"$D/rss.procs"
