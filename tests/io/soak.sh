@@ -55,6 +55,7 @@ PIDS="$SWPID"
 # kill makes a silence the receiver takes for a lost front-end. The first one prints a live
 # line every 200 ms: the completions it reported before it was killed.
 SEND="--to $PFX.100:7001 --line-rate 500Mbps --ack-timeout 20ms --ack-timeout-max 200ms"
+# shellcheck disable=SC2086 # $SEND is a list of options
 "$BIN" send --bind $PFX.2 $SEND --interval 200ms >"$D/send1.txt" 2>&1 &
 S1=$!
 PIDS="$PIDS $S1"
@@ -75,6 +76,7 @@ wait "$S1" 2>/dev/null || true
 echo "sender killed at ${KILL_AT} s; restarting it 1 s later"
 sleep 1
 echo "switch:$SWPID recv:$RPID" >"$D/rss.procs"
+# shellcheck disable=SC2086
 "$BIN" send --bind $PFX.2 $SEND --once --json >"$D/send2.json" 2>"$D/send2.err" &
 S2=$!
 PIDS="$PIDS $S2"
