@@ -1,0 +1,2 @@
+/* feroce demo --event-building: placeholder until the demo is written. */
+#include "tools/eb_wire.h"
