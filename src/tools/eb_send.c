@@ -424,7 +424,11 @@ static void completions(struct ebs *s)
         while ((n = fe_qp_poll_cq(f->qp, c, 64)) > 0)
             for (int k = 0; k < n; k++) {
                 f->completed++;
-                if (c[k].status != FE_WC_SUCCESS) f->error = true;
+                if (c[k].status != FE_WC_SUCCESS && !f->error) {
+                    f->error = true;
+                    fprintf(stderr, "feroce send: eb-source %u: the QP to builder %d failed (%s)\n",
+                            s->o.source, f->builder, fe_wc_status_name(c[k].status));
+                }
             }
         if (fe_qp_state(f->qp) == FE_QPS_ERROR) {
             f->error = true;
