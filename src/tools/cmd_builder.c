@@ -45,6 +45,7 @@ static const char usage[] =
     "  --event-timeout TIME    first fragment to incomplete (200ms)\n"
     "  --consume-rate RATE     the consumer's speed (e.g. 100Mbps; default unlimited)\n"
     "  --consume-delay TIME    ... or a pause per event\n"
+    "  --slow-from TIME        the consumer is limited only from this long after the start\n"
     "  --out FILE              record built events: FILE, FILE.idx (fe_eb_index), and at a clean\n"
     "                          exit FILE.done\n"
     "  --events K              stop when every event below K is declared and released\n"
@@ -63,7 +64,7 @@ struct b_opts {
     struct fe_ebw_addr manager;
     bool have_manager;
     struct fe_ebw_sizes sizes;
-    uint64_t event_timeout_ns, consume_bps, consume_delay_ns, events;
+    uint64_t event_timeout_ns, consume_bps, consume_delay_ns, slow_from_ns, events;
     uint64_t duration_ns, timeout_ns;
     const char *out;
     struct fe_ep_config ep;
@@ -202,6 +203,7 @@ static int parse(int argc, char **argv, struct b_opts *o)
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_RATE_("--consume-rate", o->consume_bps)},
         {FE_OPT_TIME_("--consume-delay", o->consume_delay_ns)},
+        {FE_OPT_TIME_("--slow-from", o->slow_from_ns)},
         {FE_OPT_STR_("--out", o->out)},
         {FE_OPT_UINT_("--events", o->events)},
         {FE_OPT_U32MAX_("--sc-port", o->sc_port, 65535), .min = 1, .flags = FE_OPT_SAY_INVALID},
@@ -462,6 +464,11 @@ static uint64_t take_event(struct builder *b, const struct fe_eb_event *ev, uint
     return bytes;
 }
 
+static bool slowed(const struct builder *b, uint64_t now)
+{
+    return now >= b->t0 + b->o.slow_from_ns;
+}
+
 static void consume_one(struct builder *b, uint64_t now)
 {
     struct fe_eb_event ev = b->q[b->q_head];
@@ -492,22 +499,24 @@ static void consume_one(struct builder *b, uint64_t now)
         write_index(b, &r);
     }
     fe_eb_asm_release(b->a, now, ev.slot);
-    if (b->o.consume_bps) b->tokens_bytes -= (double)bytes;
-    if (b->o.consume_delay_ns) b->next_consume_ns = now + b->o.consume_delay_ns;
+    if (b->o.consume_bps && slowed(b, now)) b->tokens_bytes -= (double)bytes;
+    if (b->o.consume_delay_ns && slowed(b, now)) b->next_consume_ns = now + b->o.consume_delay_ns;
 }
 
 /* The consumer: as fast as it can, or at --consume-rate (a token bucket one event deep), or
  * one event per --consume-delay. */
 static void consume(struct builder *b, uint64_t now)
 {
-    if (b->o.consume_bps) {
+    bool limited = slowed(b, now);
+    if (limited && b->o.consume_bps) {
         b->tokens_bytes += (double)(now - b->tokens_ns) * (double)b->o.consume_bps / 8e9;
         double cap = (double)b->slot_bytes;
         if (b->tokens_bytes > cap) b->tokens_bytes = cap;
     }
     b->tokens_ns = now;
     uint64_t before = fe_eb_asm_released(b->a);
-    while (b->q_count && now >= b->next_consume_ns && b->tokens_bytes >= 0) consume_one(b, now);
+    while (b->q_count && (!limited || (now >= b->next_consume_ns && b->tokens_bytes >= 0)))
+        consume_one(b, now);
     if (fe_eb_asm_released(b->a) != before) post_receives(b);
 }
 
@@ -515,6 +524,7 @@ static void consume(struct builder *b, uint64_t now)
 static uint64_t consume_due(const struct builder *b, uint64_t now)
 {
     if (!b->q_count) return UINT64_MAX;
+    if (!slowed(b, now)) return now;
     uint64_t t = b->next_consume_ns > now ? b->next_consume_ns : now;
     if (b->o.consume_bps && b->tokens_bytes < 0) {
         uint64_t wait = (uint64_t)(-b->tokens_bytes * 8e9 / (double)b->o.consume_bps) + 1;

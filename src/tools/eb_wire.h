@@ -58,5 +58,6 @@ void fe_ebw_sort_u64(uint64_t *v, size_t n);
 
 /* The commands' entry points that live outside their cmd_ files. */
 int fe_eb_send_main(int argc, char **argv); /* feroce send --eb-source ... */
+int fe_eb_demo_main(int argc, char **argv); /* feroce demo --event-building ... */
 
 #endif
