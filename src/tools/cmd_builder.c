@@ -533,15 +533,20 @@ static uint64_t consume_due(const struct builder *b, uint64_t now)
     return t;
 }
 
+/* The watermark goes to the manager (its credits) and to every front-end: with round-robin a
+ * front-end writes position p only once p < watermark + S, so that no packet of a fragment (a
+ * fragment longer than the MTU is several) lands in a slot the consumer has not released; the
+ * receive buffers alone would stop only the last packet. */
 static void announce(struct builder *b, uint64_t now)
 {
-    if (!b->o.have_manager) return;
     uint64_t w = fe_eb_asm_released(b->a);
     bool moved = w != b->announced && now >= b->last_announce_ns + B_ANNOUNCE_MIN;
     if (!moved && now < b->next_announce_ns) return;
     struct fe_eb_msg m = {.type = FE_EB_MSG_ANNOUNCE};
     m.u.announce = (struct fe_eb_announce){b->o.id, b->o.n_slots, w, 0};
-    (void)fe_ebw_send(b->sock, b->o.manager.ip, b->o.manager.port, &m);
+    if (b->o.have_manager) (void)fe_ebw_send(b->sock, b->o.manager.ip, b->o.manager.port, &m);
+    for (unsigned k = 0; k < b->o.n_fe; k++)
+        if (b->src[k].qp) (void)fe_ebw_send(b->sock, b->o.fe[k].ip, b->o.fe[k].port, &m);
     b->announced = w;
     b->last_announce_ns = now;
     b->next_announce_ns = now + B_ANNOUNCE_NS;
@@ -681,7 +686,7 @@ static uint64_t next_wake(const struct builder *b, uint64_t now)
     uint64_t t = fe_eb_asm_next_deadline(b->a);
     if (t < dl) dl = t;
     if ((t = consume_due(b, now)) < dl) dl = t;
-    if (b->o.have_manager && b->next_announce_ns < dl) dl = b->next_announce_ns;
+    if (b->next_announce_ns < dl) dl = b->next_announce_ns;
     if (b->next_tick < dl) dl = b->next_tick;
     for (unsigned k = 0; k < b->o.n_fe; k++)
         if ((t = fe_sc_host_next_deadline(&b->src[k].host)) < dl) dl = t;
@@ -734,8 +739,29 @@ static void mark_done(const struct builder *b, const char *line)
     }
 }
 
+static void print_transport(const struct builder *b)
+{
+    const struct fe_ep_stats *e = fe_ep_stats(b->ep);
+    const struct fe_udpsock_stats *u = fe_ep_udp_stats(b->ep);
+    uint64_t dup = 0, ooo = 0, rnr = 0, naks = 0;
+    for (unsigned k = 0; k < b->o.n_fe; k++) {
+        if (!b->src[k].qp) continue;
+        const struct fe_qp_counters *q = fe_qp_counters(b->src[k].qp);
+        dup += q->rx_dup_pkts;
+        ooo += q->rx_ooo_pkts;
+        rnr += q->tx_rnr_naks;
+        for (int i = 0; i < 5; i++) naks += q->tx_naks[i];
+    }
+    fprintf(stderr,
+            "builder %u transport: rx %" PRIu64 " packets, %" PRIu64 " parse errors, %" PRIu64
+            " duplicates, %" PRIu64 " out of order, %" PRIu64 " NAKs and %" PRIu64
+            " RNR NAKs sent, socket: %" PRIu64 " truncated\n",
+            b->o.id, e->rx_pkts, e->rx_parse, dup, ooo, naks, rnr, u ? u->rx_trunc : 0);
+}
+
 static int summary(struct builder *b)
 {
+    if (b->o.io.json || !b->o.io.quiet) print_transport(b);
     const struct fe_eb_asm_stats *as = fe_eb_asm_stats(b->a);
     fe_ebw_sort_u64(b->lat, b->n_lat);
     double secs =

@@ -71,6 +71,7 @@ struct ebs_builder {
     int flow; /* -1: not bound */
     struct fe_eb_ring ring;
     uint64_t undeliverable; /* fragments for it not sent: its QP failed (it died) */
+    uint64_t released;      /* its announced watermark: ring positions it has released */
 };
 
 struct ebs {
@@ -87,8 +88,9 @@ struct ebs {
     unsigned slot_bits;
     bool started, geometry_bad;
     uint64_t next_event, busy, sent_events, stalls;
-    uint64_t closed_frags, closed_bytes; /* of flows the builders closed */
-    uint64_t stall_ns, deadtime_ns;      /* busy raised to the trigger: since, in all */
+    uint64_t closed_frags, closed_bytes;    /* of flows the builders closed */
+    uint64_t retx_pkts, timeouts, rnr_naks; /* the transport's, over every flow */
+    uint64_t stall_ns, deadtime_ns;         /* busy raised to the trigger: since, in all */
     uint64_t t0, start_ns, end_ns, next_trigger_ns, next_report_ns, done_ns;
     unsigned final_reports;
     bool blocked;
@@ -190,6 +192,10 @@ static void flow_drop(struct ebs *s, unsigned i)
 {
     struct ebs_flow *f = &s->flow[i];
     if (f->qp) {
+        const struct fe_qp_counters *q = fe_qp_counters(f->qp);
+        s->retx_pkts += q->retx_pkts;
+        s->timeouts += q->timeouts;
+        s->rnr_naks += q->rx_rnr_naks;
         fe_ep_remove_qp(s->ep, f->qp);
         fe_qp_destroy(f->qp);
     }
@@ -287,6 +293,10 @@ static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip)
     if (fe_eb_msg_decode(buf, len, &m, &why) != 0) return;
     if (m.type == FE_EB_MSG_RING) {
         ring_input(s, &m.u.ring, ip);
+    } else if (m.type == FE_EB_MSG_ANNOUNCE && m.u.announce.builder < EBS_MAX_BLD) {
+        struct ebs_builder *b = &s->bld[m.u.announce.builder];
+        if (b->flow >= 0 && s->flow[b->flow].peer.ip == ip && m.u.announce.released > b->released)
+            b->released = m.u.announce.released;
     } else if (m.type == FE_EB_MSG_TABLE && s->table) {
         if (m.u.table.first_event <= s->next_event) fe_eb_fe_table_forget(s->table, s->next_event);
         (void)fe_eb_fe_table_add(s->table, &m.u.table);
@@ -337,6 +347,10 @@ static int send_fragment(struct ebs *s, uint64_t e, const struct fe_eb_target *t
     }
     struct ebs_flow *f = &s->flow[b->flow];
     if (f->posted - f->completed >= EBS_WINDOW || !fe_qp_sq_room(f->qp)) return STALL;
+    /* round-robin: the slot must be free before any packet of the fragment goes (with tables,
+     * the manager's credits see to it) */
+    if (s->policy == FE_EB_POLICY_RR && e / s->o.n_builders >= b->released + b->ring.n_slots)
+        return STALL;
     uint32_t len = fe_ebw_frag_bytes(&s->o.sizes, e, s->o.source);
     uint8_t *buf = f->pool + (size_t)(f->posted % EBS_WINDOW) * b->ring.frag_max_bytes;
     fe_ebw_fill(buf, len, s->o.source, e);
@@ -517,8 +531,9 @@ static void run_loop(struct ebs *s)
     }
 }
 
-static int summary(const struct ebs *s)
+static int summary(struct ebs *s)
 {
+    for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) flow_drop(s, i); /* takes their counters */
     uint64_t frags = s->closed_frags, bytes = s->closed_bytes, undeliverable = 0;
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
         frags += s->flow[i].frags;
@@ -533,16 +548,19 @@ static int summary(const struct ebs *s)
     if (s->o.json) {
         printf("{\"source\":%u,\"triggered\":%" PRIu64 ",\"fragments\":%" PRIu64
                ",\"bytes\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"undeliverable\":%" PRIu64
-               ",\"stalls\":%" PRIu64 ",\"deadtime_ns\":%" PRIu64
+               ",\"stalls\":%" PRIu64 ",\"deadtime_ns\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
+               ",\"timeouts\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
                ",\"events_per_s\":%.0f,\"gbps\":%.3f,\"ok\":%s}\n",
                s->o.source, s->next_event, frags, bytes, s->busy, undeliverable, s->stalls,
-               s->deadtime_ns, ev_s, gbps, ok ? "true" : "false");
+               s->deadtime_ns, s->retx_pkts, s->timeouts, s->rnr_naks, ev_s, gbps,
+               ok ? "true" : "false");
     } else if (!s->o.quiet) {
         printf("eb-source %u: triggered %" PRIu64 "/%" PRIu64 " events, %" PRIu64
                " fragments (%" PRIu64 " bytes), busy %" PRIu64 ", undeliverable %" PRIu64
-               " (dead builder), deadtime %.1f ms, %.0f events/s, %.3f Gb/s\n",
+               " (dead builder), deadtime %.1f ms, %.0f events/s, %.3f Gb/s; retransmitted %" PRIu64
+               " packets, %" PRIu64 " timeouts, %" PRIu64 " RNR NAKs\n",
                s->o.source, s->next_event, s->o.events, frags, bytes, s->busy, undeliverable,
-               (double)s->deadtime_ns / 1e6, ev_s, gbps);
+               (double)s->deadtime_ns / 1e6, ev_s, gbps, s->retx_pkts, s->timeouts, s->rnr_naks);
     }
     if (!ok)
         fprintf(stderr, "feroce send: eb-source %u stopped at event %" PRIu64 " of %" PRIu64 "%s\n",
