@@ -349,10 +349,13 @@ static void sock_input(struct builder *b, uint64_t now)
     int n = fe_udpsock_recv(b->sock, d, 16);
     for (int i = 0; i < n; i++) {
         size_t len = d[i].trunc ? 129 : d[i].len;
-        if (fe_eb_msg_is_eb(d[i].buf, len))
-            eb_input(b, d[i].buf, len, now);
-        else
+        if (fe_eb_msg_is_eb(d[i].buf, len)) {
+            /* chunks and progress move the assembly on: from the manager only */
+            if (b->o.have_manager && d[i].ip == b->o.manager.ip && d[i].port == b->o.manager.port)
+                eb_input(b, d[i].buf, len, now);
+        } else {
             sc_input(b, d[i].buf, len, d[i].ip, d[i].port, now);
+        }
     }
 }
 

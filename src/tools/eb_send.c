@@ -286,7 +286,9 @@ static void sc_event(struct ebs *s, const struct fe_sc_event *ev, uint64_t now)
         flow_drop(s, ev->slot);
 }
 
-static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip)
+/* Rings and announcements are taken from the builder that holds the QP (ring_input,
+ * below), chunks from the manager only. */
+static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip, uint16_t port)
 {
     struct fe_eb_msg m;
     enum fe_eb_msg_reason why;
@@ -297,7 +299,8 @@ static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip)
         struct ebs_builder *b = &s->bld[m.u.announce.builder];
         if (b->flow >= 0 && s->flow[b->flow].peer.ip == ip && m.u.announce.released > b->released)
             b->released = m.u.announce.released;
-    } else if (m.type == FE_EB_MSG_TABLE && s->table) {
+    } else if (m.type == FE_EB_MSG_TABLE && s->table && s->o.have_manager &&
+               ip == s->o.manager.ip && port == s->o.manager.port) {
         if (m.u.table.first_event <= s->next_event) fe_eb_fe_table_forget(s->table, s->next_event);
         (void)fe_eb_fe_table_add(s->table, &m.u.table);
     }
@@ -312,7 +315,7 @@ static void sc_input(struct ebs *s, uint64_t now)
     for (int i = 0; i < n; i++) {
         size_t len = d[i].trunc ? 129 : d[i].len;
         if (fe_eb_msg_is_eb(d[i].buf, len)) {
-            eb_input(s, d[i].buf, len, d[i].ip);
+            eb_input(s, d[i].buf, len, d[i].ip, d[i].port);
             continue;
         }
         struct fe_sc_fe_result res;
