@@ -547,4 +547,6 @@ static int run(int argc, char **argv)
 }
 
 const struct fe_cmd fe_cmd_send = {
-    "send", "software front-end: stream RDMA WRITEs (side channel, any CCA)", usage, run};
+    "send",
+    "software front-end: stream RDMA WRITEs (side channel, any CCA; --eb-source: event building)",
+    usage, run};

@@ -377,9 +377,15 @@ static void watch(struct demo *d)
         uint64_t now = fe_wall_ns();
         struct d_child *slow = &d->b[d->o.slow];
         if (d->o.kill_at_ns && !slow->killed && now >= d->t0 + d->o.kill_at_ns) {
-            kill(slow->pid, SIGKILL);
             slow->killed = true;
-            printf("-- builder %u killed (SIGKILL)\n", d->o.slow);
+            if (reap(slow)) {
+                printf("-- builder %u had finished before --kill-at\n", d->o.slow);
+                slow->killed = false;
+                d->o.kill_at_ns = 0;
+            } else {
+                kill(slow->pid, SIGKILL);
+                printf("-- builder %u killed (SIGKILL)\n", d->o.slow);
+            }
         }
         if (now >= next) {
             print_table(d, now);
