@@ -54,7 +54,7 @@ static const char usage[] =
     "  --web-hold TIME    keep serving the final state this long after the run (0)\n"
     "  --json  --quiet\n"
     "  --event-building   event building instead: front-ends, builders and an event manager,\n"
-    "                     one builder slowed and killed (feroce demo --event-building --help)\n"
+    "                     one builder slowed and killed (feroce demo --event-building --eb-help)\n"
     "\n"
     "Other demonstrations: 'feroce bench icrc' (ICRC speed), 'feroce gen FILE.pcap' and 'feroce\n"
     "decode FILE.pcap' (a RoCEv2 conversation, decoded with every ICRC checked).\n";

@@ -325,6 +325,8 @@ static bool report(const struct checker *c)
         printf("  errors: %" PRIu64 " recorded at a builder they were not assigned to, %" PRIu64
                " conflicting assignments, %" PRIu64 " beyond the triggered events\n",
                c->wrong_builder, c->conflicts, c->beyond);
+    if (c->bad_files)
+        printf("  errors: %" PRIu64 " builder records could not be read (above)\n", c->bad_files);
     printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors\n", c->verified_bytes,
            c->verify_errors);
     printf("%s\n", ok ? "accounting holds" : "ACCOUNTING FAILED");
@@ -339,7 +341,9 @@ static int run(int argc, char **argv)
     if (parse(argc, argv, &c->o) == 0) {
         rc = 1;
         c->owner = malloc(c->o.events * sizeof *c->owner);
-        if (c->owner && fe_eb_ledger_create(&c->l, 0, c->o.events) == 0) {
+        if (!c->owner || fe_eb_ledger_create(&c->l, 0, c->o.events) != 0)
+            fprintf(stderr, "feroce eb-check: out of memory for %" PRIu64 " events\n", c->o.events);
+        else {
             memset(c->owner, 0xFF, c->o.events * sizeof *c->owner);
             int e = c->o.policy == FE_EB_POLICY_RR ? (assign_rr(c), 0) : assign_tables(c);
             for (unsigned b = 0; !e && b < c->o.n_builders; b++)

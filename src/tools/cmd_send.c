@@ -59,7 +59,7 @@ static const char usage[] =
     "                          18515; raw backend; --count/--duration, --msg-size, --peer-psn)\n"
     "process: --cpu N  --busy-poll  --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
     "event building: --eb-source ID --eb-builders M ...  a front-end writing each event's\n"
-    "                          fragment to its builder (feroce send --eb-source 0 --help)\n"
+    "                          fragment to its builder (feroce send --eb-source 0 --eb-help)\n"
     "\n"
     "Live line per QP: Gb/s (acknowledged payload), Rc Rt alpha (from the CC), retransmitted\n"
     "packets, PSN-to-ACK latency mean and p99. Exit status 0 when no QP failed.\n";

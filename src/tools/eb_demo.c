@@ -468,7 +468,11 @@ static int start_all(struct demo *d)
 
 int fe_eb_demo_main(int argc, char **argv)
 {
-    if (fe_cli_wants_help(&(const struct fe_cmd){"demo", "", eb_usage, NULL}, argc, argv)) return 0;
+    for (int i = 1; i < argc; i++) /* --help is feroce demo's own (main.c answers it) */
+        if (!strcmp(argv[i], "--eb-help")) {
+            fputs(eb_usage, stdout);
+            return 0;
+        }
     struct demo *d = calloc(1, sizeof *d);
     if (!d) return 1;
     int rc = 2;
