@@ -45,7 +45,8 @@ static const char usage[] =
     "  --event-timeout TIME    first fragment to incomplete (200ms)\n"
     "  --consume-rate RATE     the consumer's speed (e.g. 100Mbps; default unlimited)\n"
     "  --consume-delay TIME    ... or a pause per event\n"
-    "  --slow-from TIME        the consumer is limited only from this long after the start\n"
+    "  --slow-from TIME        the consumer is limited only from this long after the first\n"
+    "                          event built\n"
     "  --out FILE              record built events: FILE, FILE.idx (fe_eb_index), and at a clean\n"
     "                          exit FILE.done\n"
     "  --events K              stop when every event below K is declared and released\n"
@@ -467,9 +468,11 @@ static uint64_t take_event(struct builder *b, const struct fe_eb_event *ev, uint
     return bytes;
 }
 
+/* The consumer's limit applies from --slow-from after the first event built (the front-ends
+ * and the other builders start when they will). */
 static bool slowed(const struct builder *b, uint64_t now)
 {
-    return now >= b->t0 + b->o.slow_from_ns;
+    return !b->o.slow_from_ns || (b->first_ns && now >= b->first_ns + b->o.slow_from_ns);
 }
 
 static void consume_one(struct builder *b, uint64_t now)

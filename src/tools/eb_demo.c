@@ -32,9 +32,10 @@ static const char eb_usage[] =
     "  --frontends N (4)  --builders M (3)  --events K (40000)  --trigger-hz R (10000)\n"
     "  --frag-bytes N|MIN-MAX (1K-4K)  --slots S (64)\n"
     "  --policy availability|round-robin (availability)\n"
-    "  --slow B --slow-at TIME --slow-rate RATE   builder B's consumer drops to RATE at TIME\n"
-    "                     (the last builder, 2s, 40Mbps)\n"
-    "  --kill-at TIME     SIGKILL the slow builder then (4s; 0 = never)\n"
+    "  --slow B --slow-at TIME --slow-rate RATE   builder B's consumer drops to RATE TIME after\n"
+    "                     it built its first event (the last builder, 2s, 40Mbps)\n"
+    "  --kill-at TIME     SIGKILL the slow builder that long after it built its first event\n"
+    "                     (4s; 0 = never)\n"
     "  --base A.B         loopback addresses A.B.1.x front-ends, A.B.2.x builders, A.B.3.1\n"
     "                     the manager (127.78)\n"
     "  --keep DIR         keep the records and logs in DIR (default: a temporary directory,\n"
@@ -65,7 +66,7 @@ struct demo {
     char dir[256];
     char self[4096];
     struct d_child fe[D_MAX_FE], b[D_MAX_B], evm;
-    uint64_t t0;
+    uint64_t t0, built_ns;
 };
 
 static int policy_opt(const char *val, void *p)
@@ -149,9 +150,13 @@ static int spawn(struct demo *d, struct d_child *c, const char *log, char *const
             close(p[0]);
             fd = p[1];
         }
-        if (fd >= 0) {
-            dup2(fd, 1);
-            if (log) dup2(fd, 2);
+        if (fd >= 0) dup2(fd, 1);
+        if (log && fd >= 0) {
+            dup2(fd, 2);
+        } else { /* a builder: its stdout is the live table's, its stderr a log */
+            snprintf(path, sizeof path, "%s/builder-%d.err", d->dir, (int)getpid());
+            int e = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (e >= 0) dup2(e, 2);
         }
         execv(d->self, args);
         _exit(127);
@@ -376,7 +381,9 @@ static void watch(struct demo *d)
             if (p[k].revents) read_lines(&d->b[map[k]]);
         uint64_t now = fe_wall_ns();
         struct d_child *slow = &d->b[d->o.slow];
-        if (d->o.kill_at_ns && !slow->killed && now >= d->t0 + d->o.kill_at_ns) {
+        if (!d->built_ns && slow->built) d->built_ns = now; /* building started */
+        if (d->o.kill_at_ns && d->built_ns && !slow->killed &&
+            now >= d->built_ns + d->o.kill_at_ns) {
             slow->killed = true;
             if (reap(slow)) {
                 printf("-- builder %u had finished before --kill-at\n", d->o.slow);
@@ -485,7 +492,7 @@ int fe_eb_demo_main(int argc, char **argv)
     }
     printf("event building on loopback: %u front-ends, %u builders, %s; %" PRIu64
            " events at %" PRIu64 " Hz, fragments %s; builder %u slowed to %" PRIu64
-           " Mb/s at %.1f s, killed at %.1f s\n",
+           " Mb/s %.1f s and killed %.1f s after it built its first event\n",
            d->o.n_fe, d->o.n_b,
            d->o.policy == FE_EB_POLICY_TABLES ? "event manager (availability)" : "round-robin",
            d->o.events, d->o.trigger_hz, d->o.sizes, d->o.slow, d->o.slow_bps / 1000000,
