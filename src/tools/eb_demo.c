@@ -490,13 +490,16 @@ int fe_eb_demo_main(int argc, char **argv)
         fprintf(stderr, "feroce demo: cannot find myself or make a directory for the run\n");
         goto out;
     }
+    char kill_s[64] = "never killed";
+    if (d->o.kill_at_ns)
+        snprintf(kill_s, sizeof kill_s, "killed %.1f s", (double)d->o.kill_at_ns / 1e9);
     printf("event building on loopback: %u front-ends, %u builders, %s; %" PRIu64
            " events at %" PRIu64 " Hz, fragments %s; builder %u slowed to %" PRIu64
-           " Mb/s %.1f s and killed %.1f s after it built its first event\n",
+           " Mb/s %.1f s and %s after it built its first event\n",
            d->o.n_fe, d->o.n_b,
            d->o.policy == FE_EB_POLICY_TABLES ? "event manager (availability)" : "round-robin",
            d->o.events, d->o.trigger_hz, d->o.sizes, d->o.slow, d->o.slow_bps / 1000000,
-           (double)d->o.slow_at_ns / 1e9, (double)d->o.kill_at_ns / 1e9);
+           (double)d->o.slow_at_ns / 1e9, kill_s);
     fflush(stdout);
     fe_cli_catch_stop_signals();
     print_header(d);
