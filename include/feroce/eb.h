@@ -322,6 +322,12 @@ enum fe_eb_msg_type {
     FE_EB_MSG_ANNOUNCE = 1, /* builder -> manager: slots released */
     FE_EB_MSG_PROGRESS = 2, /* front-end -> manager: next event, busy count */
     FE_EB_MSG_TABLE = 3,    /* manager -> front-ends, builders: an assignment chunk */
+    FE_EB_MSG_RING = 4,     /* builder -> front-end: which QP is its, its ring and the policy */
+};
+
+enum fe_eb_policy {
+    FE_EB_POLICY_TABLES = 0, /* availability: the event manager's chunks */
+    FE_EB_POLICY_RR = 1,     /* round-robin over n_builders */
 };
 
 struct fe_eb_announce {
@@ -337,12 +343,28 @@ struct fe_eb_progress {
     uint64_t busy_events; /* cumulative events throttled at this source */
 };
 
+/* A builder tells each front-end, once its QP there is ready to send (and again until the
+ * front-end uses it), which of the front-end's QPs leads to it and where fragments go: the rkey
+ * and base address came with the side channel's OPEN_QP; this adds the ring's geometry. */
+struct fe_eb_ring {
+    uint16_t builder;
+    uint8_t policy;          /* enum fe_eb_policy */
+    uint16_t n_builders;     /* round-robin: M (builder < M); informative with tables */
+    uint32_t n_slots;        /* S, 1..FE_EB_MAX_SLOTS */
+    uint32_t qpn;            /* the builder's QPN (24 bits): the front-end's QP whose peer it is */
+    uint64_t slot_bytes;     /* >= frag_max_bytes, at most FE_EB_MAX_SLOT_BYTES */
+    uint32_t frag_max_bytes; /* >= 1: source s writes at slot * slot_bytes + s * frag_max_bytes */
+    uint64_t first_event;
+};
+#define FE_EB_MAX_SLOT_BYTES (1ull << 40)
+
 struct fe_eb_msg {
     uint8_t type; /* enum fe_eb_msg_type */
     union {
         struct fe_eb_announce announce;
         struct fe_eb_progress progress;
         struct fe_eb_table table;
+        struct fe_eb_ring ring;
     } u;
 };
 
@@ -355,7 +377,7 @@ enum fe_eb_msg_reason {
     FE_EB_M_TYPE,     /* unknown message type */
     FE_EB_M_RESERVED, /* a reserved byte is not zero */
     FE_EB_M_RUNS,     /* a table with 0 or too many runs, a run of 0 events, or past 2^64 */
-    FE_EB_M_VALUE,    /* another field out of range (an announce's slot count) */
+    FE_EB_M_VALUE,    /* another field out of range (a slot count, a ring's geometry) */
     FE_EB_M_MAX
 };
 const char *fe_eb_msg_reason_name(int r);

@@ -136,7 +136,8 @@ for _, p in ipairs(SC_PORTS) do udp_port:add(p, sc) end
 
 -- ---- event building (docs/event-building.md): request code 5 on the side channel ----
 
-local eb_types = { [1] = "ANNOUNCE", [2] = "PROGRESS", [3] = "TABLE" }
+local eb_types = { [1] = "ANNOUNCE", [2] = "PROGRESS", [3] = "TABLE", [4] = "RING" }
+local eb_policies = { [0] = "tables (availability)", [1] = "round-robin" }
 local eb = Proto("feroce_eb", "feroce event building")
 local e = {
     type = ProtoField.uint8("feroce_eb.type", "Message", base.DEC, eb_types),
@@ -154,6 +155,11 @@ local e = {
     run_builder = ProtoField.uint16("feroce_eb.run.builder", "Builder", base.DEC),
     run_slot = ProtoField.uint16("feroce_eb.run.first_slot", "First slot", base.DEC),
     run_count = ProtoField.uint16("feroce_eb.run.count", "Events", base.DEC),
+    qpn = ProtoField.uint32("feroce_eb.qpn", "Builder's QPN", base.HEX),
+    slot_bytes = ProtoField.uint64("feroce_eb.slot_bytes", "Slot bytes", base.DEC),
+    policy = ProtoField.uint8("feroce_eb.policy", "Policy", base.DEC, eb_policies),
+    builders = ProtoField.uint16("feroce_eb.builders", "Builders", base.DEC),
+    frag_max = ProtoField.uint32("feroce_eb.frag_max_bytes", "Fragment maximum (bytes)", base.DEC),
 }
 local epf = {}
 for _, v in pairs(e) do epf[#epf + 1] = v end
@@ -196,6 +202,17 @@ dissect_eb = function(tvb, pinfo, tree)
                              tostring(tvb(16, 8):uint64()))
     elseif ty == 3 then
         what = eb_table(t, tvb)
+    elseif ty == 4 then
+        t:add(e.slots, tvb(8, 4))
+        t:add(e.qpn, tvb(12, 4))
+        t:add(e.slot_bytes, tvb(16, 8))
+        t:add(e.policy, tvb(24, 1))
+        t:add(e.builders, tvb(26, 2))
+        t:add(e.frag_max, tvb(32, 4))
+        t:add(e.first_event, tvb(40, 8))
+        what = string.format("QPN 0x%x, %d slots of %s bytes, %s", tvb(12, 4):uint(),
+                             tvb(8, 4):uint(), tostring(tvb(16, 8):uint64()),
+                             eb_policies[tvb(24, 1):uint()] or "unknown policy")
     end
     pinfo.cols.info = string.format("EB %s from %d: %s", eb_types[ty] or "unknown", tvb(6, 2):uint(), what)
     return tvb:len()

@@ -31,6 +31,15 @@ enum {
     OFF_T_NRUNS = 24,
     OFF_T_RUNS = 30,
     RUN_BYTES = 6,
+    /* ring */
+    OFF_R_SLOTS = 8,
+    OFF_R_QPN = 12,
+    OFF_R_SLOT_BYTES = 16,
+    OFF_R_POLICY = 24,
+    OFF_R_BUILDERS = 26,
+    OFF_R_FRAG_MAX = 32,
+    OFF_R_FIRST = 40,
+    END_R = 48,
 };
 
 const char *fe_eb_msg_reason_name(int r)
@@ -70,6 +79,15 @@ static enum fe_eb_msg_reason check_table_runs(const struct fe_eb_table *t)
     return FE_EB_M_OK;
 }
 
+static enum fe_eb_msg_reason check_ring(const struct fe_eb_ring *r)
+{
+    bool ok = r->n_slots >= 1 && r->n_slots <= FE_EB_MAX_SLOTS && r->qpn <= 0xFFFFFFu &&
+              r->frag_max_bytes >= 1 && r->slot_bytes >= r->frag_max_bytes &&
+              r->slot_bytes <= FE_EB_MAX_SLOT_BYTES && r->policy <= FE_EB_POLICY_RR;
+    if (ok && r->policy == FE_EB_POLICY_RR) ok = r->builder < r->n_builders;
+    return ok ? FE_EB_M_OK : FE_EB_M_VALUE;
+}
+
 static enum fe_eb_msg_reason check_msg(const struct fe_eb_msg *m)
 {
     switch (m->type) {
@@ -81,6 +99,8 @@ static enum fe_eb_msg_reason check_msg(const struct fe_eb_msg *m)
         return FE_EB_M_OK;
     case FE_EB_MSG_TABLE:
         return check_table_runs(&m->u.table);
+    case FE_EB_MSG_RING:
+        return check_ring(&m->u.ring);
     default:
         return FE_EB_M_TYPE;
     }
@@ -119,6 +139,16 @@ int fe_eb_msg_encode(uint8_t out[FE_EB_MSG_LEN], const struct fe_eb_msg *m)
         eb_put16(out + OFF_SENDER, p->source);
         eb_put64(out + OFF_P_NEXT, p->next_event);
         eb_put64(out + OFF_P_BUSY, p->busy_events);
+    } else if (m->type == FE_EB_MSG_RING) {
+        const struct fe_eb_ring *r = &m->u.ring;
+        eb_put16(out + OFF_SENDER, r->builder);
+        eb_put32(out + OFF_R_SLOTS, r->n_slots);
+        eb_put32(out + OFF_R_QPN, r->qpn);
+        eb_put64(out + OFF_R_SLOT_BYTES, r->slot_bytes);
+        out[OFF_R_POLICY] = r->policy;
+        eb_put16(out + OFF_R_BUILDERS, r->n_builders);
+        eb_put32(out + OFF_R_FRAG_MAX, r->frag_max_bytes);
+        eb_put64(out + OFF_R_FIRST, r->first_event);
     } else {
         put_table(out, &m->u.table);
     }
@@ -135,6 +165,9 @@ static enum fe_eb_msg_reason check_reserved(const uint8_t *b, unsigned type)
         ok = all_zero(b + 12, 4) && all_zero(b + 24, 8) && all_zero(b + END_A, 64 - END_A);
     } else if (type == FE_EB_MSG_PROGRESS) {
         ok = all_zero(b + END_P, 64 - END_P);
+    } else if (type == FE_EB_MSG_RING) {
+        ok = b[OFF_R_QPN] == 0 && b[25] == 0 && all_zero(b + 28, 4) && all_zero(b + 36, 4) &&
+             all_zero(b + END_R, 64 - END_R);
     } else {
         unsigned n = b[OFF_T_NRUNS];
         if (n < 1 || n > FE_EB_TABLE_RUNS) return FE_EB_M_RUNS;
@@ -151,8 +184,7 @@ static enum fe_eb_msg_reason check_frame(const uint8_t *buf, size_t len)
     if (buf[0] != EB_BYTE0) return FE_EB_M_NOT_EB;
     if (buf[OFF_VERSION] != FE_EB_VERSION) return FE_EB_M_VERSION;
     unsigned t = buf[OFF_TYPE];
-    if (t != FE_EB_MSG_ANNOUNCE && t != FE_EB_MSG_PROGRESS && t != FE_EB_MSG_TABLE)
-        return FE_EB_M_TYPE;
+    if (t < FE_EB_MSG_ANNOUNCE || t > FE_EB_MSG_RING) return FE_EB_M_TYPE;
     return check_reserved(buf, t);
 }
 
@@ -169,6 +201,16 @@ static void get_body(const uint8_t *b, struct fe_eb_msg *m)
         p->source = eb_get16(b + OFF_SENDER);
         p->next_event = eb_get64(b + OFF_P_NEXT);
         p->busy_events = eb_get64(b + OFF_P_BUSY);
+    } else if (m->type == FE_EB_MSG_RING) {
+        struct fe_eb_ring *r = &m->u.ring;
+        r->builder = eb_get16(b + OFF_SENDER);
+        r->n_slots = eb_get32(b + OFF_R_SLOTS);
+        r->qpn = eb_get32(b + OFF_R_QPN);
+        r->slot_bytes = eb_get64(b + OFF_R_SLOT_BYTES);
+        r->policy = b[OFF_R_POLICY];
+        r->n_builders = eb_get16(b + OFF_R_BUILDERS);
+        r->frag_max_bytes = eb_get32(b + OFF_R_FRAG_MAX);
+        r->first_event = eb_get64(b + OFF_R_FIRST);
     } else {
         struct fe_eb_table *t = &m->u.table;
         t->manager = eb_get16(b + OFF_SENDER);

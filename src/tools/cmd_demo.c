@@ -17,6 +17,7 @@
 #include "feroce/report.h"
 #include "feroce/stats.h"
 #include "tools/cli.h"
+#include "tools/eb_wire.h"
 #ifdef FE_HAVE_WEB
 #include <time.h>
 
@@ -52,6 +53,8 @@ static const char usage[] =
     "                     (address 127.0.0.1 by default; docs/dashboard.md)\n"
     "  --web-hold TIME    keep serving the final state this long after the run (0)\n"
     "  --json  --quiet\n"
+    "  --event-building   event building instead: front-ends, builders and an event manager,\n"
+    "                     one builder slowed and killed (feroce demo --event-building --eb-help)\n"
     "\n"
     "Other demonstrations: 'feroce bench icrc' (ICRC speed), 'feroce gen FILE.pcap' and 'feroce\n"
     "decode FILE.pcap' (a RoCEv2 conversation, decoded with every ICRC checked).\n";
@@ -895,6 +898,8 @@ static void stop_web(struct demo_opts *o)
 
 static int run(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* a demonstration of its own (eb_demo.c) */
+        if (!strcmp(argv[i], "--event-building")) return fe_eb_demo_main(argc, argv);
     struct demo_opts o;
     if (parse_opts(argc, argv, &o)) return 2;
     struct demo_cfg *c = &o.c;

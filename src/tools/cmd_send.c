@@ -12,6 +12,7 @@
 #include "feroce/io.h"
 #include "feroce/report.h"
 #include "tools/cli.h"
+#include "tools/eb_wire.h"
 #include "tools/io_opts.h"
 #include "tools/send_perftest.h"
 
@@ -57,6 +58,8 @@ static const char usage[] =
     "perftest: --perftest ADDR[:PORT]  be an ib_write_bw client of the server at ADDR (TCP\n"
     "                          18515; raw backend; --count/--duration, --msg-size, --peer-psn)\n"
     "process: --cpu N  --busy-poll  --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
+    "event building: --eb-source ID --eb-builders M ...  a front-end writing each event's\n"
+    "                          fragment to its builder (feroce send --eb-source 0 --eb-help)\n"
     "\n"
     "Live line per QP: Gb/s (acknowledged payload), Rc Rt alpha (from the CC), retransmitted\n"
     "packets, PSN-to-ACK latency mean and p99. Exit status 0 when no QP failed.\n";
@@ -524,6 +527,8 @@ static int print_summary(const struct send_run *r)
 
 static int run(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) /* event building: a mode of its own (eb_send.c) */
+        if (!strcmp(argv[i], "--eb-source")) return fe_eb_send_main(argc, argv);
     struct send_run r;
     memset(&r, 0, sizeof r);
     if (parse_opts(argc, argv, &r.o)) return 2;
@@ -542,4 +547,6 @@ static int run(int argc, char **argv)
 }
 
 const struct fe_cmd fe_cmd_send = {
-    "send", "software front-end: stream RDMA WRITEs (side channel, any CCA)", usage, run};
+    "send",
+    "software front-end: stream RDMA WRITEs (side channel, any CCA; --eb-source: event building)",
+    usage, run};

@@ -2,7 +2,8 @@
  * Properties: no crash or UB; an accepted message re-encodes to the same bytes and a refused one
  * has a reason; a side-channel decoder without event building refuses every accepted one; fed as
  * a sequence (64-byte records) to a front-end's table and an event manager, lookups stay in
- * range and every chunk the manager issues encodes, decodes and is accepted by a table. */
+ * range and every chunk the manager issues encodes, decodes and is accepted by a table; a ring
+ * message's geometry keeps every fragment inside the builder's region. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,22 @@ static void check_issued(const struct fe_eb_table *c, struct fe_eb_fe_table *min
     CHECK(fe_eb_fe_table_add(mine, &d.u.table) == 0);
 }
 
+/* A ring a front-end accepts: the last source's fragment of the last slot ends inside the
+ * region (n_slots x slot_bytes), with no overflow on the way. */
+static void check_ring(const struct fe_eb_ring *r)
+{
+    CHECK(r->n_slots >= 1 && r->n_slots <= FE_EB_MAX_SLOTS && r->qpn <= 0xFFFFFF);
+    CHECK(r->frag_max_bytes >= 1 && r->slot_bytes >= r->frag_max_bytes);
+    CHECK(r->slot_bytes <= FE_EB_MAX_SLOT_BYTES);
+    uint64_t region = (uint64_t)r->n_slots * r->slot_bytes;
+    CHECK(region / r->n_slots == r->slot_bytes);
+    uint32_t last_src = (uint32_t)(r->slot_bytes / r->frag_max_bytes) - 1;
+    uint64_t end = fe_eb_frag_offset(r->n_slots - 1, r->slot_bytes, last_src, r->frag_max_bytes) +
+                   r->frag_max_bytes;
+    CHECK(end <= region);
+    if (r->policy == FE_EB_POLICY_RR) CHECK(r->builder < r->n_builders);
+}
+
 static struct fe_eb_positions *pos; /* builder 1's view of the same chunks */
 
 static void feed(struct fe_eb_fe_table *t, struct fe_eb_mgr *mgr, const struct fe_eb_msg *m,
@@ -67,7 +84,9 @@ static void feed(struct fe_eb_fe_table *t, struct fe_eb_mgr *mgr, const struct f
         CHECK(fe_eb_positions_below(pos, UINT64_MAX) >= before);
     } else if (m->type == FE_EB_MSG_ANNOUNCE) {
         fe_eb_mgr_announce(mgr, now, m->u.announce.builder, m->u.announce.released);
-    } else {
+    } else if (m->type == FE_EB_MSG_RING) {
+        check_ring(&m->u.ring);
+    } else if (m->type == FE_EB_MSG_PROGRESS) {
         fe_eb_mgr_progress(mgr, m->u.progress.next_event % 100000);
         fe_eb_fe_table_forget(t, m->u.progress.next_event);
     }

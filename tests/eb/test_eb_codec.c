@@ -27,6 +27,22 @@ static struct fe_eb_msg table_msg(void)
     return m;
 }
 
+static struct fe_eb_msg ring_msg(void)
+{
+    struct fe_eb_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FE_EB_MSG_RING;
+    m.u.ring.builder = 2;
+    m.u.ring.policy = FE_EB_POLICY_RR;
+    m.u.ring.n_builders = 3;
+    m.u.ring.n_slots = 64;
+    m.u.ring.qpn = 0x123456;
+    m.u.ring.slot_bytes = 0x10000;
+    m.u.ring.frag_max_bytes = 0x1000;
+    m.u.ring.first_event = 7;
+    return m;
+}
+
 static bool same_table(const struct fe_eb_table *a, const struct fe_eb_table *b)
 {
     if (a->manager != b->manager || a->epoch != b->epoch || a->first_event != b->first_event ||
@@ -115,7 +131,7 @@ static void refusals(void **state)
         uint8_t val;
         enum fe_eb_msg_reason why;
     } cases[] = {
-        {0, 0x03, FE_EB_M_NOT_EB}, {3, 2, FE_EB_M_VERSION},   {2, 4, FE_EB_M_TYPE},
+        {0, 0x03, FE_EB_M_NOT_EB}, {3, 2, FE_EB_M_VERSION},   {2, 5, FE_EB_M_TYPE},
         {1, 1, FE_EB_M_RESERVED},  {5, 1, FE_EB_M_RESERVED},  {26, 1, FE_EB_M_RESERVED},
         {25, 1, FE_EB_M_RESERVED}, {29, 1, FE_EB_M_RESERVED}, {42, 1, FE_EB_M_RESERVED},
         {63, 1, FE_EB_M_RESERVED}, {24, 0, FE_EB_M_RUNS},     {24, 6, FE_EB_M_RUNS},
@@ -147,13 +163,14 @@ static void old_peers_refuse(void **state)
     struct fe_sc_fe_config fc;
     fe_sc_fe_config_default(&fc);
     assert_int_equal(fe_sc_fe_init(&fe, &fc), 0);
-    struct fe_eb_msg ms[3];
+    struct fe_eb_msg ms[4];
     memset(ms, 0, sizeof ms);
     ms[0] = table_msg();
     ms[1].type = FE_EB_MSG_ANNOUNCE;
     ms[1].u.announce.n_slots = 1;
     ms[2].type = FE_EB_MSG_PROGRESS;
-    for (int i = 0; i < 3; i++) {
+    ms[3] = ring_msg();
+    for (int i = 0; i < 4; i++) {
         uint8_t b[64];
         assert_int_equal(fe_eb_msg_encode(b, &ms[i]), 0);
         struct fe_sc_msg sm;
@@ -174,6 +191,49 @@ static void old_peers_refuse(void **state)
     uint8_t b[64];
     assert_int_equal(fe_sc_encode(b, &sm), 0);
     assert_false(fe_eb_msg_is_eb(b, 64));
+}
+
+/* The ring message: its layout, a round trip, and each geometry check. */
+static void ring_round_trip_and_refusals(void **state)
+{
+    (void)state;
+    struct fe_eb_msg m = ring_msg(), d;
+    uint8_t b[64];
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    static const uint8_t head[] = {0x0B, 0, 4,    1,  0, 0,    0,    2,    /* header, builder 2 */
+                                   0,    0, 0,    64, 0, 0x12, 0x34, 0x56, /* S, QPN */
+                                   0,    0, 0,    0,  0, 1,    0,    0,    /* slot bytes */
+                                   1,    0, 0,    3,  0, 0,    0,    0,    /* policy, builders */
+                                   0,    0, 0x10, 0,  0, 0,    0,    0,    /* frag max */
+                                   0,    0, 0,    0,  0, 0,    0,    7};   /* first event */
+    assert_memory_equal(b, head, sizeof head);
+    for (size_t i = sizeof head; i < 64; i++) assert_int_equal(b[i], 0);
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, NULL), 0);
+    assert_int_equal(d.type, FE_EB_MSG_RING);
+    assert_memory_equal(&d.u.ring, &m.u.ring, sizeof m.u.ring);
+    struct fe_eb_msg bad[6];
+    for (int i = 0; i < 6; i++) bad[i] = ring_msg();
+    bad[0].u.ring.n_slots = 0;
+    bad[1].u.ring.qpn = 1u << 24;
+    bad[2].u.ring.frag_max_bytes = 0;
+    bad[3].u.ring.slot_bytes = 0x0FFF;
+    bad[4].u.ring.builder = 3; /* round-robin over 3: builders 0..2 */
+    bad[5].u.ring.policy = 2;
+    for (int i = 0; i < 6; i++) assert_int_equal(fe_eb_msg_encode(b, &bad[i]), FE_EINVAL);
+    /* on the wire: each is refused with a reason, nothing written */
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    b[11] = 0; /* S = 0 */
+    enum fe_eb_msg_reason why;
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
+    assert_int_equal(why, FE_EB_M_VALUE);
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    b[12] = 1; /* QPN past 24 bits */
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
+    assert_int_equal(why, FE_EB_M_RESERVED);
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    b[50] = 1;
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
+    assert_int_equal(why, FE_EB_M_RESERVED);
 }
 
 static void index_round_trip_and_refusals(void **state)
@@ -273,6 +333,7 @@ int main(void)
         cmocka_unit_test(announce_progress_round_trip),
         cmocka_unit_test(refusals),
         cmocka_unit_test(old_peers_refuse),
+        cmocka_unit_test(ring_round_trip_and_refusals),
         cmocka_unit_test(index_round_trip_and_refusals),
         cmocka_unit_test(ledger),
     };

@@ -1,0 +1,365 @@
+/* feroce eb-check: the accounting of an event-building run on the wire. It reads the builders'
+ * event indexes (fe_eb_index_reader) and data files, and the manager's assignment record (its
+ * chunks as 64-byte TABLE messages, fe_eb_msg_decode), and gives every triggered event exactly
+ * one final state in a ledger (fe_eb_ledger): built or incomplete as a builder recorded it (its
+ * bytes verified against the pattern), lost when its builder died before recording it (no
+ * FILE.done), busy when no chunk assigned it. Anything else is missing; anything recorded twice,
+ * at a builder it was not assigned to, or not verifying, is an error. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tools/cli.h"
+#include "tools/eb_wire.h"
+
+#define C_MAX_B    256
+#define C_NO_OWNER 0xFFFFu
+#define C_MAX_FILE (1ull << 36)
+
+static const char usage[] =
+    "usage: feroce eb-check --events K --sources N --builder FILE... [OPTIONS]\n"
+    "The accounting of an event-building run: every triggered event must end in exactly one\n"
+    "state: built (complete, once, at the builder it was assigned to), incomplete (missing\n"
+    "sources), lost (its builder died before recording it: no FILE.done), or busy (no chunk\n"
+    "assigned it). Every recorded byte is verified against the fragment pattern.\n"
+    "\n"
+    "  --events K              events the front-ends triggered (0..K-1)\n"
+    "  --sources N             front-ends\n"
+    "  --builder FILE          a builder's --out (FILE, FILE.idx, FILE.done), in builder id\n"
+    "                          order; repeatable\n"
+    "  --policy availability|round-robin   (availability needs --assignments)\n"
+    "  --assignments FILE      the manager's --record\n"
+    "  --frag-bytes N|MIN-MAX  as the front-ends (4K)\n"
+    "  --json\n"
+    "\n"
+    "Exit status 0 when nothing is missing, nothing came twice and every byte verified.\n";
+
+struct c_opts {
+    uint64_t events;
+    uint32_t n_sources;
+    const char *builder[C_MAX_B];
+    unsigned n_builders;
+    uint8_t policy;
+    const char *assignments;
+    struct fe_ebw_sizes sizes;
+    bool json;
+};
+
+struct c_builder {
+    bool alive, cut_short;
+    uint64_t built, incomplete, skipped, lost, records;
+};
+
+struct checker {
+    struct c_opts o;
+    struct fe_eb_ledger *l;
+    uint16_t *owner;
+    struct c_builder b[C_MAX_B];
+    uint64_t verified_bytes, verify_errors, wrong_builder, conflicts, bad_files, beyond;
+    uint64_t busy_unassigned;
+};
+
+static int builder_opt(const char *val, void *p)
+{
+    struct c_opts *o = p;
+    if (o->n_builders >= C_MAX_B) {
+        fprintf(stderr, "feroce eb-check: at most %d builders\n", C_MAX_B);
+        return -1;
+    }
+    o->builder[o->n_builders++] = val;
+    return 0;
+}
+
+static int policy_opt(const char *val, void *p)
+{
+    uint8_t *pol = p;
+    if (!strcmp(val, "availability"))
+        *pol = FE_EB_POLICY_TABLES;
+    else if (!strcmp(val, "round-robin"))
+        *pol = FE_EB_POLICY_RR;
+    else
+        return -1;
+    return 0;
+}
+
+static int sizes_opt(const char *val, void *p)
+{
+    return fe_ebw_sizes_parse(val, p, "--frag-bytes");
+}
+
+static int parse(int argc, char **argv, struct c_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sizes = (struct fe_ebw_sizes){4096, 4096};
+    const struct fe_opt opts[] = {
+        {FE_OPT_UINT_("--events", o->events), .min = 1, .max = 1ull << 32,
+         .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_U32MAX_("--sources", o->n_sources, FE_EB_MAX_SOURCES), .min = 1,
+         .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_FN_("--builder", builder_opt, o)},
+        {FE_OPT_FN_("--policy", policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_STR_("--assignments", o->assignments)},
+        {FE_OPT_FN_("--frag-bytes", sizes_opt, &o->sizes)},
+        {FE_OPT_FLAG_("--json", o->json)},
+        {0},
+    };
+    const struct fe_opt *const tables[] = {opts, NULL};
+    const struct fe_cli cli = {.cmd = "eb-check", .tables = tables};
+    if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
+    const char *why = NULL;
+    if (!o->events || !o->n_sources || !o->n_builders)
+        why = "--events, --sources and at least one --builder are needed";
+    else if (o->policy == FE_EB_POLICY_TABLES && !o->assignments)
+        why = "the availability policy needs --assignments (the manager's --record)";
+    if (!why) return 0;
+    fprintf(stderr, "feroce eb-check: %s\n", why);
+    return -1;
+}
+
+/* The whole file in memory (NULL and a message when it cannot be read). */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || (uint64_t)st.st_size > C_MAX_FILE) {
+        fprintf(stderr, "feroce eb-check: cannot read %s: %s\n", path,
+                fd < 0 ? strerror(errno) : "too large");
+        if (fd >= 0) close(fd);
+        return NULL;
+    }
+    uint8_t *buf = malloc(st.st_size ? (size_t)st.st_size : 1);
+    size_t got = 0;
+    while (buf && got < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    close(fd);
+    *len = got;
+    return buf;
+}
+
+/* ---- who was each event assigned to ---- */
+
+static void assign_rr(struct checker *c)
+{
+    for (uint64_t e = 0; e < c->o.events; e++) c->owner[e] = (uint16_t)(e % c->o.n_builders);
+}
+
+static void assign_run(struct checker *c, uint64_t first, const struct fe_eb_run *r)
+{
+    for (uint64_t e = first; e < first + r->count && e < c->o.events; e++) {
+        if (r->builder >= c->o.n_builders) {
+            c->conflicts++;
+        } else if (c->owner[e] != C_NO_OWNER && c->owner[e] != r->builder) {
+            c->conflicts++; /* chunks are append-only: one event, one builder */
+        } else {
+            c->owner[e] = r->builder;
+        }
+    }
+}
+
+static int assign_tables(struct checker *c)
+{
+    size_t len;
+    uint8_t *buf = slurp(c->o.assignments, &len);
+    if (!buf) return -1;
+    int rc = 0;
+    if (len % FE_EB_MSG_LEN) {
+        fprintf(stderr, "feroce eb-check: %s: not a whole number of 64-byte chunks\n",
+                c->o.assignments);
+        rc = -1;
+    }
+    for (size_t off = 0; !rc && off + FE_EB_MSG_LEN <= len; off += FE_EB_MSG_LEN) {
+        struct fe_eb_msg m;
+        enum fe_eb_msg_reason why;
+        if (fe_eb_msg_decode(buf + off, FE_EB_MSG_LEN, &m, &why) || m.type != FE_EB_MSG_TABLE) {
+            fprintf(stderr, "feroce eb-check: %s: chunk at byte %zu refused (%s)\n",
+                    c->o.assignments, off,
+                    why != FE_EB_M_OK ? fe_eb_msg_reason_name(why) : "not a table");
+            rc = -1;
+            break;
+        }
+        uint64_t e = m.u.table.first_event;
+        for (unsigned i = 0; i < m.u.table.n_runs; i++) {
+            assign_run(c, e, &m.u.table.run[i]);
+            e += m.u.table.run[i].count;
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+/* ---- what each builder recorded ---- */
+
+static void verify_event(struct checker *c, const struct fe_eb_index_rec *r, const uint8_t *data,
+                         size_t data_len)
+{
+    if (r->offset > data_len || r->bytes > data_len - r->offset) {
+        c->verify_errors++; /* the index names bytes the data file does not hold */
+        return;
+    }
+    size_t used;
+    uint32_t n = fe_ebw_match_event(data + r->offset, r->bytes, r->event, c->o.n_sources,
+                                    &c->o.sizes, &used);
+    if (n != r->n_arrived || used != r->bytes || r->n_expected != c->o.n_sources)
+        c->verify_errors++;
+    else
+        c->verified_bytes += r->bytes;
+}
+
+static void take_record(struct checker *c, unsigned b, const struct fe_eb_index_rec *r,
+                        const uint8_t *data, size_t data_len)
+{
+    struct c_builder *cb = &c->b[b];
+    cb->records++;
+    if (r->event >= c->o.events) {
+        c->beyond++;
+        return;
+    }
+    if (r->builder != b || c->owner[r->event] != b) c->wrong_builder++;
+    verify_event(c, r, data, data_len);
+    enum fe_eb_final st = r->state == FE_EB_BUILT ? FE_EB_BUILT : FE_EB_INCOMPLETE;
+    if (fe_eb_ledger_record(c->l, r->event, st, b, r->n_expected - r->n_arrived) == 0) {
+        if (st == FE_EB_BUILT)
+            cb->built++;
+        else if (r->n_arrived == 0)
+            cb->skipped++;
+        else
+            cb->incomplete++;
+    }
+}
+
+static int read_builder(struct checker *c, unsigned b)
+{
+    const char *base = c->o.builder[b];
+    char path[4096];
+    snprintf(path, sizeof path, "%s.done", base);
+    c->b[b].alive = access(path, F_OK) == 0;
+    snprintf(path, sizeof path, "%s.idx", base);
+    size_t ilen = 0, dlen = 0;
+    uint8_t *idx = slurp(path, &ilen), *data = idx ? slurp(base, &dlen) : NULL;
+    int rc = -1;
+    struct fe_eb_index_reader rd;
+    if (!data) goto out;
+    int r = fe_eb_index_reader_init(&rd, idx, ilen);
+    struct fe_eb_index_rec rec;
+    while (r == 0 && (r = fe_eb_index_reader_next(&rd, &rec)) == 1) {
+        take_record(c, b, &rec, data, dlen);
+        r = 0;
+    }
+    /* a builder killed while writing may leave half a record: not an error for a dead one */
+    if (r == FE_ETRUNC && !c->b[b].alive) {
+        c->b[b].cut_short = true;
+        r = 0;
+    }
+    if (r < 0)
+        fprintf(stderr, "feroce eb-check: %s: index refused after %" PRIu64 " records (%s)\n", path,
+                rd.records, fe_eb_index_reason_name(rd.why));
+    else
+        rc = 0;
+out:
+    free(idx);
+    free(data);
+    return rc;
+}
+
+/* ---- the events nobody recorded ---- */
+
+static void settle(struct checker *c)
+{
+    for (uint64_t e = 0; e < c->o.events; e++) {
+        if (fe_eb_ledger_state(c->l, e) != FE_EB_NONE) continue;
+        uint16_t b = c->owner[e];
+        if (b == C_NO_OWNER) {
+            fe_eb_ledger_record(c->l, e, FE_EB_BUSY, 0, c->o.n_sources);
+            c->busy_unassigned++;
+        } else if (!c->b[b].alive) {
+            fe_eb_ledger_record(c->l, e, FE_EB_LOST, b, c->o.n_sources);
+            c->b[b].lost++;
+        }
+    }
+}
+
+static bool report(const struct checker *c)
+{
+    struct fe_eb_ledger_report r;
+    bool ok = fe_eb_ledger_check(c->l, &r);
+    ok = ok && !c->verify_errors && !c->wrong_builder && !c->conflicts && !c->beyond &&
+         !c->bad_files;
+    if (c->o.json) {
+        printf("{\"triggered\":%" PRIu64 ",\"built\":%" PRIu64 ",\"incomplete\":%" PRIu64
+               ",\"lost\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"missing\":%" PRIu64
+               ",\"twice\":%" PRIu64 ",\"wrong_builder\":%" PRIu64 ",\"conflicts\":%" PRIu64
+               ",\"verified_bytes\":%" PRIu64 ",\"verify_errors\":%" PRIu64 ",\"builders\":[",
+               r.events, r.count[FE_EB_BUILT], r.count[FE_EB_INCOMPLETE], r.count[FE_EB_LOST],
+               r.count[FE_EB_BUSY], r.count[FE_EB_NONE], r.twice, c->wrong_builder, c->conflicts,
+               c->verified_bytes, c->verify_errors);
+        for (unsigned b = 0; b < c->o.n_builders; b++)
+            printf("%s{\"builder\":%u,\"alive\":%s,\"built\":%" PRIu64 ",\"incomplete\":%" PRIu64
+                   ",\"skipped\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
+                   b ? "," : "", b, c->b[b].alive ? "true" : "false", c->b[b].built,
+                   c->b[b].incomplete, c->b[b].skipped, c->b[b].lost);
+        printf("],\"ok\":%s}\n", ok ? "true" : "false");
+        return ok;
+    }
+    printf("accounting: %" PRIu64 " triggered = %" PRIu64 " built + %" PRIu64
+           " incomplete + %" PRIu64 " lost + %" PRIu64 " busy; missing %" PRIu64 ", twice %" PRIu64
+           "\n",
+           r.events, r.count[FE_EB_BUILT], r.count[FE_EB_INCOMPLETE], r.count[FE_EB_LOST],
+           r.count[FE_EB_BUSY], r.count[FE_EB_NONE], r.twice);
+    for (unsigned b = 0; b < c->o.n_builders; b++)
+        printf("  builder %u (%s%s): built %" PRIu64 ", incomplete %" PRIu64 " (+%" PRIu64
+               " never reached), lost %" PRIu64 "\n",
+               b, c->b[b].alive ? "finished" : "died", c->b[b].cut_short ? ", index cut short" : "",
+               c->b[b].built, c->b[b].incomplete, c->b[b].skipped, c->b[b].lost);
+    if (r.count[FE_EB_NONE])
+        printf("  first missing event: %" PRIu64 " (assigned to builder %u, which finished)\n",
+               r.first_missing, c->owner[r.first_missing]);
+    if (c->wrong_builder || c->conflicts || c->beyond)
+        printf("  errors: %" PRIu64 " recorded at a builder they were not assigned to, %" PRIu64
+               " conflicting assignments, %" PRIu64 " beyond the triggered events\n",
+               c->wrong_builder, c->conflicts, c->beyond);
+    if (c->bad_files)
+        printf("  errors: %" PRIu64 " builder records could not be read (above)\n", c->bad_files);
+    printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors\n", c->verified_bytes,
+           c->verify_errors);
+    printf("%s\n", ok ? "accounting holds" : "ACCOUNTING FAILED");
+    return ok;
+}
+
+static int run(int argc, char **argv)
+{
+    struct checker *c = calloc(1, sizeof *c);
+    if (!c) return 1;
+    int rc = 2;
+    if (parse(argc, argv, &c->o) == 0) {
+        rc = 1;
+        c->owner = malloc(c->o.events * sizeof *c->owner);
+        if (!c->owner || fe_eb_ledger_create(&c->l, 0, c->o.events) != 0)
+            fprintf(stderr, "feroce eb-check: out of memory for %" PRIu64 " events\n", c->o.events);
+        else {
+            memset(c->owner, 0xFF, c->o.events * sizeof *c->owner);
+            int e = c->o.policy == FE_EB_POLICY_RR ? (assign_rr(c), 0) : assign_tables(c);
+            for (unsigned b = 0; !e && b < c->o.n_builders; b++)
+                if (read_builder(c, b)) c->bad_files++;
+            if (!e) {
+                settle(c);
+                rc = report(c) ? 0 : 1;
+            }
+        }
+    }
+    fe_eb_ledger_destroy(c->l);
+    free(c->owner);
+    free(c);
+    return rc;
+}
+
+const struct fe_cmd fe_cmd_eb_check = {
+    "eb-check", "event-building accounting: every event built, incomplete, lost or busy, once",
+    usage, run};

@@ -1,0 +1,103 @@
+#!/bin/sh
+# Event building across network namespaces: 4 front-ends, 3 builders and the event manager,
+# each a separate process in its own namespace, joined by veth pairs to a bridge this test
+# creates (availability policy, UDP backend on kernel addresses). Builder 1 is killed with
+# SIGKILL mid-run. The accounting must hold (feroce eb-check): nothing missing, nothing twice,
+# the lost events all the dead builder's, the other builders' events all built, and every
+# recorded byte verifies. The builders' event timeout (3 s) outlasts the front-ends' detection
+# of the dead builder (its QP's retries, about a second): until then a front-end holds its
+# trigger on the dead builder's full queue, and the other builders wait for its fragments of the
+# events after. Needs root (skipped otherwise, or where namespaces cannot be made);
+# the namespaces are removed on exit, failure included, and every process started is killed.
+set -u
+BIN=$1
+K=${2:-12000}
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
+    echo "SKIP: needs root and iproute2 to create network namespaces"
+    exit 77
+fi
+TAG=eb$$
+D=$(mktemp -d)
+PIDS=
+NSS="${TAG}hub ${TAG}m ${TAG}f0 ${TAG}f1 ${TAG}f2 ${TAG}f3 ${TAG}b0 ${TAG}b1 ${TAG}b2"
+cleanup() {
+    for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+    for p in $PIDS; do wait "$p" 2>/dev/null; done
+    for n in $NSS; do ip netns del "$n" 2>/dev/null; done
+    rm -rf "$D"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+fail() {
+    echo "FAIL: $*"
+    for f in "$D"/*.log; do echo "== $f"; tail -5 "$f"; done
+    exit 1
+}
+
+if ! ip netns add ${TAG}hub 2>"$D/err"; then
+    echo "SKIP: cannot create network namespaces here: $(cat "$D/err")"
+    exit 77
+fi
+ip -n ${TAG}hub link add br0 mtu 9000 type bridge || fail "no bridge"
+ip -n ${TAG}hub link set br0 up || fail "bridge down"
+host=1
+attach() { # namespace: one veth to the bridge, address 10.233.0.host
+    ip netns add "$1" || return 1
+    ip link add eth0 netns "$1" mtu 9000 type veth peer name "p$host" netns ${TAG}hub mtu 9000 ||
+        return 1
+    ip -n ${TAG}hub link set "p$host" master br0 up || return 1
+    ip -n "$1" addr add 10.233.0.$host/24 dev eth0 || return 1
+    ip -n "$1" link set eth0 up && ip -n "$1" link set lo up || return 1
+    host=$((host + 1))
+}
+attach ${TAG}m || fail "namespace setup"  # 10.233.0.1
+for k in 0 1 2 3; do attach ${TAG}f$k || fail "namespace setup"; done  # .2 .. .5
+for b in 0 1 2; do attach ${TAG}b$b || fail "namespace setup"; done    # .6 .. .8
+MGR=10.233.0.1:17200
+FES=10.233.0.2,10.233.0.3,10.233.0.4,10.233.0.5
+SIZES=512-4K
+ip netns exec ${TAG}m "$BIN" evm --builders 3 --frontends 4 --bind $MGR --events $K \
+    --record "$D/asg.bin" --interval 0 >"$D/evm.log" 2>&1 &
+PIDS="$PIDS $!"
+for k in 0 1 2 3; do
+    ip netns exec ${TAG}f$k "$BIN" send --eb-source $k --eb-builders 3 --events $K \
+        --trigger-hz 6000 --bind 10.233.0.$((k + 2)) --frag-bytes $SIZES --manager $MGR \
+        --timeout 90s >"$D/fe$k.log" 2>&1 &
+    PIDS="$PIDS $!"
+done
+for b in 0 1 2; do
+    ip netns exec ${TAG}b$b "$BIN" builder --id $b --builders 3 --policy availability \
+        --manager $MGR --fe $FES --bind 10.233.0.$((b + 6)) --events $K --frag-bytes $SIZES \
+        --out "$D/b$b.dat" --event-timeout 3s --timeout 90s --interval 0 >"$D/b$b.log" 2>&1 &
+    eval "B$b=$!"
+    PIDS="$PIDS $!"
+done
+# mid-run: once builder 1 has recorded some events
+i=0
+while [ $i -lt 300 ]; do
+    [ "$(stat -c %s "$D/b1.dat.idx" 2>/dev/null || echo 0)" -gt 16000 ] && break
+    sleep 0.02
+    i=$((i + 1))
+done
+kill -9 $B1 || fail "builder 1 ended before it could be killed"
+rc=0
+for p in $PIDS; do
+    [ "$p" = "$B1" ] && { wait "$p" 2>/dev/null; continue; }
+    wait "$p" || rc=1
+done
+PIDS=
+[ $rc = 0 ] || fail "a process other than the killed builder failed"
+"$BIN" eb-check --events $K --sources 4 --policy availability --assignments "$D/asg.bin" \
+    --frag-bytes $SIZES --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" \
+    --json >"$D/check.json" || fail "eb-check: $(cat "$D/check.json")"
+J=$(cat "$D/check.json")
+echo "$J" | grep -q '"missing":0,"twice":0' || fail "missing or twice: $J"
+echo "$J" | grep -q '"verify_errors":0' || fail "bytes did not verify: $J"
+echo "$J" | grep -q '{"builder":1,"alive":false' || fail "builder 1 not seen dead: $J"
+echo "$J" | grep -Eq '"builder":[02],"alive":true,"built":[0-9]+,"incomplete":0,"skipped":0,"lost":0' ||
+    fail "a surviving builder lost or left events incomplete: $J"
+lost=$(echo "$J" | sed 's/.*"lost":\([0-9]*\),"busy".*/\1/')
+lost1=$(echo "$J" | sed 's/.*"builder":1,[^}]*"lost":\([0-9]*\)}.*/\1/')
+[ "$lost" = "$lost1" ] || fail "lost events not all the dead builder's: $J"
+echo "ok: $J"
+exit 0
