@@ -33,8 +33,8 @@ const PANELS = [
    extra: [{label: 'CE marks', color: '#444', dash: [6, 4], v: (s, p, dt) => p && s.switch && p.switch ? (s.switch.marked - p.switch.marked) / dt : null}]},
   {id: 'queue', title: 'Bottleneck queue depth', unit: 'KiB', note: 'dashed: RED Kmin and Kmax',
    extra: [{label: 'queue', color: '#1f77b4', fill: 'rgba(31,119,180,0.12)', v: s => s.switch ? s.switch.q_bytes / 1024 : null},
-           {label: 'Kmin', color: '#2ca02c', dash: [6, 4], v: s => s.switch ? s.switch.kmin_bytes / 1024 : null},
-           {label: 'Kmax', color: '#d62728', dash: [6, 4], v: s => s.switch ? s.switch.kmax_bytes / 1024 : null}]},
+           {label: 'Kmin', color: '#2ca02c', dash: [6, 4], v: s => sw(s, 'kmin_bytes') ? s.switch.kmin_bytes / 1024 : null},
+           {label: 'Kmax', color: '#d62728', dash: [6, 4], v: s => sw(s, 'kmax_bytes') ? s.switch.kmax_bytes / 1024 : null}]},
   {id: 'retx', title: 'Retransmissions per flow', unit: 'packets/s', note: 'Go-Back-N resends of each sender QP',
    flow: (f, p, dt) => p ? (f.retx_pkts - p.retx_pkts) / dt : null},
   {id: 'rtt', title: 'PSN-to-ACK latency', unit: 'ms', note: 'mean of the ACKs of the last 250 ms',
@@ -252,6 +252,7 @@ async function start() {
   const skip = new Set();
   if (st.sample && !st.sample.switch) skip.add('queue');
   if (st.run.cc === 'none') ['rc', 'rt', 'alpha'].forEach(k => skip.add(k));
+  if (st.run.counters === false) ['cnp', 'retx', 'rtt'].forEach(k => skip.add(k));
   state.panels = PANELS.filter(d => !skip.has(d.id)).map(d => makePanel(d, n));
   document.getElementById('pause').addEventListener('click', ev => {
     state.paused = !state.paused;

@@ -41,8 +41,11 @@ struct fe_web {
     uint16_t port;
     pthread_mutex_t mu;
     struct fe_web_sample *ring;
+    uint64_t *slot_seq; /* the sample number in each slot of ring */
     unsigned ring_cap;
-    uint64_t seq; /* samples pushed (under mu): the newest is ring[(seq - 1) % ring_cap] */
+    bool compact;     /* run->compact_history: ring is a list of n_kept, halved when full */
+    unsigned n_kept;
+    uint64_t seq;     /* samples pushed (under mu) */
     atomic_uint_fast64_t seq_seen; /* seq, readable without the lock */
     atomic_uint_fast64_t dropped;
     atomic_bool stopping;
@@ -83,25 +86,67 @@ int fe_web_parse_addr(const char *s, uint32_t *ip, uint16_t *port)
 
 /* ---- the ring ---- */
 
+/* A full compact history keeps every other sample: the whole run at half the density. */
+static void halve(struct fe_web *w)
+{
+    for (unsigned i = 0; i < w->ring_cap / 2; i++) {
+        w->ring[i] = w->ring[2 * i + 1];
+        w->slot_seq[i] = w->slot_seq[2 * i + 1];
+    }
+    w->n_kept = w->ring_cap / 2;
+}
+
+/* Stores s as the next sample (under mu). */
+static void store(struct fe_web *w, const struct fe_web_sample *s)
+{
+    if (w->compact && w->n_kept == w->ring_cap) halve(w);
+    unsigned slot = w->compact ? w->n_kept++ : (unsigned)(w->seq % w->ring_cap);
+    w->ring[slot] = *s;
+    w->slot_seq[slot] = ++w->seq;
+    atomic_store(&w->seq_seen, w->seq);
+}
+
 void fe_web_push(struct fe_web *w, const struct fe_web_sample *s)
 {
     if (pthread_mutex_trylock(&w->mu)) {
         atomic_fetch_add(&w->dropped, 1);
         return;
     }
-    w->ring[w->seq % w->ring_cap] = *s;
-    w->seq++;
-    atomic_store(&w->seq_seen, w->seq);
+    store(w, s);
     pthread_mutex_unlock(&w->mu);
+}
+
+void fe_web_push_wait(struct fe_web *w, const struct fe_web_sample *s)
+{
+    pthread_mutex_lock(&w->mu);
+    store(w, s);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The slot of sample seq (under mu): -1 when it was overwritten, dropped or is not there. */
+static long slot_of(const struct fe_web *w, uint64_t seq)
+{
+    if (seq < 1 || seq > w->seq) return -1;
+    if (!w->compact) return w->seq - seq < w->ring_cap ? (long)((seq - 1) % w->ring_cap) : -1;
+    unsigned lo = 0, hi = w->n_kept;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (w->slot_seq[mid] < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->n_kept && w->slot_seq[lo] == seq ? (long)lo : -1;
 }
 
 /* The newest sample into *out: false when there is none yet. */
 static bool latest_sample(struct fe_web *w, struct fe_web_sample *out, uint64_t *seq)
 {
     pthread_mutex_lock(&w->mu);
-    bool have = w->seq > 0;
+    long slot = slot_of(w, w->seq);
+    bool have = slot >= 0;
     if (have)
-        *out = w->ring[(w->seq - 1) % w->ring_cap];
+        *out = w->ring[slot];
     else
         memset(out, 0, sizeof *out);
     *seq = w->seq;
@@ -114,8 +159,9 @@ static bool latest_sample(struct fe_web *w, struct fe_web_sample *out, uint64_t 
 static bool sample_at(struct fe_web *w, uint64_t seq, struct fe_web_sample *out)
 {
     pthread_mutex_lock(&w->mu);
-    bool have = seq >= 1 && seq <= w->seq && w->seq - seq < w->ring_cap;
-    if (have) *out = w->ring[(seq - 1) % w->ring_cap];
+    long slot = slot_of(w, seq);
+    bool have = slot >= 0;
+    if (have) *out = w->ring[slot];
     pthread_mutex_unlock(&w->mu);
     return have;
 }
@@ -240,8 +286,10 @@ static void put_run_json(struct sbuf *b, const struct fe_web_run *r)
         r->rate_bps, r->kmin_bytes, r->kmax_bytes, r->queue_bytes, r->n_flows,
         r->writable ? "true" : "false");
     put_json_str(b, r->clock ? r->clock : "wall");
-    put(b, ",\"cc\":");
-    put_json_str(b, r->ccp && r->ccp->algo ? r->ccp->algo->name : "none");
+    put(b, ",\"counters\":%s,\"cc\":", r->no_counters ? "false" : "true");
+    put_json_str(b, r->ccp && r->ccp->algo ? r->ccp->algo->name
+                    : r->cc_name                ? r->cc_name
+                                                : "none");
     put(b, "}");
 }
 
@@ -281,7 +329,7 @@ static void build_state(struct fe_web *w, struct sbuf *b)
 static void build_history(struct fe_web *w, struct sbuf *b)
 {
     uint64_t last = atomic_load(&w->seq_seen);
-    uint64_t first = last > w->ring_cap ? last - w->ring_cap + 1 : 1;
+    uint64_t first = last > w->ring_cap && !w->compact ? last - w->ring_cap + 1 : 1;
     struct fe_web_sample *s = malloc(sizeof *s);
     bool comma = false;
     put(b, "{\"samples\":[");
@@ -511,7 +559,8 @@ static void put_new_samples(struct stream *st, uint64_t last)
 {
     struct fe_web *w = st->w;
     uint64_t first = st->sent_seq + 1;
-    if (last >= w->ring_cap && first <= last - w->ring_cap) first = last - w->ring_cap + 1;
+    if (!w->compact && last >= w->ring_cap && first <= last - w->ring_cap)
+        first = last - w->ring_cap + 1;
     if (last - first + 1 > SSE_BATCH) last = first + SSE_BATCH - 1;
     struct fe_web_sample *s = malloc(sizeof *s);
     for (uint64_t k = first; s && k <= last; k++) {
@@ -849,9 +898,13 @@ struct fe_web *fe_web_start(const char *addr, const struct fe_web_run *run, char
     }
     w->run = run;
     w->ring_cap = run->history_samples ? run->history_samples : RING_SAMPLES;
+    w->compact = run->compact_history && w->ring_cap >= 2;
     w->ring = calloc(w->ring_cap, sizeof *w->ring);
-    if (!w->ring) {
+    w->slot_seq = calloc(w->ring_cap, sizeof *w->slot_seq);
+    if (!w->ring || !w->slot_seq) {
         snprintf(err, err_cap, "--web: out of memory");
+        free(w->ring);
+        free(w->slot_seq);
         free(w);
         return NULL;
     }
@@ -876,6 +929,7 @@ struct fe_web *fe_web_start(const char *addr, const struct fe_web_run *run, char
         pthread_mutex_destroy(&w->mu);
         pthread_mutex_destroy(&w->pmu);
         free(w->ring);
+        free(w->slot_seq);
         free(w);
         return NULL;
     }
@@ -897,6 +951,7 @@ void fe_web_stop(struct fe_web *w)
     pthread_mutex_destroy(&w->mu);
     pthread_mutex_destroy(&w->pmu);
     free(w->ring);
+    free(w->slot_seq);
     free(w);
 }
 
@@ -905,6 +960,9 @@ void fe_web_hold(const char *cmd, uint64_t hold_ns)
     if (!hold_ns) return;
     if (hold_ns == UINT64_MAX)
         fprintf(stderr, "feroce %s: run done; the dashboard stays up until Ctrl-C\n", cmd);
+    else
+        fprintf(stderr, "feroce %s: run done; the dashboard stays up %.1f s (Ctrl-C ends it)\n",
+                cmd, (double)hold_ns / 1e9);
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     sig_atomic_t seen = fe_cli_signals;

@@ -64,7 +64,11 @@ struct fe_web_run {
     const struct fe_cc_params *ccp; /* every QP's CC parameters at the start (NULL: no CC) */
     const char *clock;              /* "wall" (default) or "simulated": the page's time axis */
     unsigned history_samples;       /* samples kept for /api/history (0: a minute at 20/s) */
+    bool compact_history;           /* keep the whole run (every other sample once full), not
+                                     * the newest: a simulation, browsed when it is over */
     bool writable;                  /* --web-write: POST /api/params changes CC parameters */
+    const char *cc_name;            /* the CC's name when there is no ccp (a replayed trace) */
+    bool no_counters;               /* no CNP, retransmission or latency counters (a trace) */
 };
 
 struct fe_web_limits {
@@ -86,6 +90,9 @@ struct fe_web *fe_web_start(const char *addr, const struct fe_web_run *run, char
 uint16_t fe_web_port(const struct fe_web *w);
 /* Records a sample; drops it (and counts the drop) rather than wait for the server. */
 void fe_web_push(struct fe_web *w, const struct fe_web_sample *s);
+/* The same, waiting for the lock: for a history loaded at once (a replayed trace), never for a
+ * data path. */
+void fe_web_push_wait(struct fe_web *w, const struct fe_web_sample *s);
 /* --web-write: the QPs whose CC parameters the page changed since the last call (bit i: flow
  * i + 1), their new (validated) parameters in out[i]. One atomic load when nothing changed;
  * a try-lock otherwise (0 when the server holds it: the change waits for the next call). */
