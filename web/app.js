@@ -15,6 +15,7 @@ const state = {run: null, recent: [], lastSeq: 0, t: [], panels: [], paused: fal
 // has no receiver (feroce send).
 const moved = f => f.rx_bytes != null ? f.rx_bytes : f.tx_bytes;
 const sw = (s, k) => s.switch ? s.switch[k] : null;
+const cnps = f => state.run.tool === 'recv' ? f.cnps_tx : f.cnps_rx;
 
 // Each panel: its title, unit, and how to get one value per flow (or per extra series).
 const PANELS = [
@@ -28,8 +29,8 @@ const PANELS = [
    flow: f => f.rt_bps >= 0 ? f.rt_bps / 1e9 : null},
   {id: 'alpha', title: 'alpha', unit: 'ratio', note: 'DCQCN estimate of the share of marked packets',
    flow: f => f.alpha >= 0 ? f.alpha : null},
-  {id: 'cnp', title: 'CNPs received per flow', unit: 'CNP/s', note: 'dashed: CE marks set by the switch',
-   flow: (f, p, dt) => p ? (f.cnps_rx - p.cnps_rx) / dt : null,
+  {id: 'cnp', title: 'CNPs per flow', unit: 'CNP/s', note: 'received by each sender (sent, by a receiver); dashed: CE marks set by the switch',
+   flow: (f, p, dt) => p ? (cnps(f) - cnps(p)) / dt : null,
    extra: [{label: 'CE marks', color: '#444', dash: [6, 4], v: (s, p, dt) => p && s.switch && p.switch ? (s.switch.marked - p.switch.marked) / dt : null}]},
   {id: 'queue', title: 'Bottleneck queue depth', unit: 'KiB', note: 'dashed: RED Kmin and Kmax',
    extra: [{label: 'queue', color: '#1f77b4', fill: 'rgba(31,119,180,0.12)', v: s => s.switch ? s.switch.q_bytes / 1024 : null},
@@ -63,7 +64,7 @@ function makePanel(def, nFlows) {
   const cols = [];
   if (def.flow)
     for (let i = 0; i < nFlows; i++) {
-      series.push({label: 'flow ' + (i + 1), stroke: COLORS[i % COLORS.length], width: 1.6,
+      series.push({label: flowName(i), stroke: COLORS[i % COLORS.length], width: 1.6,
                    value: (u, v) => fmtNum(v), show: state.shown[i]});
       cols.push({flow: i});
     }
@@ -117,9 +118,12 @@ function addMarks(list) {
   for (const pan of state.panels) pan.u.redraw(false);
 }
 
+// "flow 1".. or, for the switch, "port 0"..
+const flowName = i => state.run.flow_label === 'port' ? 'port ' + i : 'flow ' + (i + 1);
+
 function buildFlowPicker(n) {
   const box = document.getElementById('flows');
-  box.textContent = 'flows: ';
+  box.textContent = state.run.flow_label === 'port' ? 'ports: ' : 'flows: ';
   for (let i = 0; i < n; i++) {
     const cb = el('input', {type: 'checkbox', checked: true});
     cb.addEventListener('change', () => {
@@ -130,7 +134,7 @@ function buildFlowPicker(n) {
     const lab = el('label');
     const sw = el('span', {className: 'swatch'});
     sw.style.background = COLORS[i % COLORS.length];
-    lab.append(cb, sw, document.createTextNode('flow ' + (i + 1)));
+    lab.append(cb, sw, document.createTextNode(flowName(i)));
     box.append(lab);
   }
 }
@@ -252,7 +256,8 @@ async function start() {
   const skip = new Set();
   if (st.sample && !st.sample.switch) skip.add('queue');
   if (st.run.cc === 'none') ['rc', 'rt', 'alpha'].forEach(k => skip.add(k));
-  if (st.run.counters === false) ['cnp', 'retx', 'rtt'].forEach(k => skip.add(k));
+  if (st.run.counters === false || st.run.tool === 'recv') ['retx', 'rtt'].forEach(k => skip.add(k));
+  if (st.run.counters === false && st.run.tool !== 'switch') skip.add('cnp');
   state.panels = PANELS.filter(d => !skip.has(d.id)).map(d => makePanel(d, n));
   document.getElementById('pause').addEventListener('click', ev => {
     state.paused = !state.paused;

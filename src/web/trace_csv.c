@@ -85,8 +85,8 @@ static int var_col(struct cursor *c, struct fe_trace_csv *t, unsigned flow, cons
         memcpy(v->unit, br + 1, ul - 1);
         v->unit[ul - 1] = 0;
     }
-    *col = (struct fe_trace_col){.kind = FE_TRACE_VAR, .flow = (uint16_t)flow,
-                                 .var = (uint8_t)t->n_vars[flow]++};
+    *col = (struct fe_trace_col){
+        .kind = FE_TRACE_VAR, .flow = (uint16_t)flow, .var = (uint8_t)t->n_vars[flow]++};
     return 0;
 }
 

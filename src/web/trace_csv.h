@@ -13,7 +13,13 @@
 #define FE_TRACE_CSV_MAX_PORTS 256
 #define FE_TRACE_CSV_MAX_CELLS (16u << 20) /* rows x columns: 128 MiB of values at most */
 
-enum fe_trace_col_kind { FE_TRACE_TIME, FE_TRACE_GBPS, FE_TRACE_RATE, FE_TRACE_VAR, FE_TRACE_QUEUE };
+enum fe_trace_col_kind {
+    FE_TRACE_TIME,
+    FE_TRACE_GBPS,
+    FE_TRACE_RATE,
+    FE_TRACE_VAR,
+    FE_TRACE_QUEUE
+};
 
 struct fe_trace_col {
     uint8_t kind;  /* enum fe_trace_col_kind */

@@ -43,9 +43,9 @@ struct fe_web {
     struct fe_web_sample *ring;
     uint64_t *slot_seq; /* the sample number in each slot of ring */
     unsigned ring_cap;
-    bool compact;     /* run->compact_history: ring is a list of n_kept, halved when full */
+    bool compact; /* run->compact_history: ring is a list of n_kept, halved when full */
     unsigned n_kept;
-    uint64_t seq;     /* samples pushed (under mu) */
+    uint64_t seq;                  /* samples pushed (under mu) */
     atomic_uint_fast64_t seq_seen; /* seq, readable without the lock */
     atomic_uint_fast64_t dropped;
     atomic_bool stopping;
@@ -286,10 +286,10 @@ static void put_run_json(struct sbuf *b, const struct fe_web_run *r)
         r->rate_bps, r->kmin_bytes, r->kmax_bytes, r->queue_bytes, r->n_flows,
         r->writable ? "true" : "false");
     put_json_str(b, r->clock ? r->clock : "wall");
-    put(b, ",\"counters\":%s,\"cc\":", r->no_counters ? "false" : "true");
-    put_json_str(b, r->ccp && r->ccp->algo ? r->ccp->algo->name
-                    : r->cc_name                ? r->cc_name
-                                                : "none");
+    put(b, ",\"counters\":%s,\"flow_label\":", r->no_counters ? "false" : "true");
+    put_json_str(b, r->flow_label ? r->flow_label : "flow");
+    put(b, ",\"cc\":");
+    put_json_str(b, r->ccp && r->ccp->algo ? r->ccp->algo->name : r->cc_name ? r->cc_name : "none");
     put(b, "}");
 }
 
@@ -413,6 +413,15 @@ static void put_flow_counters(struct sbuf *b, const struct fe_web_sample *s)
     PER_FLOW(b, s, "flow_ack_timeouts_total", "%" PRIu64, f->timeouts);
 }
 
+/* The switch: each port's output (its "flows" are its ports). */
+static void put_port_bytes(struct sbuf *b, const struct fe_web_sample *s)
+{
+    metric_head(b, "switch_port_transmitted_bytes_total", "counter", "Bytes each port sent.");
+    for (unsigned i = 0; i < s->n_flows; i++)
+        put(b, "feroce_switch_port_transmitted_bytes_total{port=\"%u\"} %" PRIu64 "\n", i,
+            s->f[i].tx_bytes);
+}
+
 /* DCQCN's state: rates in bytes per second (the exposition's base unit), alpha a ratio. */
 static void put_flow_cc(struct sbuf *b, const struct fe_web_sample *s)
 {
@@ -492,9 +501,13 @@ static void build_metrics(struct fe_web *w, struct sbuf *b)
     if (!have) return;
     metric_head(b, "run_elapsed_seconds", "gauge", "Time since the run started streaming.");
     put(b, "feroce_run_elapsed_seconds %.6f\n", (double)s.t_ns / 1e9);
-    put_flow_counters(b, &s);
-    put_flow_cc(b, &s);
-    put_flow_latency(b, &s);
+    if (w->run->flow_label && !strcmp(w->run->flow_label, "port")) {
+        put_port_bytes(b, &s);
+    } else {
+        put_flow_counters(b, &s);
+        put_flow_cc(b, &s);
+        put_flow_latency(b, &s);
+    }
     if (s.bottleneck.has) put_switch(b, &s);
 }
 

@@ -68,6 +68,7 @@ struct fe_web_run {
                                      * the newest: a simulation, browsed when it is over */
     bool writable;                  /* --web-write: POST /api/params changes CC parameters */
     const char *cc_name;            /* the CC's name when there is no ccp (a replayed trace) */
+    const char *flow_label;         /* what a "flow" is: "flow" (default), "port" (switch) */
     bool no_counters;               /* no CNP, retransmission or latency counters (a trace) */
 };
 

@@ -107,8 +107,7 @@ static void sample_flow(struct fe_web_sim *ws, uint32_t i, struct fe_web_flow *f
 static void sleep_until_wall(uint64_t wall_ns)
 {
     sig_atomic_t seen = fe_cli_signals;
-    for (uint64_t now = fe_wall_ns(); now < wall_ns && fe_cli_signals == seen;
-         now = fe_wall_ns()) {
+    for (uint64_t now = fe_wall_ns(); now < wall_ns && fe_cli_signals == seen; now = fe_wall_ns()) {
         uint64_t d = wall_ns - now < 50000000u ? wall_ns - now : 50000000u;
         struct timespec ts = {0, (long)d};
         nanosleep(&ts, NULL);
@@ -164,8 +163,8 @@ static void describe_sim(struct fe_web_sim *ws)
              r->ccp ? r->ccp->algo->name : "no CC", (double)ws->o.interval_ns / 1e3);
 }
 
-struct fe_web_sim *fe_web_sim_start(struct fe_sim *sim, const struct fe_web_sim_opts *o,
-                                    char *err, size_t err_cap)
+struct fe_web_sim *fe_web_sim_start(struct fe_sim *sim, const struct fe_web_sim_opts *o, char *err,
+                                    size_t err_cap)
 {
     struct fe_web_sim *ws = calloc(1, sizeof *ws);
     if (!ws) {
@@ -311,10 +310,8 @@ int fe_web_sim_replay(const char *path, const struct fe_web_sim_opts *o)
         free(t);
         return 1;
     }
-    struct fe_web_run run = {.tool = "sim",
-                             .clock = "simulated",
-                             .history_samples = SIM_HISTORY,
-                             .no_counters = true};
+    struct fe_web_run run = {
+        .tool = "sim", .clock = "simulated", .history_samples = SIM_HISTORY, .no_counters = true};
     run.cc_name = t->n_vars[0] ? "(from the trace)" : NULL;
     run.n_flows = t->n_flows < FE_WEB_MAX_FLOWS ? t->n_flows : FE_WEB_MAX_FLOWS;
     snprintf(run.description, sizeof run.description,

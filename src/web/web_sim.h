@@ -23,8 +23,8 @@ struct fe_web_sim;
 
 #ifdef FE_HAVE_WEB
 /* Starts serving the run of sim (which must outlive it): NULL with a sentence in err. */
-struct fe_web_sim *fe_web_sim_start(struct fe_sim *sim, const struct fe_web_sim_opts *o,
-                                    char *err, size_t err_cap);
+struct fe_web_sim *fe_web_sim_start(struct fe_sim *sim, const struct fe_web_sim_opts *o, char *err,
+                                    size_t err_cap);
 /* The simulated time of the next sample. */
 uint64_t fe_web_sim_next(const struct fe_web_sim *ws);
 /* A sample at the simulator's time; then, paced, waits until the wall clock catches up. */
@@ -35,9 +35,8 @@ void fe_web_sim_finish(struct fe_web_sim *ws);
  * message on stderr (a trace that does not parse, the address). */
 int fe_web_sim_replay(const char *path, const struct fe_web_sim_opts *o);
 #else
-static inline struct fe_web_sim *fe_web_sim_start(struct fe_sim *sim,
-                                                  const struct fe_web_sim_opts *o, char *err,
-                                                  size_t err_cap)
+static inline struct fe_web_sim *
+fe_web_sim_start(struct fe_sim *sim, const struct fe_web_sim_opts *o, char *err, size_t err_cap)
 {
     (void)sim;
     (void)o;

@@ -66,7 +66,7 @@ def check_state():
 
 def check_params():
     p = json.loads(get("/api/params")[2])
-    if p["writable"] != WRITE or not p["qps"] or not p["qps"][0]["params"]:
+    if p["writable"] != WRITE or not p["qps"] or (not p["qps"][0]["params"] and WRITE):
         fail("/api/params: %r" % p)
     print("params: %d QPs, %d parameters each" % (len(p["qps"]), len(p["qps"][0]["params"])))
     return p
@@ -84,6 +84,12 @@ def post(path, body):
 def check_write(p):
     """Read-only: 403. --web-write: a valid change is applied and marked, a bad one refused
     with the command line's message and nothing changed."""
+    if not p["qps"][0]["params"]:  # no CC (recv, switch): nothing to set
+        st, text = post("/api/params", "flow=1&set=x=1")
+        if st != 403:
+            fail("POST /api/params without CC, read-only: %d" % st)
+        print("no CC parameters; POST /api/params -> 403")
+        return
     name = p["qps"][0]["params"][0]["name"]
     old = p["qps"][0]["params"][0]["value"]
     new = p["qps"][0]["params"][0]["default"] * 2 or 1
