@@ -252,3 +252,8 @@ void fe_web_io_finish(struct fe_web_opts *o, const char *cmd)
     free(x);
     o->io = NULL;
 }
+
+uint16_t fe_web_io_port(const struct fe_web_opts *o)
+{
+    return o->io ? fe_web_port(o->io->w) : 0;
+}

@@ -42,6 +42,8 @@ void fe_web_io_step(struct fe_web_opts *o, uint64_t now_ns);
 uint64_t fe_web_io_deadline(const struct fe_web_opts *o, uint64_t dl);
 /* The last sample, --web-hold, and the server stopped. */
 void fe_web_io_finish(struct fe_web_opts *o, const char *cmd);
+/* The port the view listens on (0: none). */
+uint16_t fe_web_io_port(const struct fe_web_opts *o);
 #else
 static inline int fe_web_io_refuse(const struct fe_web_opts *o)
 {
