@@ -285,4 +285,9 @@ async function start() {
   setInterval(() => { if (state.dirty) redraw(); }, 100);
 }
 
+// A script error is shown on the page, not only in the browser's console.
+const showError = m => { document.getElementById('status').title = m; setStatus('ended', 'page error: ' + m); };
+window.addEventListener('error', e => showError(e.message));
+window.addEventListener('unhandledrejection', e => showError(String(e.reason)));
+
 start().catch(e => { document.getElementById('desc').textContent = 'cannot load /api/state: ' + e; });
