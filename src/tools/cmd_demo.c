@@ -18,8 +18,6 @@
 #include "feroce/stats.h"
 #include "tools/cli.h"
 #ifdef FE_HAVE_WEB
-#include <time.h>
-
 #include "web/web.h"
 #endif
 
@@ -904,12 +902,7 @@ static int start_web(struct demo_opts *o, struct fe_web_run *run)
 static void stop_web(struct demo_opts *o)
 {
     if (!o->c.web) return;
-    uint64_t end = fe_io_now_ns() + o->web_hold_ns;
-    sig_atomic_t seen = fe_cli_signals;
-    while (fe_io_now_ns() < end && fe_cli_signals == seen) {
-        struct timespec ts = {0, 50000000};
-        nanosleep(&ts, NULL);
-    }
+    fe_web_hold("demo", o->web_hold_ns);
     fe_web_stop(o->c.web);
     o->c.web = NULL;
 }
