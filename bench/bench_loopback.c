@@ -451,18 +451,28 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
 
 /* --web: the feroce path again with the dashboard open on the receiver; fe is its rate
  * without (the run just before). 1 when the run failed. */
-static int web_pass(struct run *r, double fe)
+/* Gb/s per CPU-second of the busier data-path thread of the run just done. */
+static double per_core(const struct run *r)
+{
+    double busy_s = r->cpu_tx_s > r->cpu_rx_s ? r->cpu_tx_s : r->cpu_rx_s;
+    return busy_s > 0 ? (double)r->bytes * 8 / busy_s / 1e9 : 0;
+}
+
+static int web_pass(struct run *r, double fe, double fe_core)
 {
     r->web_bytes = 0;
-    double with = run_pair(r, feroce_tx, feroce_rx);
+    double with = run_pair(r, feroce_tx, feroce_rx), with_core = per_core(r);
     r->web = false;
     double again = run_pair(r, feroce_tx, feroce_rx); /* the drift of the machine meanwhile */
+    double without = (fe + again) / 2, without_core = (fe_core + per_core(r)) / 2;
     r->web = true;
-    double without = (fe + again) / 2;
     printf("       with the dashboard open (SSE stream read throughout, /metrics every 1 s, "
            "%.1f KB read): %.2f Gb/s; without: %.2f and %.2f Gb/s; ratio %.3f (%+.1f %%)\n",
            (double)r->web_bytes / 1e3, with, fe, again, without > 0 ? with / without : 0,
            without > 0 ? 100 * (with / without - 1) : 0);
+    printf("       per CPU-second of the busier thread: %.2f Gb/s with, %.2f without; ratio "
+           "%.3f\n",
+           with_core, without_core, without_core > 0 ? with_core / without_core : 0);
     fflush(stdout);
     return with <= 0 || !r->web_bytes;
 }
@@ -536,7 +546,7 @@ static int run(int argc, char **argv)
             fe_core, 100 * util_tx, 100 * util_rx);
         fflush(stdout);
         if (fe <= 0 || (base <= 0 && !feroce_only)) rc = 1;
-        if (r.web && web_pass(&r, fe)) rc = 1;
+        if (r.web && web_pass(&r, fe, fe_core)) rc = 1;
     }
     printf("feroce Gb/s: verified-or-placed payload of completed messages; plain UDP: datagram "
            "bytes received (BTH + payload + ICRC sized), sender blasting without flow control; "
