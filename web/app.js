@@ -180,6 +180,7 @@ function redraw() {
       pan.u.setScale('x', {min: Math.max(t0, tmax - state.winS), max: Math.max(tmax, t0 + 5)});
   }
   state.dirty = false;
+  document.getElementById('count').textContent = state.lastSeq + ' samples';
 }
 
 function updateStatus(text) {
