@@ -441,6 +441,7 @@ static void run_loop(struct sim_run *s)
             progress_line(s->sim, t0, s->total_bytes, s->end_ns);
         }
         if (s->r == 1 || fe_sim_now(s->sim) >= s->o.until_ns) break;
+        if (fe_cli_signals) break; /* --web catches Ctrl-C: the run ends here, reported */
         if (s->fg_stop && foreground_done(s->sim, &s->ri)) break;
     }
     s->wall_ns = fe_wall_ns() - t0;
