@@ -107,8 +107,9 @@ def check_write(p):
     st2, text2 = post("/api/params", "flow=1&set=no_such_param=1")
     st3, _ = post("/api/params", "garbage\x00%zz")
     st4, _ = post("/api/params", "flow=99&set=%s=1" % name)
-    if (st2, st3, st4) != (400, 400, 400):
-        fail("bad POSTs: %d %d %d" % (st2, st3, st4))
+    st5, _ = post("/api/params", "flow=1&set=%s=1&pad=%s" % (name, "x" * 5000))
+    if (st2, st3, st4, st5) != (400, 400, 400, 413):
+        fail("bad POSTs: %d %d %d %d" % (st2, st3, st4, st5))
     q = json.loads(get("/api/params")[2])
     if q["qps"][0]["params"][0]["value"] != new or (len(q["qps"]) > 1 and q["qps"][1]["params"][0]["value"] != old):
         fail("the change did not stick to flow 1 only: %r" % q["qps"][:2])
