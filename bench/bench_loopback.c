@@ -3,7 +3,10 @@
  * WRITEs with immediate through the feroce transport, and a DAQ receiver placing them in its
  * ring, at path MTU 1024 and 4096. Baseline in the same run: plain UDP sendmmsg/recvmmsg of
  * datagrams of the same size between two pinned threads, nothing else done with them. The ratio
- * is what the RDMA transport (PSNs, ACKs, ICRC both ways, placement, completions) costs. */
+ * is what the RDMA transport (PSNs, ACKs, ICRC both ways, placement, completions) costs.
+ * With --web, the feroce path runs again with the receiver's dashboard served (as `feroce recv
+ * --web` does) and a client on it as the page and Prometheus are: the SSE stream read the whole
+ * time, /api/history once, /metrics every second. The ratio is what watching costs. */
 #include "tools/cli.h"
 
 #include <arpa/inet.h>
@@ -21,20 +24,28 @@
 #include "feroce/daq.h"
 #include "feroce/frontend.h"
 #include "feroce/io.h"
+#ifdef FE_HAVE_WEB
+#include "web/web_io.h"
+#endif
 
 struct run {
     uint32_t base_ip;
     uint32_t mtu;
     uint64_t warm_ns, measure_ns;
     bool verify;
+    bool web; /* serve the receiver's dashboard with a client on it (--web) */
     int cpu_tx, cpu_rx;
     atomic_bool stop, rx_ready, tx_known;
     pthread_t tx_thread; /* written before tx_known is set */
+    /* the receiver QP's keys (random since the receiver draws them): written before rx_ready */
+    uint32_t rx_qpn, rx_rkey, rx_psn;
+    uint64_t rx_va;
     /* results (receiver thread) */
     uint64_t bytes;
     double secs;
     double cpu_tx_s, cpu_rx_s; /* CPU time each thread used during the measured window */
     int err;
+    uint64_t web_bytes; /* what the client read from the dashboard */
 };
 
 static void pin(int cpu)
@@ -55,6 +66,84 @@ static void thread_cpu(struct run *r, double *tx_s, double *rx_s)
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
         *rx_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
+
+/* ---- the dashboard open on the receiver (--web) ---- */
+
+#ifdef FE_HAVE_WEB
+/* GET path from the dashboard on port; reads until the server closes or stop: bytes read. */
+static uint64_t http_get(uint16_t port, const char *path, atomic_bool *stop)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+    a.sin_addr.s_addr = htonl(0x7F000001u);
+    struct timeval tv = {0, 200000}; /* wakes up to look at stop */
+    uint64_t n = 0;
+    if (fd < 0) return 0;
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char req[128], buf[16384];
+    int len =
+        snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n", path);
+    if (!connect(fd, (struct sockaddr *)&a, sizeof a) && write(fd, req, (size_t)len) == len) {
+        while (!atomic_load(stop)) {
+            ssize_t k = read(fd, buf, sizeof buf);
+            if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) break;
+            if (k > 0) n += (uint64_t)k;
+        }
+    }
+    close(fd);
+    return n;
+}
+
+struct page {
+    struct run *r;
+    uint16_t port;
+    atomic_bool stop;
+    pthread_t stream, scrape;
+    uint64_t stream_bytes, scrape_bytes;
+};
+
+/* The page: its history once, then the stream until the run ends. */
+static void *page_stream(void *arg)
+{
+    struct page *p = arg;
+    p->stream_bytes = http_get(p->port, "/api/history", &p->stop);
+    p->stream_bytes += http_get(p->port, "/api/stream", &p->stop);
+    return NULL;
+}
+
+/* Prometheus: /metrics every second. */
+static void *page_scrape(void *arg)
+{
+    struct page *p = arg;
+    while (!atomic_load(&p->stop)) {
+        p->scrape_bytes += http_get(p->port, "/metrics", &p->stop);
+        for (int i = 0; i < 10 && !atomic_load(&p->stop); i++) usleep(100000);
+    }
+    return NULL;
+}
+
+static bool page_open(struct page *p, struct run *r, uint16_t port)
+{
+    memset(p, 0, sizeof *p);
+    p->r = r;
+    p->port = port;
+    if (pthread_create(&p->stream, NULL, page_stream, p)) return false;
+    if (pthread_create(&p->scrape, NULL, page_scrape, p)) {
+        atomic_store(&p->stop, true);
+        pthread_join(p->stream, NULL);
+        return false;
+    }
+    return true;
+}
+
+static void page_close(struct page *p)
+{
+    atomic_store(&p->stop, true);
+    pthread_join(p->stream, NULL);
+    pthread_join(p->scrape, NULL);
+    p->r->web_bytes = p->stream_bytes + p->scrape_bytes;
+}
+#endif
 
 /* ---- feroce path ---- */
 
@@ -79,12 +168,26 @@ static void *feroce_rx(void *arg)
         atomic_store(&r->rx_ready, true);
         return NULL;
     }
+#ifdef FE_HAVE_WEB
+    struct fe_web_opts wo = {.addr = r->web ? "127.0.0.1:0" : NULL};
+    struct page page;
+    bool paged = r->web && !fe_web_io_recv(&wo, d) && page_open(&page, r, fe_web_io_port(&wo));
+    if (r->web && !paged) r->err = FE_EIO;
+#endif
+    const struct fe_daq_flow *fl = fe_daq_flow(d, 0);
+    r->rx_qpn = fl->qpn;
+    r->rx_rkey = fl->rkey;
+    r->rx_psn = fl->psn;
+    r->rx_va = fl->va;
     atomic_store(&r->rx_ready, true);
     uint64_t t0 = fe_io_now_ns(), w0 = 0, b0 = 0;
     double tx0 = 0, rx0 = 0;
     while (!atomic_load(&r->stop)) {
         uint64_t now = fe_io_now_ns();
         fe_daq_step(d, now, FE_READY_ALL);
+#ifdef FE_HAVE_WEB
+        fe_web_io_step(&wo, now);
+#endif
         if (!w0 && now >= t0 + r->warm_ns) {
             w0 = now;
             b0 = fe_daq_flow(d, 0)->bytes;
@@ -101,6 +204,10 @@ static void *feroce_rx(void *arg)
         }
     }
     atomic_store(&r->stop, true);
+#ifdef FE_HAVE_WEB
+    if (paged) page_close(&page);
+    fe_web_io_finish(&wo, "bench");
+#endif
     fe_daq_destroy(d);
     return NULL;
 }
@@ -116,9 +223,11 @@ static void *feroce_tx(void *arg)
     fc.ep.udp.bind_ip = r->base_ip + 2;
     fc.n_qps = 1;
     fc.local_qpn = 256;
-    fc.peer_qpn = 0x11;
-    fc.peer_rkey = 0x1000;
-    fc.peer_va = 0x100000000ull;
+    if (r->err) return NULL; /* the receiver could not start */
+    fc.peer_qpn = r->rx_qpn;
+    fc.peer_rkey = r->rx_rkey;
+    fc.peer_psn = r->rx_psn;
+    fc.peer_va = r->rx_va;
     fc.peer_ip = r->base_ip + 1;
     fc.stream.msg_bytes = 65536;
     fc.qp.mtu_bytes = r->mtu;
@@ -340,6 +449,34 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
     return (double)r->bytes * 8 / r->secs / 1e9;
 }
 
+/* --web: the feroce path again with the dashboard open on the receiver; fe is its rate
+ * without (the run just before). 1 when the run failed. */
+/* Gb/s per CPU-second of the busier data-path thread of the run just done. */
+static double per_core(const struct run *r)
+{
+    double busy_s = r->cpu_tx_s > r->cpu_rx_s ? r->cpu_tx_s : r->cpu_rx_s;
+    return busy_s > 0 ? (double)r->bytes * 8 / busy_s / 1e9 : 0;
+}
+
+static int web_pass(struct run *r, double fe, double fe_core)
+{
+    r->web_bytes = 0;
+    double with = run_pair(r, feroce_tx, feroce_rx), with_core = per_core(r);
+    r->web = false;
+    double again = run_pair(r, feroce_tx, feroce_rx); /* the drift of the machine meanwhile */
+    double without = (fe + again) / 2, without_core = (fe_core + per_core(r)) / 2;
+    r->web = true;
+    printf("       with the dashboard open (SSE stream read throughout, /metrics every 1 s, "
+           "%.1f KB read): %.2f Gb/s; without: %.2f and %.2f Gb/s; ratio %.3f (%+.1f %%)\n",
+           (double)r->web_bytes / 1e3, with, fe, again, without > 0 ? with / without : 0,
+           without > 0 ? 100 * (with / without - 1) : 0);
+    printf("       per CPU-second of the busier thread: %.2f Gb/s with, %.2f without; ratio "
+           "%.3f\n",
+           with_core, without_core, without_core > 0 ? with_core / without_core : 0);
+    fflush(stdout);
+    return with <= 0 || !r->web_bytes;
+}
+
 static int run(int argc, char **argv)
 {
     struct run r;
@@ -356,12 +493,20 @@ static int run(int argc, char **argv)
             if (fe_parse_u32_max(argv[++i], &only_mtu, "--mtu", 4096)) return 2;
         } else if (!strcmp(argv[i], "--feroce-only")) {
             feroce_only = true; /* for profiling feroce's own path */
+        } else if (!strcmp(argv[i], "--web")) {
+            r.web = true;
         } else {
             fprintf(stderr, "usage: feroce bench loopback [--time-ms MS (2000)] [--verify] "
-                            "[--mtu 1024|4096 (both)] [--feroce-only]\n");
+                            "[--mtu 1024|4096 (both)] [--feroce-only] [--web]\n");
             return 2;
         }
     }
+#ifndef FE_HAVE_WEB
+    if (r.web) {
+        fprintf(stderr, "bench loopback: --web is not built in (no libmicrohttpd or npm)\n");
+        return 2;
+    }
+#endif
     if (only_mtu && only_mtu != 1024 && only_mtu != 4096) {
         fprintf(stderr, "bench loopback: --mtu is 1024 or 4096\n");
         return 2;
@@ -401,6 +546,7 @@ static int run(int argc, char **argv)
             fe_core, 100 * util_tx, 100 * util_rx);
         fflush(stdout);
         if (fe <= 0 || (base <= 0 && !feroce_only)) rc = 1;
+        if (r.web && web_pass(&r, fe, fe_core)) rc = 1;
     }
     printf("feroce Gb/s: verified-or-placed payload of completed messages; plain UDP: datagram "
            "bytes received (BTH + payload + ICRC sized), sender blasting without flow control; "

@@ -9,27 +9,33 @@ const MAX_POINTS = 20 * 600;  // 10 minutes at 20 samples/s
 // packets in bursts, and a 50 ms difference is mostly noise.
 const SPAN = 5;
 const state = {run: null, recent: [], lastSeq: 0, t: [], panels: [], paused: false,
-               zoomed: false, winS: 30, shown: [], dirty: false};
+               zoomed: false, winS: 30, shown: [], dirty: false, marks: [], tScale: 1};
+
+// The payload a flow moved: what the receiver verified, or what the sender sent when the tool
+// has no receiver (feroce send).
+const moved = f => f.rx_bytes != null ? f.rx_bytes : f.tx_bytes;
+const sw = (s, k) => s.switch ? s.switch[k] : null;
+const cnps = f => state.run.tool === 'recv' ? f.cnps_tx : f.cnps_rx;
 
 // Each panel: its title, unit, and how to get one value per flow (or per extra series).
 const PANELS = [
-  {id: 'tput', title: 'Throughput per flow', unit: 'Gb/s', note: 'verified payload at the receiver, over 250 ms; dashed: the switch bottleneck',
-   flow: (f, p, dt) => p ? (f.rx_bytes - p.rx_bytes) * 8 / dt / 1e9 : null,
-   extra: [{label: 'bottleneck', color: '#444', dash: [6, 4], v: () => state.run.rate_bps / 1e9},
-           {label: 'total', color: '#999', width: 2.4, v: (s, p, dt) => p ? s.flows.reduce((a, f, i) => a + (f.rx_bytes - p.flows[i].rx_bytes), 0) * 8 / dt / 1e9 : null}]},
+  {id: 'tput', title: 'Throughput per flow', unit: 'Gb/s', note: 'payload verified at the receiver (sent, without one), over 5 samples; dashed: the switch bottleneck',
+   flow: (f, p, dt) => p && moved(f) != null ? (moved(f) - moved(p)) * 8 / dt / 1e9 : null,
+   extra: [{label: 'bottleneck', color: '#444', dash: [6, 4], v: s => (sw(s, 'rate_bps') || state.run.rate_bps) / 1e9 || null},
+           {label: 'total', color: '#999', width: 2.4, v: (s, p, dt) => p ? s.flows.reduce((a, f, i) => a + (moved(f) - moved(p.flows[i])), 0) * 8 / dt / 1e9 : null}]},
   {id: 'rc', title: 'Rc: current rate', unit: 'Gb/s', note: 'DCQCN rate limiter of each sender QP',
    flow: f => f.rc_bps >= 0 ? f.rc_bps / 1e9 : null},
   {id: 'rt', title: 'Rt: target rate', unit: 'Gb/s', note: 'the rate DCQCN recovers towards',
    flow: f => f.rt_bps >= 0 ? f.rt_bps / 1e9 : null},
   {id: 'alpha', title: 'alpha', unit: 'ratio', note: 'DCQCN estimate of the share of marked packets',
    flow: f => f.alpha >= 0 ? f.alpha : null},
-  {id: 'cnp', title: 'CNPs received per flow', unit: 'CNP/s', note: 'dashed: CE marks set by the switch',
-   flow: (f, p, dt) => p ? (f.cnps_rx - p.cnps_rx) / dt : null,
-   extra: [{label: 'CE marks', color: '#444', dash: [6, 4], v: (s, p, dt) => p ? (s.switch.marked - p.switch.marked) / dt : null}]},
+  {id: 'cnp', title: 'CNPs per flow', unit: 'CNP/s', note: 'received by each sender (sent, by a receiver); dashed: CE marks set by the switch',
+   flow: (f, p, dt) => p ? (cnps(f) - cnps(p)) / dt : null,
+   extra: [{label: 'CE marks', color: '#444', dash: [6, 4], v: (s, p, dt) => p && s.switch && p.switch ? (s.switch.marked - p.switch.marked) / dt : null}]},
   {id: 'queue', title: 'Bottleneck queue depth', unit: 'KiB', note: 'dashed: RED Kmin and Kmax',
-   extra: [{label: 'queue', color: '#1f77b4', fill: 'rgba(31,119,180,0.12)', v: s => s.switch.q_bytes / 1024},
-           {label: 'Kmin', color: '#2ca02c', dash: [6, 4], v: () => state.run.kmin_bytes / 1024},
-           {label: 'Kmax', color: '#d62728', dash: [6, 4], v: () => state.run.kmax_bytes / 1024}]},
+   extra: [{label: 'queue', color: '#1f77b4', fill: 'rgba(31,119,180,0.12)', v: s => s.switch ? s.switch.q_bytes / 1024 : null},
+           {label: 'Kmin', color: '#2ca02c', dash: [6, 4], v: s => sw(s, 'kmin_bytes') ? s.switch.kmin_bytes / 1024 : null},
+           {label: 'Kmax', color: '#d62728', dash: [6, 4], v: s => sw(s, 'kmax_bytes') ? s.switch.kmax_bytes / 1024 : null}]},
   {id: 'retx', title: 'Retransmissions per flow', unit: 'packets/s', note: 'Go-Back-N resends of each sender QP',
    flow: (f, p, dt) => p ? (f.retx_pkts - p.retx_pkts) / dt : null},
   {id: 'rtt', title: 'PSN-to-ACK latency', unit: 'ms', note: 'mean of the ACKs of the last 250 ms',
@@ -53,11 +59,12 @@ function makePanel(def, nFlows) {
   const box = el('section', {className: 'panel'});
   box.append(el('h2', {}, def.title + ' (' + def.unit + ')'), el('div', {className: 'note'}, def.note));
   document.getElementById('panels').append(box);
-  const series = [{label: 'time', value: (u, v) => v == null ? '–' : v.toFixed(2) + ' s'}];
+  const tu = state.tScale === 1 ? ' s' : ' ms';
+  const series = [{label: 'time', value: (u, v) => v == null ? '–' : v.toFixed(2) + tu}];
   const cols = [];
   if (def.flow)
     for (let i = 0; i < nFlows; i++) {
-      series.push({label: 'flow ' + (i + 1), stroke: COLORS[i % COLORS.length], width: 1.6,
+      series.push({label: flowName(i), stroke: COLORS[i % COLORS.length], width: 1.6,
                    value: (u, v) => fmtNum(v), show: state.shown[i]});
       cols.push({flow: i});
     }
@@ -70,11 +77,12 @@ function makePanel(def, nFlows) {
     width: Math.max(box.clientWidth - 20, 300), height: 200,
     series,
     scales: {x: {time: false}, y: {range: (u, min, max) => [Math.min(0, min), max > 0 ? max * 1.08 : 1]}},
-    axes: [{label: 'time (s)', stroke: '#3c4556', grid: {stroke: '#eceff3'}},
+    axes: [{label: state.tScale === 1 ? 'time (s)' : 'simulated time (ms)', stroke: '#3c4556', grid: {stroke: '#eceff3'}},
            {label: def.unit, stroke: '#3c4556', grid: {stroke: '#eceff3'}, size: 60}],
     cursor: {sync: {key: 'feroce'}, drag: {x: true, y: false}},
     legend: {live: true},
-    hooks: {setSelect: [u => { if (u.select.width > 2) { state.zoomed = true; updateStatus(); } }]},
+    hooks: {setSelect: [u => { if (u.select.width > 2) { state.zoomed = true; updateStatus(); } }],
+            draw: [drawMarks]},
   };
   const data = [state.t];
   for (let k = 0; k < cols.length; k++) data.push([]);
@@ -83,9 +91,39 @@ function makePanel(def, nFlows) {
   return {def, u, cols, data};
 }
 
+// A CC parameter change (--web-write): a dashed vertical line on every chart, its text on top.
+function drawMarks(u) {
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = '#e08214';
+  ctx.fillStyle = '#b35806';
+  ctx.setLineDash([4, 3]);
+  ctx.lineWidth = 1.5 * devicePixelRatio;
+  ctx.font = (10 * devicePixelRatio) + 'px system-ui, sans-serif';
+  for (const m of state.marks) {
+    const x = u.valToPos(m.t_s * state.tScale, 'x', true);
+    if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+    ctx.beginPath();
+    ctx.moveTo(x, u.bbox.top);
+    ctx.lineTo(x, u.bbox.top + u.bbox.height);
+    ctx.stroke();
+    ctx.fillText((m.flow ? 'flow ' + m.flow + ': ' : '') + m.text, x + 3, u.bbox.top + 10 * devicePixelRatio);
+  }
+  ctx.restore();
+}
+
+function addMarks(list) {
+  state.marks.push(...list);
+  state.dirty = true;
+  for (const pan of state.panels) pan.u.redraw(false);
+}
+
+// "flow 1".. or, for the switch, "port 0"..
+const flowName = i => state.run.flow_label === 'port' ? 'port ' + i : 'flow ' + (i + 1);
+
 function buildFlowPicker(n) {
   const box = document.getElementById('flows');
-  box.textContent = 'flows: ';
+  box.textContent = state.run.flow_label === 'port' ? 'ports: ' : 'flows: ';
   for (let i = 0; i < n; i++) {
     const cb = el('input', {type: 'checkbox', checked: true});
     cb.addEventListener('change', () => {
@@ -96,7 +134,7 @@ function buildFlowPicker(n) {
     const lab = el('label');
     const sw = el('span', {className: 'swatch'});
     sw.style.background = COLORS[i % COLORS.length];
-    lab.append(cb, sw, document.createTextNode('flow ' + (i + 1)));
+    lab.append(cb, sw, document.createTextNode(flowName(i)));
     box.append(lab);
   }
 }
@@ -108,7 +146,7 @@ function addSample(s) {
   const p = r.length ? r[Math.max(0, r.length - SPAN)] : null;
   const dt = p ? s.t_s - p.t_s : 0;
   if (p && dt <= 0) return;
-  state.t.push(s.t_s);
+  state.t.push(s.t_s * state.tScale);
   for (const pan of state.panels)
     pan.cols.forEach((c, k) => {
       let v;
@@ -136,9 +174,13 @@ function redraw() {
     pan.u.setData(pan.data, false);
     // the window scrolls once full; before that the run so far fills the width
     const t0 = state.t[0];
-    pan.u.setScale('x', {min: Math.max(t0, tmax - state.winS), max: Math.max(tmax, t0 + 5)});
+    if (state.tScale !== 1)  // a simulation is short: all of it, as it grows
+      pan.u.setScale('x', {min: t0, max: Math.max(tmax, t0 + 1e-3)});
+    else
+      pan.u.setScale('x', {min: Math.max(t0, tmax - state.winS), max: Math.max(tmax, t0 + 5)});
   }
   state.dirty = false;
+  document.getElementById('count').textContent = state.lastSeq + ' samples';
 }
 
 function updateStatus(text) {
@@ -157,15 +199,67 @@ function resize() {
     pan.u.setSize({width: Math.max(pan.u.root.parentNode.clientWidth - 20, 300), height: 200});
 }
 
+// The CC parameters of each QP; with --web-write a form per QP sets them (POST /api/params).
+async function buildParams() {
+  const p = await (await fetch('/api/params')).json();
+  const box = document.getElementById('params');
+  if (!p.qps.length || !p.qps[0].params.length) return;
+  box.hidden = false;
+  box.querySelector('h2').textContent = 'CC parameters (' + p.qps[0].cc + ')' + (p.writable ? '' : ' — read-only (start with --web-write to change them)');
+  const table = box.querySelector('table');
+  table.textContent = '';
+  const head = el('tr');
+  head.append(el('th', {}, 'parameter'), el('th', {}, 'unit'), el('th', {}, 'default'));
+  p.qps.forEach(q => head.append(el('th', {}, 'flow ' + q.flow)));
+  table.append(head);
+  p.qps[0].params.forEach((d, k) => {
+    const tr = el('tr');
+    tr.append(el('td', {}, d.name), el('td', {}, d.unit), el('td', {}, String(d.default)));
+    p.qps.forEach(q => {
+      const td = el('td');
+      const v = q.params[k].value;
+      if (p.writable) {
+        const inp = el('input', {value: String(v), size: 8});
+        inp.addEventListener('change', () => setParam(q.flow, d.name, inp));
+        td.append(inp);
+      } else {
+        td.textContent = String(v);
+      }
+      if (v !== d.default) td.className = 'changed';
+      tr.append(td);
+    });
+    table.append(tr);
+  });
+}
+
+async function setParam(flow, name, inp) {
+  const msg = document.getElementById('params-msg');
+  const body = new URLSearchParams({flow: String(flow), set: name + '=' + inp.value});
+  const r = await fetch('/api/params', {method: 'POST', body});
+  msg.textContent = r.ok ? 'flow ' + flow + ': ' + name + ' = ' + inp.value : 'refused: ' + (await r.text());
+  msg.className = r.ok ? 'ok' : 'err';
+  buildParams();
+}
+
 async function start() {
   const st = await (await fetch('/api/state')).json();
   state.run = st.run;
+  if (st.run.clock === 'simulated') {
+    state.tScale = 1e3;
+    document.getElementById('winbox').hidden = true;
+  }
   document.getElementById('tool').textContent = st.run.tool;
   document.getElementById('desc').textContent = st.run.description;
   const n = st.run.flows;
   state.shown = Array.from({length: n}, () => true);
   buildFlowPicker(n);
-  state.panels = PANELS.map(d => makePanel(d, n));
+  // only the panels this tool has data for: no switch, no queue; no CC, no Rc/Rt/alpha
+  const skip = new Set();
+  if (st.sample && !st.sample.switch) skip.add('queue');
+  if (st.run.cc === 'none') ['rc', 'rt', 'alpha'].forEach(k => skip.add(k));
+  if (st.run.counters === false || st.run.tool === 'recv') ['retx', 'rtt'].forEach(k => skip.add(k));
+  if (st.run.counters === false && st.run.tool !== 'switch') skip.add('cnp');
+  state.panels = PANELS.filter(d => !skip.has(d.id)).map(d => makePanel(d, n));
   document.getElementById('pause').addEventListener('click', ev => {
     state.paused = !state.paused;
     ev.target.classList.toggle('on', state.paused);
@@ -178,15 +272,23 @@ async function start() {
     redraw();
   });
   window.addEventListener('resize', resize);
+  buildParams();
   const hist = await (await fetch('/api/history')).json();
   hist.samples.forEach(addSample);
+  addMarks(hist.marks || []);
   redraw();
   const es = new EventSource('/api/stream');
   es.onopen = () => setStatus('live', 'live');
   es.onmessage = ev => addSample(JSON.parse(ev.data));
+  es.addEventListener('mark', ev => { addMarks(JSON.parse(ev.data)); buildParams(); });
   es.onerror = () => { setStatus('ended', 'run ended (the last data stays)'); es.close(); };
   // 10 redraws a second at most, whatever the sample rate
   setInterval(() => { if (state.dirty) redraw(); }, 100);
 }
+
+// A script error is shown on the page, not only in the browser's console.
+const showError = m => { document.getElementById('status').title = m; setStatus('ended', 'page error: ' + m); };
+window.addEventListener('error', e => showError(e.message));
+window.addEventListener('unhandledrejection', e => showError(String(e.reason)));
 
 start().catch(e => { document.getElementById('desc').textContent = 'cannot load /api/state: ' + e; });

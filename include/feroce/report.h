@@ -23,6 +23,8 @@ struct fe_cc_view {
     double rc_bps, rt_bps, alpha;
 };
 void fe_cc_view_of(const struct fe_cc *cc, struct fe_cc_view *v);
+/* The same from traced variables already read (a simulated flow's, a trace file's). */
+void fe_cc_view_from(const struct fe_cc_trace *t, int n, struct fe_cc_view *v);
 
 #ifdef __cplusplus
 }

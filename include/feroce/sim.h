@@ -244,6 +244,7 @@ struct fe_sim_flow_stats {
     uint64_t cnps_rx;    /* CNPs the requester received */
     uint64_t ecn_marked; /* CE-marked packets the responder received */
     uint64_t rtt_avg_ns, rtt_max_ns;
+    uint64_t rtt_samples, rtt_sum_ns; /* ACKs timed and their sum (a live view's differences) */
     double standalone_fct_ns; /* FCT alone on an idle network (HPCC's "standalone_fct") */
     bool started, done;
     bool failed; /* ended in error (retries exhausted, ...) */

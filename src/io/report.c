@@ -29,9 +29,13 @@ static double rate_bps(const struct fe_cc_trace *t)
 
 void fe_cc_view_of(const struct fe_cc *cc, struct fe_cc_view *v)
 {
-    memset(v, 0, sizeof *v);
     struct fe_cc_trace t[FE_CC_MAX_TRACE];
-    int n = fe_cc_trace(cc, t, FE_CC_MAX_TRACE);
+    fe_cc_view_from(t, fe_cc_trace(cc, t, FE_CC_MAX_TRACE), v);
+}
+
+void fe_cc_view_from(const struct fe_cc_trace *t, int n, struct fe_cc_view *v)
+{
+    memset(v, 0, sizeof *v);
     for (int i = 0; i < n; i++) {
         if (!strcmp(t[i].name, "Rc")) {
             v->has_rc = true;

@@ -121,6 +121,8 @@ int fe_sim_flow_stats(const struct fe_sim *sim, uint32_t flow, struct fe_sim_flo
     out->ecn_marked = n.ce_rx;
     out->rtt_avg_ns = n.rtt_samples ? n.rtt_sum / n.rtt_samples : 0;
     out->rtt_max_ns = n.rtt_max;
+    out->rtt_samples = n.rtt_samples;
+    out->rtt_sum_ns = n.rtt_sum;
     out->standalone_fct_ns = f->standalone_fct_ns;
     out->started = f->started;
     out->done = f->done;

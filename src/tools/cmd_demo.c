@@ -19,8 +19,6 @@
 #include "tools/cli.h"
 #include "tools/eb_wire.h"
 #ifdef FE_HAVE_WEB
-#include <time.h>
-
 #include "web/web.h"
 #endif
 
@@ -52,6 +50,7 @@ static const char usage[] =
     "  --web [ADDR:]PORT  serve a live dashboard, JSON, SSE and Prometheus metrics there\n"
     "                     (address 127.0.0.1 by default; docs/dashboard.md)\n"
     "  --web-hold TIME    keep serving the final state this long after the run (0)\n"
+    "  --web-write        let the page (POST /api/params) change the senders' CC parameters\n"
     "  --json  --quiet\n"
     "  --event-building   event building instead: front-ends, builders and an event manager,\n"
     "                     one builder slowed and killed (feroce demo --event-building --eb-help)\n"
@@ -401,6 +400,7 @@ static void sample_flow(struct incast *x, unsigned i, struct fe_web_flow *w)
     const struct fe_daq_flow *fl = fe_daq_flow(x->daq, i);
     const struct fe_frontend_flow *sf = fe_frontend_flow(x->fe[i], 0);
     const struct fe_qp_counters *sc = sf->qp ? fe_qp_counters(sf->qp) : &sf->final;
+    w->has_rx = w->has_tx = true;
     w->rx_bytes = fl->bytes;
     w->tx_bytes = sc->tx_bytes;
     w->cnps_rx = sc->rx_cnps;
@@ -430,7 +430,12 @@ static void push_sample(struct incast *x, uint64_t now)
     s.n_flows = x->c->senders;
     for (unsigned i = 0; i < x->c->senders; i++) sample_flow(x, i, &s.f[i]);
     const struct fe_esw_port_stats *b = fe_eswitch_port_stats(x->sw, x->c->senders);
-    s.bottleneck = (struct fe_web_port){.q_bytes = b->qlen_bytes,
+    s.bottleneck = (struct fe_web_port){.has = true,
+                                        .name = "bottleneck",
+                                        .rate_bps = x->c->rate_bps,
+                                        .kmin_bytes = x->c->kmin,
+                                        .kmax_bytes = x->c->kmax,
+                                        .q_bytes = b->qlen_bytes,
                                         .q_max_bytes = b->qlen_max_bytes,
                                         .tx_bytes = b->tx_bytes,
                                         .marked = b->marked,
@@ -438,6 +443,17 @@ static void push_sample(struct incast *x, uint64_t now)
                                         .drops_loss = b->drops_loss};
     fe_web_push(x->c->web, &s);
     while (x->next_sample <= now) x->next_sample += SAMPLE_NS;
+}
+
+/* --web-write: the parameters the page set, into the senders' running QPs. */
+static void take_params(struct incast *x, uint64_t now)
+{
+    struct fe_cc_params p[FE_WEB_MAX_FLOWS];
+    unsigned bits = fe_web_take_params(x->c->web, p);
+    for (unsigned i = 0; bits && i < x->c->senders && i < FE_WEB_MAX_FLOWS; i++) {
+        const struct fe_frontend_flow *sf = fe_frontend_flow(x->fe[i], 0);
+        if (bits & (1u << i) && sf->qp) fe_web_retune_qp(sf->qp, &p[i], now);
+    }
 }
 #endif
 
@@ -448,6 +464,7 @@ static void feed_web(struct incast *x, uint64_t now)
     if (!x->c->web || !x->start) return;
     if (!x->next_sample) x->next_sample = now;
     if (now >= x->next_sample) push_sample(x, now);
+    take_params(x, now);
 #else
     (void)x;
     (void)now;
@@ -573,6 +590,7 @@ struct demo_opts {
     int n_params;
     bool quiet, probe_only, talk;
     const char *web;                    /* --web [ADDR:]PORT */
+    bool web_write;                     /* --web-write */
     uint64_t web_hold_ns;               /* --web-hold */
     uint64_t kmin, kmax, queue, replay; /* 0: scaled to the rate */
 };
@@ -646,6 +664,7 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
         {FE_OPT_FLAG_("--probe", o->probe_only)},
         {FE_OPT_STR_("--web", o->web)},
         {FE_OPT_TIME_("--web-hold", o->web_hold_ns)},
+        {FE_OPT_FLAG_("--web-write", o->web_write)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -867,6 +886,7 @@ static int start_web(struct demo_opts *o, struct fe_web_run *run)
 {
     char err[256];
     describe_run(&o->c, run);
+    run->writable = o->web_write;
     o->c.web = fe_web_start(o->web, run, err, sizeof err);
     if (!o->c.web) {
         fprintf(stderr, "feroce demo: %s\n", err);
@@ -885,12 +905,7 @@ static int start_web(struct demo_opts *o, struct fe_web_run *run)
 static void stop_web(struct demo_opts *o)
 {
     if (!o->c.web) return;
-    uint64_t end = fe_io_now_ns() + o->web_hold_ns;
-    sig_atomic_t seen = fe_cli_signals;
-    while (fe_io_now_ns() < end && fe_cli_signals == seen) {
-        struct timespec ts = {0, 50000000};
-        nanosleep(&ts, NULL);
-    }
+    fe_web_hold("demo", o->web_hold_ns);
     fe_web_stop(o->c.web);
     o->c.web = NULL;
 }

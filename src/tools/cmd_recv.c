@@ -55,6 +55,7 @@ static const char usage[] =
     "     --drain TIME: after asking the senders to stop, wait until nothing arrived for this\n"
     "     long (in-flight messages and their retransmissions), then close (1s)\n"
     "     --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
+    "web: --web [ADDR:]PORT  live dashboard (docs/dashboard.md)  --web-hold TIME\n"
     "perftest: --perftest-server  be an ib_write_bw server (raw backend): a client on an RDMA\n"
     "     NIC writes --msg-size messages into our ring; ends with its report (docs/perftest.md)\n"
     "     --perftest-listen ADDR[:PORT]: the exchange's TCP address, a kernel address of this\n"
@@ -328,7 +329,7 @@ static int setup_receiver(struct recv_run *r)
     r->phase = RUN;
     r->phase_ns = r->last_progress = r->last_tick = r->t0;
     r->next_tick = r->t0 + (r->o.io.interval_ns ? r->o.io.interval_ns : UINT64_MAX / 2);
-    return 0;
+    return fe_web_io_recv(&r->o.io.web, r->d);
 }
 
 /* Anything that arrived (messages or packets, retransmissions too) counts as progress. */
@@ -423,6 +424,7 @@ static unsigned wait_events(struct recv_run *r, uint64_t now)
     if (r->o.io.interval_ns && r->next_tick < dl) dl = r->next_tick;
     uint64_t cap = now + 50000000ull;
     if (cap < dl) dl = cap;
+    dl = fe_web_io_deadline(&r->o.io.web, dl);
     return fe_io_wait(r->loop, fe_daq_ep(r->d), r->data_fd, &r->blocked, now, dl);
 }
 
@@ -434,6 +436,7 @@ static void run_loop(struct recv_run *r)
         uint64_t now = fe_io_now_ns();
         fe_daq_step(r->d, now, ready);
         note_progress(r, now);
+        fe_web_io_step(&r->o.io.web, now);
         if (io->interval_ns && now >= r->next_tick && !io->quiet && !io->json && r->phase == RUN)
             print_live(r, now);
         if (r->o.warmup_ns && !r->warm_ns && now >= r->t0 + r->o.warmup_ns) {
@@ -587,6 +590,7 @@ static int run(int argc, char **argv)
     if (!setup_receiver(&r)) {
         run_loop(&r);
         rc = print_summary(&r);
+        fe_web_io_finish(&r.o.io.web, "recv");
     }
     fe_daq_destroy(r.d);
     fe_loop_destroy(r.loop);

@@ -60,6 +60,7 @@ static const char usage[] =
     "process: --cpu N  --busy-poll  --interval TIME (1s, 0 = no live line)  --quiet  --json\n"
     "event building: --eb-source ID --eb-builders M ...  a front-end writing each event's\n"
     "                          fragment to its builder (feroce send --eb-source 0 --eb-help)\n"
+    "web: --web [ADDR:]PORT  live dashboard (docs/dashboard.md)  --web-hold TIME  --web-write\n"
     "\n"
     "Live line per QP: Gb/s (acknowledged payload), Rc Rt alpha (from the CC), retransmitted\n"
     "packets, PSN-to-ACK latency mean and p99. Exit status 0 when no QP failed.\n";
@@ -375,6 +376,7 @@ static int setup_sender(struct send_run *r)
     r->data_fd = fds[0];
     fe_cli_catch_stop_signals();
     if (!r->o.io.quiet && !r->o.io.json) print_banner(r);
+    if (fe_web_io_send(&r->o.io.web, r->f, &r->o.fc)) return -1;
     uint64_t interval = r->o.io.interval_ns;
     r->next_tick = r->t0 + (interval ? interval : UINT64_MAX / 2);
     r->last_tick = r->t0;
@@ -413,6 +415,7 @@ static unsigned wait_events(struct send_run *r, uint64_t now)
     uint64_t dl = fe_frontend_next_deadline(r->f);
     if (r->o.io.interval_ns && r->next_tick < dl) dl = r->next_tick;
     if (r->stopping && r->stop_deadline < dl) dl = r->stop_deadline;
+    dl = fe_web_io_deadline(&r->o.io.web, dl);
     return fe_io_wait(r->loop, fe_frontend_ep(r->f), r->data_fd, &r->blocked, now, dl);
 }
 
@@ -430,6 +433,7 @@ static void run_loop(struct send_run *r)
         if (fe_cli_signals > 1 || (r->stopping && now > r->stop_deadline)) break;
         if (r->o.io.interval_ns && now >= r->next_tick && !r->o.io.quiet && !r->o.io.json)
             print_live(r, now);
+        fe_web_io_step(&r->o.io.web, now);
         if (finished(r, now)) break;
         ready = wait_events(r, now);
     }
@@ -537,6 +541,7 @@ static int run(int argc, char **argv)
     if (!setup_sender(&r)) {
         run_loop(&r);
         rc = print_summary(&r);
+        fe_web_io_finish(&r.o.io.web, "send");
         if (r.o.perftest && fe_send_perftest_finish(&r.pt, fe_frontend_flow(r.f, 0), r.t1,
                                                     r.o.io.quiet || r.o.io.json))
             rc = 1;

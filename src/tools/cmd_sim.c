@@ -7,11 +7,13 @@
 #include "feroce/err.h"
 #include "feroce/sim.h"
 #include "tools/cli.h"
+#include "web/web_sim.h"
 
 static const char usage_text[] =
     "usage: feroce sim SCENARIO|FILE.yaml [options]\n"
     "       feroce sim --hpcc CONFIG.txt [--topology FILE] [--flows FILE] [options]\n"
     "       feroce sim --ns3-roce CONFIG.json [--skip-unsupported-flows] [options]\n"
+    "       feroce sim --replay TRACE.csv --web [ADDR:]PORT\n"
     "Runs a packet-level simulation of a RoCEv2 fabric (PFC, ECN/RED, shared-buffer switches)\n"
     "whose hosts run feroce's real transport and congestion control.\n\n"
     "Built-in scenarios (the LST AdvCam studies' set-ups, docs/sim.md): run 'feroce sim "
@@ -56,6 +58,12 @@ static const char usage_text[] =
     "  --skip-unsupported-flows  run an ns3-roce file whose flows include types feroce\n"
     "                       cannot model (multicast), without them (a warning names them);\n"
     "                       by default such a file is refused\n"
+    "  --web [ADDR:]PORT    live dashboard of the run (docs/dashboard.md): a sample every\n"
+    "                       --trace-interval of simulated time; then serves the finished run\n"
+    "  --web-speed X|max    simulated seconds per wall second (0.1: 100 ms of simulated time a\n"
+    "                       second, the default); max: as fast as it goes\n"
+    "  --web-hold TIME      serve the finished run this long (default: until Ctrl-C)\n"
+    "  --replay TRACE.csv   with --web: browse a trace written by --trace\n"
     "  --list               list the built-in scenarios\n";
 
 static int list_builtins(void)
@@ -70,6 +78,8 @@ static int list_builtins(void)
 
 struct opts {
     const char *scenario, *cc, *hpcc, *roce, *topology, *flows, *trace, *plot, *fct, *pfc;
+    const char *web, *replay; /* --web, --replay */
+    struct fe_web_sim_opts web_o;
     const char *params[MAX_ARGS];
     const char *sets[MAX_ARGS];
     int n_params, n_sets;
@@ -130,6 +140,18 @@ static int queue_opt(const char *q, void *p)
     return 0;
 }
 
+static int web_speed_opt(const char *val, void *p)
+{
+    double *speed = p;
+    char *end;
+    *speed = strcmp(val, "max") ? strtod(val, &end) : 0;
+    if (strcmp(val, "max") && (*end || !(*speed > 0) || *speed > 1e6)) {
+        fprintf(stderr, "feroce sim: --web-speed: a factor > 0 (simulated s per wall s) or max\n");
+        return -1;
+    }
+    return 0;
+}
+
 static int scenario_arg(const char *a, void *p)
 {
     struct opts *o = p;
@@ -144,6 +166,16 @@ static int scenario_arg(const char *a, void *p)
 /* One source of flows: a scenario, an HPCC config or an ns3-roce config. */
 static int check_sources(const struct opts *o)
 {
+    if ((o->web || o->replay) && !fe_web_sim_available()) {
+        fprintf(stderr, "feroce sim: --web is not built in (this build had no libmicrohttpd, "
+                        "no npm, or FEROCE_WEB=OFF)\n");
+        return -1;
+    }
+    if (o->replay) {
+        if (o->web && !o->scenario && !o->hpcc && !o->roce) return 0;
+        fprintf(stderr, "feroce sim: --replay TRACE.csv needs --web and no scenario\n");
+        return -1;
+    }
     if (!o->scenario && !o->hpcc && !o->roce) {
         fputs(usage_text, stderr);
         return -1;
@@ -166,6 +198,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
     o->progress = -1;
     o->until_ns = FE_SIM_NO_TIME;
     o->trace_interval_ns = 100000;
+    o->web_o.speed = 0.1;
+    o->web_o.hold_ns = UINT64_MAX;
     const struct fe_opt opts[] = {
         {FE_OPT_STR_("--cc", o->cc)},
         {FE_OPT_STR_("--hpcc", o->hpcc)},
@@ -188,6 +222,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {FE_OPT_TIME_("--until", o->until_ns), .what = "time"},
         {FE_OPT_FN_("--trace-interval", trace_interval_opt, &o->trace_interval_ns)},
         {FE_OPT_FN_("--queue", queue_opt, o)},
+        {FE_OPT_STR_("--web", o->web)},
+        {FE_OPT_FN_("--web-speed", web_speed_opt, &o->web_o.speed)},
+        {FE_OPT_TIME_("--web-hold", o->web_o.hold_ns)},
+        {FE_OPT_STR_("--replay", o->replay)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -284,6 +322,7 @@ struct sim_run {
     struct fe_sim_ns3roce_info ri;
     struct fe_sim *sim;
     struct fe_sim_trace *tr;
+    struct fe_web_sim *web; /* --web */
     FILE *pfc;
     const char *fct_path, *pfc_path;
     bool fg_stop, progress;
@@ -353,6 +392,17 @@ static int open_outputs(struct sim_run *s)
         }
         fe_sim_hpcc_log_pfc(s->sim, s->pfc);
     }
+    if (o->web) {
+        char err[512] = "";
+        struct fe_web_sim_opts wo = o->web_o;
+        wo.addr = o->web;
+        wo.interval_ns = o->trace_interval_ns;
+        s->web = fe_web_sim_start(s->sim, &wo, err, sizeof(err));
+        if (!s->web) {
+            fprintf(stderr, "feroce sim: %s\n", err);
+            return -1;
+        }
+    }
     if (o->trace || o->plot) {
         char err[512] = "";
         s->tr = fe_sim_trace_open(s->sim, o->trace, o->trace_interval_ns, err, sizeof(err));
@@ -370,6 +420,7 @@ static uint64_t next_stop(const struct sim_run *s)
 {
     uint64_t step = FE_SIM_NO_TIME, now = fe_sim_now(s->sim);
     if (s->tr) step = fe_sim_trace_next(s->tr);
+    if (s->web && fe_web_sim_next(s->web) < step) step = fe_web_sim_next(s->web);
     if (s->progress && now + 200000 < step) step = now + 200000;
     if (s->fg_stop && now + 10000 < step) step = now + 10000;
     if (s->o.until_ns < step) step = s->o.until_ns;
@@ -384,11 +435,13 @@ static void run_loop(struct sim_run *s)
         s->r = fe_sim_run(s->sim, next_stop(s));
         if (s->r < 0) break;
         if (s->tr && fe_sim_now(s->sim) >= fe_sim_trace_next(s->tr)) fe_sim_trace_sample(s->tr);
+        if (s->web && fe_sim_now(s->sim) >= fe_web_sim_next(s->web)) fe_web_sim_sample(s->web);
         if (s->progress && fe_wall_ns() - last_print > 250000000) {
             last_print = fe_wall_ns();
             progress_line(s->sim, t0, s->total_bytes, s->end_ns);
         }
         if (s->r == 1 || fe_sim_now(s->sim) >= s->o.until_ns) break;
+        if (fe_cli_signals) break; /* --web catches Ctrl-C: the run ends here, reported */
         if (s->fg_stop && foreground_done(s->sim, &s->ri)) break;
     }
     s->wall_ns = fe_wall_ns() - t0;
@@ -452,6 +505,12 @@ static int run(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--list")) return list_builtins();
     if (parse_args(argc, argv, &s.o)) return 2;
+    if (s.o.replay) {
+        s.o.web_o.addr = s.o.web;
+        fe_cli_catch_stop_signals();
+        return fe_web_sim_replay(s.o.replay, &s.o.web_o);
+    }
+    if (s.o.web) fe_cli_catch_stop_signals();
     int rc = create_sim(&s);
     if (!rc && open_outputs(&s)) rc = 1;
     if (!rc) {
@@ -459,6 +518,7 @@ static int run(int argc, char **argv)
         print_report(&s);
         rc = s.r < 0 ? 1 : 0;
     }
+    fe_web_sim_finish(s.web);
     if (s.tr) fe_sim_trace_close(s.tr);
     if (s.pfc) fclose(s.pfc);
     fe_sim_destroy(s.sim);

@@ -9,6 +9,7 @@
 #include "feroce/eswitch.h"
 #include "feroce/io.h"
 #include "tools/cli.h"
+#include "web/web_io.h"
 
 static const char usage[] =
     "usage: feroce switch [OPTIONS]\n"
@@ -31,7 +32,8 @@ static const char usage[] =
     "  --seed N             for the random choices (1)\n"
     "  --threshold RATE --window TIME   forge a CNP to a sender whose throughput over the\n"
     "                       window (32us) exceeds RATE (the firmware paper's emulated switch)\n"
-    "run: --duration TIME  --interval TIME (1s, 0 = quiet)  --json  --cpu N  --busy-poll\n";
+    "run: --duration TIME  --interval TIME (1s, 0 = quiet)  --json  --cpu N  --busy-poll\n"
+    "web: --web [ADDR:]PORT  live dashboard (docs/dashboard.md)  --web-hold TIME\n";
 
 static int parse_prob_ppm(const char *s, uint32_t *ppm, const char *what)
 {
@@ -77,6 +79,7 @@ struct sw_run {
     struct fe_eswitch *s;
     uint64_t t0;
     bool udp;
+    struct fe_web_opts web;
 };
 
 static int pmax_opt(const char *v, void *p)
@@ -180,6 +183,8 @@ static int parse_opts(int argc, char **argv, struct sw_run *r)
         {FE_OPT_FLAG_("--json", r->json)},
         {FE_OPT_FLAG_("--busy-poll", r->busy_poll)},
         {FE_OPT_UINT_("--cpu", r->cpu), .max = 4095},
+        {FE_OPT_STR_("--web", r->web.addr)},
+        {FE_OPT_TIME_("--web-hold", r->web.hold_ns)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -208,7 +213,7 @@ static int setup_switch(struct sw_run *r)
     int fds[32], nfd = fe_eswitch_fds(r->s, fds, 32);
     for (int i = 0; i < nfd; i++) fe_loop_add(r->loop, fds[i], i);
     r->udp = r->c.backend == FE_BACKEND_UDP;
-    return 0;
+    return fe_web_io_switch(&r->web, r->s, &r->c);
 }
 
 /* Forwards until --duration or a signal, with a line per --interval. */
@@ -222,6 +227,7 @@ static void run_loop(struct sw_run *r)
     while (!fe_cli_signals) {
         uint64_t now = fe_io_now_ns();
         fe_eswitch_step(r->s, now, ready);
+        fe_web_io_step(&r->web, now);
         ready = 0;
         if (duration && now >= t0 + duration) break;
         if (interval && now >= next_tick) {
@@ -238,6 +244,7 @@ static void run_loop(struct sw_run *r)
         uint64_t dl = fe_eswitch_next_deadline(r->s);
         if (interval && next_tick < dl) dl = next_tick;
         if (duration && t0 + duration < dl) dl = t0 + duration;
+        dl = fe_web_io_deadline(&r->web, dl);
         int tags[32];
         int n = fe_loop_wait(r->loop, dl, tags, 32);
         for (int k = 0; k < n; k++) ready |= 1u << tags[k];
@@ -293,6 +300,7 @@ static int run(int argc, char **argv)
         fe_cli_catch_stop_signals();
         run_loop(&r);
         print_summary(&r);
+        fe_web_io_finish(&r.web, "switch");
         rc = 0;
     }
     fe_eswitch_destroy(r.s);

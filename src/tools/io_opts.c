@@ -58,6 +58,9 @@ void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
         {FE_OPT_U32MAX_("--mtu", *mtu_bytes, 4096)},
         {FE_OPT_TIME_("--interval", o->interval_ns)},
         {FE_OPT_U32MAX_("--cpu", o->cpu, 4095)},
+        {FE_OPT_STR_("--web", o->web.addr)},
+        {FE_OPT_TIME_("--web-hold", o->web.hold_ns)},
+        {FE_OPT_FLAG_("--web-write", o->web.write)},
     };
     memcpy(t, table, sizeof table);
 }

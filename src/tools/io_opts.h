@@ -10,11 +10,13 @@
 
 #include "feroce/endpoint.h"
 #include "tools/cli.h"
+#include "web/web_io.h"
 
 struct fe_io_opts {
     int cpu; /* -1: not pinned */
     bool busy_poll, quiet, json;
-    uint64_t interval_ns; /* of the live line, 0 = none */
+    uint64_t interval_ns;   /* of the live line, 0 = none */
+    struct fe_web_opts web; /* --web, --web-hold, --web-write (docs/dashboard.md) */
 };
 
 /* Not pinned, no busy polling, a live line every second. */
@@ -23,7 +25,7 @@ void fe_io_opts_default(struct fe_io_opts *o);
 /* The shared options as entries of a fe_cli_parse table: FE_IO_OPTS_N of them, then the end.
  * --bind ADDR[:PORT] (port 4791 unless given) sets the UDP socket's address and the raw
  * backend's IP. */
-#define FE_IO_OPTS_N 10
+#define FE_IO_OPTS_N 13
 void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
                       struct fe_ep_config *ep, uint32_t *mtu_bytes);
 

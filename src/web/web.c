@@ -1,13 +1,15 @@
 /* The web view's server: libmicrohttpd with a thread per connection (an SSE stream may wait
  * for the next sample without holding up other clients), bounded by a connection limit, a
  * per-address limit, an idle timeout and a request memory limit. Samples arrive through a
- * ring guarded by a mutex the data path only ever try-locks. */
+ * ring guarded by a mutex the data path only ever try-locks; CC parameter changes
+ * (--web-write) go the other way through a mailbox the data path also only try-locks. */
 #include "web/web.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -15,22 +17,44 @@
 #include <string.h>
 #include <time.h>
 
+#include "feroce/qp.h"
+#include "tools/cli.h"
 #include "web/assets.h"
 
 #define RING_SAMPLES     1200u /* a minute at 20 samples/s: a page opened late sees the past */
 #define SSE_POLL_NS      20000000L
 #define SSE_KEEPALIVE_NS 5000000000ull
+#define SSE_BATCH        64u   /* samples per write when a stream catches up */
+#define MAX_MARKS        64u   /* parameter changes marked on the charts */
+#define MAX_BODY_BYTES   1024u /* a POST /api/params body: "flow=N&set=NAME=VALUE,..." */
+
+/* A parameter change, as the charts mark it. */
+struct mark {
+    uint64_t t_ns;
+    unsigned flow; /* 0: every flow */
+    char text[160];
+};
 
 struct fe_web {
     struct MHD_Daemon *d;
     const struct fe_web_run *run;
     uint16_t port;
     pthread_mutex_t mu;
-    struct fe_web_sample ring[RING_SAMPLES];
-    uint64_t seq; /* samples pushed (under mu): the newest is ring[(seq - 1) % RING_SAMPLES] */
+    struct fe_web_sample *ring;
+    uint64_t *slot_seq; /* the sample number in each slot of ring */
+    unsigned ring_cap;
+    bool compact; /* run->compact_history: ring is a list of n_kept, halved when full */
+    unsigned n_kept;
+    uint64_t seq;                  /* samples pushed (under mu) */
     atomic_uint_fast64_t seq_seen; /* seq, readable without the lock */
     atomic_uint_fast64_t dropped;
     atomic_bool stopping;
+    /* --web-write: each QP's parameters as the page set them, and those not yet taken */
+    pthread_mutex_t pmu;
+    struct fe_cc_params qp_params[FE_WEB_MAX_FLOWS];
+    atomic_uint pending; /* bit i: qp_params[i] changed since fe_web_take_params */
+    struct mark marks[MAX_MARKS];
+    atomic_uint n_marks;
 };
 
 bool fe_web_available(void)
@@ -62,25 +86,67 @@ int fe_web_parse_addr(const char *s, uint32_t *ip, uint16_t *port)
 
 /* ---- the ring ---- */
 
+/* A full compact history keeps every other sample: the whole run at half the density. */
+static void halve(struct fe_web *w)
+{
+    for (unsigned i = 0; i < w->ring_cap / 2; i++) {
+        w->ring[i] = w->ring[2 * i + 1];
+        w->slot_seq[i] = w->slot_seq[2 * i + 1];
+    }
+    w->n_kept = w->ring_cap / 2;
+}
+
+/* Stores s as the next sample (under mu). */
+static void store(struct fe_web *w, const struct fe_web_sample *s)
+{
+    if (w->compact && w->n_kept == w->ring_cap) halve(w);
+    unsigned slot = w->compact ? w->n_kept++ : (unsigned)(w->seq % w->ring_cap);
+    w->ring[slot] = *s;
+    w->slot_seq[slot] = ++w->seq;
+    atomic_store(&w->seq_seen, w->seq);
+}
+
 void fe_web_push(struct fe_web *w, const struct fe_web_sample *s)
 {
     if (pthread_mutex_trylock(&w->mu)) {
         atomic_fetch_add(&w->dropped, 1);
         return;
     }
-    w->ring[w->seq % RING_SAMPLES] = *s;
-    w->seq++;
-    atomic_store(&w->seq_seen, w->seq);
+    store(w, s);
     pthread_mutex_unlock(&w->mu);
+}
+
+void fe_web_push_wait(struct fe_web *w, const struct fe_web_sample *s)
+{
+    pthread_mutex_lock(&w->mu);
+    store(w, s);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* The slot of sample seq (under mu): -1 when it was overwritten, dropped or is not there. */
+static long slot_of(const struct fe_web *w, uint64_t seq)
+{
+    if (seq < 1 || seq > w->seq) return -1;
+    if (!w->compact) return w->seq - seq < w->ring_cap ? (long)((seq - 1) % w->ring_cap) : -1;
+    unsigned lo = 0, hi = w->n_kept;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (w->slot_seq[mid] < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->n_kept && w->slot_seq[lo] == seq ? (long)lo : -1;
 }
 
 /* The newest sample into *out: false when there is none yet. */
 static bool latest_sample(struct fe_web *w, struct fe_web_sample *out, uint64_t *seq)
 {
     pthread_mutex_lock(&w->mu);
-    bool have = w->seq > 0;
+    long slot = slot_of(w, w->seq);
+    bool have = slot >= 0;
     if (have)
-        *out = w->ring[(w->seq - 1) % RING_SAMPLES];
+        *out = w->ring[slot];
     else
         memset(out, 0, sizeof *out);
     *seq = w->seq;
@@ -93,8 +159,9 @@ static bool latest_sample(struct fe_web *w, struct fe_web_sample *out, uint64_t 
 static bool sample_at(struct fe_web *w, uint64_t seq, struct fe_web_sample *out)
 {
     pthread_mutex_lock(&w->mu);
-    bool have = seq >= 1 && seq <= w->seq && w->seq - seq < RING_SAMPLES;
-    if (have) *out = w->ring[(seq - 1) % RING_SAMPLES];
+    long slot = slot_of(w, seq);
+    bool have = slot >= 0;
+    if (have) *out = w->ring[slot];
     pthread_mutex_unlock(&w->mu);
     return have;
 }
@@ -158,22 +225,33 @@ static void put_json_str(struct sbuf *b, const char *s)
 
 static uint64_t rtt_count(const struct fe_web_flow *f)
 {
-    uint64_t n = 0;
+    uint64_t n = f->rtt_count;
     for (int i = 0; i < FE_WEB_RTT_BUCKETS; i++) n += f->rtt_hist[i];
     return n;
 }
 
+/* A counter, or null when the tool does not see it. */
+static void put_count(struct sbuf *b, const char *name, bool has, uint64_t v)
+{
+    if (has)
+        put(b, ",\"%s\":%" PRIu64, name, v);
+    else
+        put(b, ",\"%s\":null", name);
+}
+
 static void put_flow_json(struct sbuf *b, const struct fe_web_flow *f, unsigned i)
 {
+    put(b, "%s{\"flow\":%u,\"qpn\":%" PRIu32, i ? "," : "", i + 1, f->qpn);
+    put_count(b, "rx_bytes", f->has_rx, f->rx_bytes);
+    put_count(b, "tx_bytes", f->has_tx, f->tx_bytes);
     put(b,
-        "%s{\"flow\":%u,\"qpn\":%" PRIu32 ",\"rx_bytes\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
         ",\"rc_bps\":%.0f,\"rt_bps\":%.0f,\"alpha\":%.6f,\"cnps_rx\":%" PRIu64
         ",\"cnps_tx\":%" PRIu64 ",\"ce_pkts\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
         ",\"timeouts\":%" PRIu64 ",\"rtt_count\":%" PRIu64 ",\"rtt_sum_ns\":%" PRIu64
         ",\"rtt_max_ns\":%" PRIu64 "}",
-        i ? "," : "", i + 1, f->qpn, f->rx_bytes, f->tx_bytes, f->has_rc ? f->rc_bps : -1.0,
-        f->has_rt ? f->rt_bps : -1.0, f->has_alpha ? f->alpha : -1.0, f->cnps_rx, f->cnps_tx,
-        f->ce_pkts, f->retx_pkts, f->timeouts, rtt_count(f), f->rtt_sum_ns, f->rtt_max_ns);
+        f->has_rc ? f->rc_bps : -1.0, f->has_rt ? f->rt_bps : -1.0, f->has_alpha ? f->alpha : -1.0,
+        f->cnps_rx, f->cnps_tx, f->ce_pkts, f->retx_pkts, f->timeouts, rtt_count(f), f->rtt_sum_ns,
+        f->rtt_max_ns);
 }
 
 /* One sample as a JSON object (the SSE events and /api/state's "sample"). */
@@ -182,10 +260,18 @@ static void put_sample_json(struct sbuf *b, const struct fe_web_sample *s, uint6
     put(b, "{\"seq\":%" PRIu64 ",\"t_s\":%.6f,\"flows\":[", seq, (double)s->t_ns / 1e9);
     for (unsigned i = 0; i < s->n_flows && i < FE_WEB_MAX_FLOWS; i++) put_flow_json(b, &s->f[i], i);
     const struct fe_web_port *p = &s->bottleneck;
+    if (!p->has) {
+        put(b, "],\"switch\":null}");
+        return;
+    }
+    put(b, "],\"switch\":{\"port\":");
+    put_json_str(b, p->name);
     put(b,
-        "],\"switch\":{\"q_bytes\":%" PRIu64 ",\"q_max_bytes\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
+        ",\"rate_bps\":%" PRIu64 ",\"kmin_bytes\":%" PRIu64 ",\"kmax_bytes\":%" PRIu64
+        ",\"q_bytes\":%" PRIu64 ",\"q_max_bytes\":%" PRIu64 ",\"tx_bytes\":%" PRIu64
         ",\"marked\":%" PRIu64 ",\"drops_full\":%" PRIu64 ",\"drops_loss\":%" PRIu64 "}}",
-        p->q_bytes, p->q_max_bytes, p->tx_bytes, p->marked, p->drops_full, p->drops_loss);
+        p->rate_bps, p->kmin_bytes, p->kmax_bytes, p->q_bytes, p->q_max_bytes, p->tx_bytes,
+        p->marked, p->drops_full, p->drops_loss);
 }
 
 static void put_run_json(struct sbuf *b, const struct fe_web_run *r)
@@ -196,10 +282,30 @@ static void put_run_json(struct sbuf *b, const struct fe_web_run *r)
     put_json_str(b, r->description);
     put(b,
         ",\"rate_bps\":%" PRIu64 ",\"kmin_bytes\":%" PRIu64 ",\"kmax_bytes\":%" PRIu64
-        ",\"queue_bytes\":%" PRIu64 ",\"flows\":%u,\"cc\":",
-        r->rate_bps, r->kmin_bytes, r->kmax_bytes, r->queue_bytes, r->n_flows);
-    put_json_str(b, r->ccp && r->ccp->algo ? r->ccp->algo->name : "none");
+        ",\"queue_bytes\":%" PRIu64 ",\"flows\":%u,\"writable\":%s,\"clock\":",
+        r->rate_bps, r->kmin_bytes, r->kmax_bytes, r->queue_bytes, r->n_flows,
+        r->writable ? "true" : "false");
+    put_json_str(b, r->clock ? r->clock : "wall");
+    put(b, ",\"counters\":%s,\"flow_label\":", r->no_counters ? "false" : "true");
+    put_json_str(b, r->flow_label ? r->flow_label : "flow");
+    put(b, ",\"cc\":");
+    put_json_str(b, r->ccp && r->ccp->algo ? r->ccp->algo->name : r->cc_name ? r->cc_name : "none");
     put(b, "}");
+}
+
+/* The parameter changes so far, oldest first: what the charts mark. */
+static void put_marks_json(struct fe_web *w, struct sbuf *b, unsigned from)
+{
+    unsigned n = atomic_load(&w->n_marks);
+    put(b, "[");
+    for (unsigned k = from; k < n; k++) {
+        const struct mark *m = &w->marks[k];
+        put(b, "%s{\"t_s\":%.6f,\"flow\":%u,\"text\":", k > from ? "," : "", (double)m->t_ns / 1e9,
+            m->flow);
+        put_json_str(b, m->text);
+        put(b, "}");
+    }
+    put(b, "]");
 }
 
 static void build_state(struct fe_web *w, struct sbuf *b)
@@ -209,7 +315,9 @@ static void build_state(struct fe_web *w, struct sbuf *b)
     bool have = latest_sample(w, &s, &seq);
     put(b, "{\"run\":");
     put_run_json(b, w->run);
-    put(b, ",\"samples_dropped\":%" PRIu64 ",\"sample\":", (uint64_t)atomic_load(&w->dropped));
+    put(b, ",\"samples_dropped\":%" PRIu64 ",\"marks\":", (uint64_t)atomic_load(&w->dropped));
+    put_marks_json(w, b, 0);
+    put(b, ",\"sample\":");
     if (have)
         put_sample_json(b, &s, seq);
     else
@@ -221,7 +329,7 @@ static void build_state(struct fe_web *w, struct sbuf *b)
 static void build_history(struct fe_web *w, struct sbuf *b)
 {
     uint64_t last = atomic_load(&w->seq_seen);
-    uint64_t first = last > RING_SAMPLES ? last - RING_SAMPLES + 1 : 1;
+    uint64_t first = last > w->ring_cap && !w->compact ? last - w->ring_cap + 1 : 1;
     struct fe_web_sample *s = malloc(sizeof *s);
     bool comma = false;
     put(b, "{\"samples\":[");
@@ -231,17 +339,20 @@ static void build_history(struct fe_web *w, struct sbuf *b)
         put_sample_json(b, s, k);
         comma = true;
     }
-    put(b, "]}\n");
+    put(b, "],\"marks\":");
+    put_marks_json(w, b, 0);
+    put(b, "}\n");
     if (!s) b->oom = true;
     free(s);
 }
 
-/* Every QP's CC parameters: the same set for each flow of the run. */
+/* Every QP's CC parameters, as the page last set them (under pmu). */
 static void build_params(struct fe_web *w, struct sbuf *b)
 {
-    const struct fe_cc_params *p = w->run->ccp;
-    put(b, "{\"writable\":false,\"qps\":[");
-    for (unsigned q = 0; q < w->run->n_flows; q++) {
+    put(b, "{\"writable\":%s,\"qps\":[", w->run->writable ? "true" : "false");
+    pthread_mutex_lock(&w->pmu);
+    for (unsigned q = 0; q < w->run->n_flows && q < FE_WEB_MAX_FLOWS; q++) {
+        const struct fe_cc_params *p = w->run->ccp ? &w->qp_params[q] : NULL;
         put(b, "%s{\"flow\":%u,\"cc\":", q ? "," : "", q + 1);
         put_json_str(b, p && p->algo ? p->algo->name : "none");
         put(b, ",\"params\":[");
@@ -255,6 +366,7 @@ static void build_params(struct fe_web *w, struct sbuf *b)
         }
         put(b, "]}");
     }
+    pthread_mutex_unlock(&w->pmu);
     put(b, "]}\n");
 }
 
@@ -272,13 +384,23 @@ static void metric_head(struct sbuf *b, const char *name, const char *type, cons
         put(b, "feroce_%s{flow=\"%u\",qp=\"%" PRIu32 "\"} " fmt "\n", name, i + 1, f->qpn, expr);  \
     }
 
+static void put_flow_bytes(struct sbuf *b, const struct fe_web_sample *s)
+{
+    if (s->n_flows && s->f[0].has_rx) {
+        metric_head(b, "flow_received_bytes_total", "counter",
+                    "Payload bytes the receiver verified.");
+        PER_FLOW(b, s, "flow_received_bytes_total", "%" PRIu64, f->rx_bytes);
+    }
+    if (s->n_flows && s->f[0].has_tx) {
+        metric_head(b, "flow_sent_bytes_total", "counter",
+                    "Payload bytes the sender transmitted, retransmissions included.");
+        PER_FLOW(b, s, "flow_sent_bytes_total", "%" PRIu64, f->tx_bytes);
+    }
+}
+
 static void put_flow_counters(struct sbuf *b, const struct fe_web_sample *s)
 {
-    metric_head(b, "flow_received_bytes_total", "counter", "Payload bytes the receiver verified.");
-    PER_FLOW(b, s, "flow_received_bytes_total", "%" PRIu64, f->rx_bytes);
-    metric_head(b, "flow_sent_bytes_total", "counter",
-                "Payload bytes the sender transmitted, retransmissions included.");
-    PER_FLOW(b, s, "flow_sent_bytes_total", "%" PRIu64, f->tx_bytes);
+    put_flow_bytes(b, s);
     metric_head(b, "flow_cnps_received_total", "counter", "CNPs the sender QP received.");
     PER_FLOW(b, s, "flow_cnps_received_total", "%" PRIu64, f->cnps_rx);
     metric_head(b, "flow_cnps_sent_total", "counter", "CNPs the receiver QP sent.");
@@ -289,6 +411,15 @@ static void put_flow_counters(struct sbuf *b, const struct fe_web_sample *s)
     PER_FLOW(b, s, "flow_retransmitted_packets_total", "%" PRIu64, f->retx_pkts);
     metric_head(b, "flow_ack_timeouts_total", "counter", "ACK timeouts of the sender QP.");
     PER_FLOW(b, s, "flow_ack_timeouts_total", "%" PRIu64, f->timeouts);
+}
+
+/* The switch: each port's output (its "flows" are its ports). */
+static void put_port_bytes(struct sbuf *b, const struct fe_web_sample *s)
+{
+    metric_head(b, "switch_port_transmitted_bytes_total", "counter", "Bytes each port sent.");
+    for (unsigned i = 0; i < s->n_flows; i++)
+        put(b, "feroce_switch_port_transmitted_bytes_total{port=\"%u\"} %" PRIu64 "\n", i,
+            s->f[i].tx_bytes);
 }
 
 /* DCQCN's state: rates in bytes per second (the exposition's base unit), alpha a ratio. */
@@ -318,6 +449,7 @@ static void put_flow_latency(struct sbuf *b, const struct fe_web_sample *s)
                 "\",le=\"%.9g\"} %" PRIu64 "\n",
                 i + 1, f->qpn, (double)(2ull << k) / 1e9, cum);
         }
+        cum = rtt_count(f); /* the simulator counts without a histogram: all in +Inf */
         put(b,
             "feroce_flow_psn_ack_latency_seconds_bucket{flow=\"%u\",qp=\"%" PRIu32
             "\",le=\"+Inf\"} %" PRIu64 "\n",
@@ -331,12 +463,13 @@ static void put_flow_latency(struct sbuf *b, const struct fe_web_sample *s)
     }
 }
 
-static void put_switch(struct sbuf *b, const struct fe_web_run *r, const struct fe_web_sample *s)
+static void put_switch(struct sbuf *b, const struct fe_web_sample *s)
 {
     const struct fe_web_port *p = &s->bottleneck;
-    const char *l = "port=\"bottleneck\"";
+    char l[64];
+    snprintf(l, sizeof l, "port=\"%s\"", p->name[0] ? p->name : "bottleneck");
     metric_head(b, "switch_rate_bytes_per_second", "gauge", "The bottleneck port's rate.");
-    put(b, "feroce_switch_rate_bytes_per_second{%s} %" PRIu64 "\n", l, r->rate_bps / 8);
+    put(b, "feroce_switch_rate_bytes_per_second{%s} %" PRIu64 "\n", l, p->rate_bps / 8);
     metric_head(b, "switch_queue_bytes", "gauge", "Bytes queued at the port now.");
     put(b, "feroce_switch_queue_bytes{%s} %" PRIu64 "\n", l, p->q_bytes);
     metric_head(b, "switch_queue_max_bytes", "gauge", "The port queue's high-water mark.");
@@ -368,10 +501,14 @@ static void build_metrics(struct fe_web *w, struct sbuf *b)
     if (!have) return;
     metric_head(b, "run_elapsed_seconds", "gauge", "Time since the run started streaming.");
     put(b, "feroce_run_elapsed_seconds %.6f\n", (double)s.t_ns / 1e9);
-    put_flow_counters(b, &s);
-    put_flow_cc(b, &s);
-    put_flow_latency(b, &s);
-    put_switch(b, w->run, &s);
+    if (w->run->flow_label && !strcmp(w->run->flow_label, "port")) {
+        put_port_bytes(b, &s);
+    } else {
+        put_flow_counters(b, &s);
+        put_flow_cc(b, &s);
+        put_flow_latency(b, &s);
+    }
+    if (s.bottleneck.has) put_switch(b, &s);
 }
 
 /* ---- the server ---- */
@@ -412,10 +549,11 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned status, cons
     return send_static(c, status, "text/plain; charset=utf-8", msg, strlen(msg));
 }
 
-/* An SSE client's position: the last sample sent, and the event being written out. */
+/* An SSE client's position: the last sample and mark sent, and the events being written out. */
 struct stream {
     struct fe_web *w;
     uint64_t sent_seq;
+    unsigned sent_marks;
     uint64_t idle_ns;
     struct sbuf ev;
     size_t off;
@@ -427,24 +565,51 @@ static void sleep_ns(long ns)
     nanosleep(&ts, NULL);
 }
 
-/* The next event into st->ev: the newest sample when there is one the client has not had, a
- * comment now and then to keep proxies from closing a quiet stream. 0 when stopping. */
+/* The samples the client has not had into st->ev, one event each, oldest first (up to
+ * SSE_BATCH; a client that fell behind the ring skips what it lost): a simulation pushes faster
+ * than the page polls, and each of its samples is a point of the charts. */
+static void put_new_samples(struct stream *st, uint64_t last)
+{
+    struct fe_web *w = st->w;
+    uint64_t first = st->sent_seq + 1;
+    if (!w->compact && last >= w->ring_cap && first <= last - w->ring_cap)
+        first = last - w->ring_cap + 1;
+    if (last - first + 1 > SSE_BATCH) last = first + SSE_BATCH - 1;
+    struct fe_web_sample *s = malloc(sizeof *s);
+    for (uint64_t k = first; s && k <= last; k++) {
+        if (!sample_at(w, k, s)) continue;
+        put(&st->ev, "data: ");
+        put_sample_json(&st->ev, s, k);
+        put(&st->ev, "\n\n");
+    }
+    if (!s) st->ev.oom = true;
+    free(s);
+    st->sent_seq = last;
+}
+
+/* The parameter changes the client has not had, as "mark" events. */
+static void put_new_marks(struct stream *st, unsigned n)
+{
+    put(&st->ev, "event: mark\ndata: ");
+    put_marks_json(st->w, &st->ev, st->sent_marks);
+    put(&st->ev, "\n\n");
+    st->sent_marks = n;
+}
+
+/* The next events into st->ev: the samples and marks the client has not had, a comment now
+ * and then to keep proxies from closing a quiet stream. 0 when stopping. */
 static int next_event(struct stream *st)
 {
     struct fe_web *w = st->w;
     while (!atomic_load(&w->stopping)) {
-        if (atomic_load(&w->seq_seen) != st->sent_seq) {
-            struct fe_web_sample s;
-            uint64_t seq;
-            if (latest_sample(w, &s, &seq)) {
-                st->ev.len = 0;
-                put(&st->ev, "data: ");
-                put_sample_json(&st->ev, &s, seq);
-                put(&st->ev, "\n\n");
-                st->sent_seq = seq;
-                st->idle_ns = 0;
-                return st->ev.oom ? 0 : 1;
-            }
+        uint64_t last = atomic_load(&w->seq_seen);
+        unsigned marks = atomic_load(&w->n_marks);
+        if (last != st->sent_seq || marks != st->sent_marks) {
+            st->ev.len = 0;
+            if (marks != st->sent_marks) put_new_marks(st, marks);
+            if (last != st->sent_seq) put_new_samples(st, last);
+            st->idle_ns = 0;
+            if (st->ev.len || st->ev.oom) return st->ev.oom ? 0 : 1;
         }
         if (st->idle_ns >= SSE_KEEPALIVE_NS) {
             st->ev.len = 0;
@@ -485,6 +650,10 @@ static enum MHD_Result send_stream(struct fe_web *w, struct MHD_Connection *c)
     struct stream *st = calloc(1, sizeof *st);
     if (!st) return MHD_NO;
     st->w = w;
+    /* from the newest sample on: /api/history has the past */
+    st->sent_seq = atomic_load(&w->seq_seen);
+    if (st->sent_seq) st->sent_seq--;
+    st->sent_marks = atomic_load(&w->n_marks);
     sbuf_init(&st->ev);
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 8192, stream_read, st, stream_free);
@@ -531,24 +700,189 @@ static enum MHD_Result route(struct fe_web *w, struct MHD_Connection *c, const c
     return send_asset(c, !strcmp(url, "/") ? "/index.html" : url);
 }
 
-/* Only GET and HEAD, without a body. */
+/* ---- --web-write: POST /api/params ---- */
+
+/* A request's body, kept up to MAX_BODY_BYTES (a longer one is refused whole). */
+struct req {
+    size_t len;
+    bool too_long;
+    char body[MAX_BODY_BYTES + 1];
+};
+
+static int hex_val(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* Field `name` of an x-www-form-urlencoded body, decoded into out: false when absent, not
+ * well-formed or longer than out. */
+static bool form_field(const char *body, const char *name, char *out, size_t cap)
+{
+    size_t nl = strlen(name);
+    for (const char *p = body; *p; p += strcspn(p, "&"), p += *p == '&') {
+        if (strncmp(p, name, nl) || p[nl] != '=') continue;
+        size_t n = 0;
+        for (const char *q = p + nl + 1; *q && *q != '&'; q++) {
+            int c = (unsigned char)*q;
+            if (c == '+') c = ' ';
+            if (c == '%') {
+                int hi = hex_val(q[1]), lo = hi < 0 ? -1 : hex_val(q[2]);
+                if (lo < 0) return false;
+                c = hi * 16 + lo;
+                q += 2;
+            }
+            if (c < 0x20 || n + 1 >= cap) return false;
+            out[n++] = (char)c;
+        }
+        out[n] = 0;
+        return true;
+    }
+    return false;
+}
+
+/* "N" (1..flows) as a flow index, "all" as -1: -2 otherwise. */
+static int parse_flow(const char *s, unsigned n_flows)
+{
+    if (!strcmp(s, "all")) return -1;
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    return *s && !*end && v >= 1 && v <= n_flows && v <= FE_WEB_MAX_FLOWS ? (int)v - 1 : -2;
+}
+
+static void add_mark(struct fe_web *w, int flow, const char *set)
+{
+    unsigned n = atomic_load(&w->n_marks);
+    if (n >= MAX_MARKS) return; /* the first changes stay marked; later ones still apply */
+    struct fe_web_sample s;
+    uint64_t seq;
+    latest_sample(w, &s, &seq);
+    struct mark *m = &w->marks[n];
+    m->t_ns = s.t_ns;
+    m->flow = flow < 0 ? 0 : (unsigned)flow + 1;
+    snprintf(m->text, sizeof m->text, "%s%.140s", flow < 0 ? "all: " : "", set);
+    atomic_store(&w->n_marks, n + 1);
+}
+
+/* Validates `set` as the command line's --param does (fe_cc_params_parse) on a copy of each
+ * QP's parameters, and only when every QP takes it stores them for the data path to take. */
+static bool apply_set(struct fe_web *w, int flow, const char *set, char *err, size_t cap)
+{
+    unsigned lo = flow < 0 ? 0 : (unsigned)flow;
+    unsigned hi = flow < 0 ? w->run->n_flows : (unsigned)flow + 1;
+    if (hi > FE_WEB_MAX_FLOWS) hi = FE_WEB_MAX_FLOWS;
+    struct fe_cc_params next[FE_WEB_MAX_FLOWS];
+    pthread_mutex_lock(&w->pmu);
+    for (unsigned q = lo; q < hi; q++) {
+        next[q] = w->qp_params[q];
+        if (fe_cc_params_parse(&next[q], set, err, cap)) {
+            pthread_mutex_unlock(&w->pmu);
+            return false;
+        }
+    }
+    unsigned bits = 0;
+    for (unsigned q = lo; q < hi; q++) {
+        w->qp_params[q] = next[q];
+        bits |= 1u << q;
+    }
+    atomic_fetch_or(&w->pending, bits);
+    add_mark(w, flow, set);
+    pthread_mutex_unlock(&w->pmu);
+    return true;
+}
+
+static enum MHD_Result post_params(struct fe_web *w, struct MHD_Connection *c, struct req *r)
+{
+    char flow_s[16], set[256], err[256];
+    if (!w->run->writable)
+        return send_text(c, MHD_HTTP_FORBIDDEN, "read-only: start the tool with --web-write\n");
+    if (!w->run->ccp || !w->run->ccp->algo)
+        return send_text(c, MHD_HTTP_CONFLICT, "this run has no congestion control\n");
+    if (r->too_long) return send_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too long\n");
+    r->body[r->len] = 0;
+    if (!form_field(r->body, "flow", flow_s, sizeof flow_s) ||
+        !form_field(r->body, "set", set, sizeof set))
+        return send_text(c, MHD_HTTP_BAD_REQUEST,
+                         "expected a form: flow=N|all&set=NAME=VALUE[,NAME=VALUE...]\n");
+    int flow = parse_flow(flow_s, w->run->n_flows);
+    if (flow == -2) return send_text(c, MHD_HTTP_BAD_REQUEST, "flow: 1..flows or all\n");
+    if (!apply_set(w, flow, set, err, sizeof err)) {
+        struct sbuf b;
+        sbuf_init(&b);
+        put(&b, "%s\n", err);
+        return send_buf(c, MHD_HTTP_BAD_REQUEST, "text/plain; charset=utf-8", &b);
+    }
+    struct sbuf b;
+    sbuf_init(&b);
+    build_params(w, &b);
+    return send_buf(c, MHD_HTTP_OK, "application/json", &b);
+}
+
+unsigned fe_web_take_params(struct fe_web *w, struct fe_cc_params out[FE_WEB_MAX_FLOWS])
+{
+    if (!atomic_load_explicit(&w->pending, memory_order_relaxed)) return 0;
+    if (pthread_mutex_trylock(&w->pmu)) return 0;
+    unsigned bits = atomic_exchange(&w->pending, 0);
+    for (unsigned q = 0; q < FE_WEB_MAX_FLOWS; q++)
+        if (bits & (1u << q)) out[q] = w->qp_params[q];
+    pthread_mutex_unlock(&w->pmu);
+    return bits;
+}
+
+bool fe_web_retune_qp(struct fe_qp *qp, const struct fe_cc_params *p, uint64_t now_ns)
+{
+    struct fe_cc *cc = fe_qp_cc(qp);
+    if (!cc || cc->algo != p->algo) return false;
+    const struct fe_qp_config *cfg = fe_qp_config(qp);
+    struct fe_cc_env env = {.line_rate_bps = cfg->line_rate_bps,
+                            .mtu_bytes = cfg->mtu_bytes,
+                            .base_rtt_ns = cfg->base_rtt_ns,
+                            .now_ns = now_ns};
+    fe_cc_init(cc, p, &env);
+    return true;
+}
+
+/* Keeps the body of a POST (the one request that has one); GET, HEAD and POST only. */
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_size, void **req_cls)
 {
     (void)version;
-    (void)upload_data;
+    bool post = !strcmp(method, "POST");
     if (!*req_cls) { /* the headers are in: answer once the body (if any) is known */
-        *req_cls = c;
+        struct req *r = post ? calloc(1, sizeof *r) : NULL;
+        if (post && !r) return MHD_NO;
+        *req_cls = post ? (void *)r : (void *)c;
         return MHD_YES;
     }
     if (*upload_size) {
+        if (post) {
+            struct req *r = *req_cls;
+            if (r->len + *upload_size > MAX_BODY_BYTES)
+                r->too_long = true;
+            else
+                memcpy(r->body + r->len, upload_data, *upload_size), r->len += *upload_size;
+        }
         *upload_size = 0; /* a body nobody asked for is ignored */
         return MHD_YES;
     }
+    if (post && !strcmp(url, "/api/params")) return post_params(cls, c, *req_cls);
     if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-        return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET only (read-only view)\n");
+        return send_text(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+                         "GET only (and POST /api/params with --web-write)\n");
     return route(cls, c, url);
+}
+
+/* Frees a POST's body once its request is done. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)toe;
+    if (*req_cls && *req_cls != (void *)c) free(*req_cls);
+    *req_cls = NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -576,7 +910,21 @@ struct fe_web *fe_web_start(const char *addr, const struct fe_web_run *run, char
         return NULL;
     }
     w->run = run;
+    w->ring_cap = run->history_samples ? run->history_samples : RING_SAMPLES;
+    w->compact = run->compact_history && w->ring_cap >= 2;
+    w->ring = calloc(w->ring_cap, sizeof *w->ring);
+    w->slot_seq = calloc(w->ring_cap, sizeof *w->slot_seq);
+    if (!w->ring || !w->slot_seq) {
+        snprintf(err, err_cap, "--web: out of memory");
+        free(w->ring);
+        free(w->slot_seq);
+        free(w);
+        return NULL;
+    }
+    for (unsigned q = 0; q < FE_WEB_MAX_FLOWS; q++)
+        if (run->ccp) w->qp_params[q] = *run->ccp;
     pthread_mutex_init(&w->mu, NULL);
+    pthread_mutex_init(&w->pmu, NULL);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
     sa.sin_addr.s_addr = htonl(ip);
     const struct fe_web_limits *l = &default_limits;
@@ -586,11 +934,15 @@ struct fe_web *fe_web_start(const char *addr, const struct fe_web_run *run, char
         MHD_OPTION_CONNECTION_LIMIT, l->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
         l->max_per_ip, MHD_OPTION_CONNECTION_TIMEOUT, l->timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, l->request_memory_bytes, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)(256 * 1024), MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        (size_t)(256 * 1024), MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (!w->d) {
         snprintf(err, err_cap, "--web %s: cannot listen there (in use, or not a local address)",
                  addr);
         pthread_mutex_destroy(&w->mu);
+        pthread_mutex_destroy(&w->pmu);
+        free(w->ring);
+        free(w->slot_seq);
         free(w);
         return NULL;
     }
@@ -610,5 +962,29 @@ void fe_web_stop(struct fe_web *w)
     atomic_store(&w->stopping, true);
     MHD_stop_daemon(w->d);
     pthread_mutex_destroy(&w->mu);
+    pthread_mutex_destroy(&w->pmu);
+    free(w->ring);
+    free(w->slot_seq);
     free(w);
+}
+
+void fe_web_hold(const char *cmd, uint64_t hold_ns)
+{
+    if (!hold_ns) return;
+    if (hold_ns == UINT64_MAX)
+        fprintf(stderr, "feroce %s: run done; the dashboard stays up until Ctrl-C\n", cmd);
+    else
+        fprintf(stderr, "feroce %s: run done; the dashboard stays up %.1f s (Ctrl-C ends it)\n",
+                cmd, (double)hold_ns / 1e9);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    sig_atomic_t seen = fe_cli_signals;
+    while (fe_cli_signals == seen) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t el =
+            (uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)(t.tv_nsec - t0.tv_nsec);
+        if (el >= hold_ns) break;
+        sleep_ns(50000000L);
+    }
 }

@@ -1,8 +1,13 @@
-/* The live web view of a run (`feroce demo --web`): an HTTP server on its own thread serving
- * the dashboard page, JSON (/api/state, /api/params), a Server-Sent Events stream (/api/stream)
- * and Prometheus metrics (/metrics). The tool's loop hands it samples of the counters and CC
- * state it already reads for its own table; fe_web_push never waits on the server, so a slow
- * or hostile client cannot slow the data path. Outside the core: only the CLI links it. */
+/* The live web view of a run (`--web` on demo, sim, send, recv, switch): an HTTP server on its
+ * own thread serving the dashboard page, JSON (/api/state, /api/params, /api/history), a
+ * Server-Sent Events stream (/api/stream) and Prometheus metrics (/metrics). The tool's loop
+ * hands it samples of the counters and CC state it already reads for its own table;
+ * fe_web_push and fe_web_take_params never wait on the server, so a slow or hostile client
+ * cannot slow the data path. Outside the core: only the CLI links it.
+ *
+ * Extension point: a tool with more to show (event building: built events/s per builder,
+ * building latency, incomplete/lost counts) adds its fields to struct fe_web_sample, writes
+ * them in put_sample_json/build_metrics (web.c) and a panel in web/app.js (PANELS). */
 #ifndef FE_WEB_H
 #define FE_WEB_H
 
@@ -17,9 +22,10 @@
 
 /* One flow (one sender QP and its receiver QP) at one instant; counters since the start. */
 struct fe_web_flow {
-    uint32_t qpn;      /* the sender QP's number */
-    uint64_t rx_bytes; /* payload verified by the receiver */
-    uint64_t tx_bytes; /* payload sent, retransmissions included */
+    uint32_t qpn;        /* the sender QP's number */
+    bool has_rx, has_tx; /* false: this tool does not see that side (send sees no receiver) */
+    uint64_t rx_bytes;   /* payload verified by the receiver */
+    uint64_t tx_bytes;   /* payload sent, retransmissions included */
     bool has_rc, has_rt, has_alpha;
     double rc_bps, rt_bps, alpha; /* DCQCN's current and target rate, alpha */
     uint64_t cnps_rx;             /* CNPs the sender received */
@@ -28,16 +34,21 @@ struct fe_web_flow {
     uint64_t retx_pkts, timeouts;
     uint64_t rtt_sum_ns, rtt_max_ns;
     uint64_t rtt_hist[FE_WEB_RTT_BUCKETS]; /* PSN-to-ACK latency, bucket i: [2^i, 2^(i+1)) ns */
+    uint64_t rtt_count; /* ACKs timed, when there is no histogram (the simulator); else 0 */
 };
 
-/* The switch's bottleneck port at one instant. */
+/* The switch's bottleneck port at one instant (has: false when the tool has no switch). */
 struct fe_web_port {
+    bool has;
+    char name[32];     /* the metrics' port label */
+    uint64_t rate_bps; /* the port's rate: the switch threshold of the throughput panel */
+    uint64_t kmin_bytes, kmax_bytes;
     uint64_t q_bytes, q_max_bytes;
     uint64_t tx_bytes, marked, drops_full, drops_loss;
 };
 
 struct fe_web_sample {
-    uint64_t t_ns; /* since the run started streaming */
+    uint64_t t_ns; /* since the run started streaming (simulated time for the simulator) */
     unsigned n_flows;
     struct fe_web_flow f[FE_WEB_MAX_FLOWS];
     struct fe_web_port bottleneck;
@@ -50,7 +61,15 @@ struct fe_web_run {
     uint64_t rate_bps; /* the bottleneck (the switch threshold) */
     uint64_t kmin_bytes, kmax_bytes, queue_bytes;
     unsigned n_flows;
-    const struct fe_cc_params *ccp; /* every QP's CC parameters (NULL: no CC) */
+    const struct fe_cc_params *ccp; /* every QP's CC parameters at the start (NULL: no CC) */
+    const char *clock;              /* "wall" (default) or "simulated": the page's time axis */
+    unsigned history_samples;       /* samples kept for /api/history (0: a minute at 20/s) */
+    bool compact_history;           /* keep the whole run (every other sample once full), not
+                                     * the newest: a simulation, browsed when it is over */
+    bool writable;                  /* --web-write: POST /api/params changes CC parameters */
+    const char *cc_name;            /* the CC's name when there is no ccp (a replayed trace) */
+    const char *flow_label;         /* what a "flow" is: "flow" (default), "port" (switch) */
+    bool no_counters;               /* no CNP, retransmission or latency counters (a trace) */
 };
 
 struct fe_web_limits {
@@ -72,6 +91,21 @@ struct fe_web *fe_web_start(const char *addr, const struct fe_web_run *run, char
 uint16_t fe_web_port(const struct fe_web *w);
 /* Records a sample; drops it (and counts the drop) rather than wait for the server. */
 void fe_web_push(struct fe_web *w, const struct fe_web_sample *s);
+/* The same, waiting for the lock: for a history loaded at once (a replayed trace), never for a
+ * data path. */
+void fe_web_push_wait(struct fe_web *w, const struct fe_web_sample *s);
+/* --web-write: the QPs whose CC parameters the page changed since the last call (bit i: flow
+ * i + 1), their new (validated) parameters in out[i]. One atomic load when nothing changed;
+ * a try-lock otherwise (0 when the server holds it: the change waits for the next call). */
+unsigned fe_web_take_params(struct fe_web *w, struct fe_cc_params out[FE_WEB_MAX_FLOWS]);
+struct fe_qp;
+/* Applies parameters the page set (fe_web_take_params) to a running QP: its CC restarts from
+ * them as a QP created with them would (DCQCN back at the line rate), at now_ns. Only for the
+ * algorithm the QP runs (else nothing: false). */
+bool fe_web_retune_qp(struct fe_qp *qp, const struct fe_cc_params *p, uint64_t now_ns);
+/* Keeps serving until hold_ns has passed or a stop signal arrives (hold_ns UINT64_MAX: until
+ * the signal); says so on stderr as `cmd` when it waits at all. */
+void fe_web_hold(const char *cmd, uint64_t hold_ns);
 /* Ends the streams, closes every connection and frees the server. */
 void fe_web_stop(struct fe_web *w);
 

@@ -10,12 +10,18 @@ if [ -z "$PROMTOOL" ]; then
     echo "SKIP: promtool not found (Debian package 'prometheus'; scripts/deps.sh installs it)"
     exit 77
 fi
-"$FEROCE" demo --rate 200M --duration 7s --web 127.0.0.1:0 >"$T/out" 2>"$T/err" &
+# --web-hold: a slow (sanitizer) build's checks may outlast the 7 s run
+"$FEROCE" demo --rate 200M --duration 7s --web 127.0.0.1:0 --web-hold 60s >"$T/out" 2>"$T/err" &
 pid=$!
 dashboard_port "$pid"
 $PY "$(dirname "$0")/web_check.py" "$port" "$T" || { kill "$pid"; fail "web checks"; }
 "$PROMTOOL" check metrics <"$T/metrics.txt" || fail "promtool check metrics"
 echo "promtool check metrics: ok"
+for _ in $(seq 300); do
+    grep -q "stays up" "$T/err" && break
+    sleep 0.1
+done
+kill -INT "$pid"
 wait "$pid" || { cat "$T/out" "$T/err"; fail "demo exited $?"; }
 grep -q "data verified: [1-9][0-9]* bytes, 0 errors" "$T/out" || { cat "$T/out"; fail "demo result"; }
 grep "data verified" "$T/out"

@@ -1,5 +1,7 @@
-"""Drives a running `feroce demo --web`: JSON, SSE, 404, a huge header, 200 connections.
-usage: web_check.py PORT OUTDIR (writes OUTDIR/metrics.txt for promtool)."""
+"""Drives a running `feroce demo|sim|send|recv|switch --web`: JSON, SSE, 404, 405, a huge
+header, garbage, 200 connections, and POST /api/params (refused read-only; applied, validated
+and marked with `write`).
+usage: web_check.py PORT OUTDIR [TOOL [write]] (writes OUTDIR/metrics.txt for promtool)."""
 import json
 import socket
 import sys
@@ -10,6 +12,8 @@ import urllib.request
 
 PORT = int(sys.argv[1])
 OUT = sys.argv[2]
+TOOL = sys.argv[3] if len(sys.argv) > 3 else "demo"
+WRITE = len(sys.argv) > 4 and sys.argv[4] == "write"
 BASE = "http://127.0.0.1:%d" % PORT
 
 
@@ -30,8 +34,12 @@ def state():
     return json.loads(body)
 
 
+def moved(f):
+    return f["rx_bytes"] if f["rx_bytes"] is not None else f["tx_bytes"]
+
+
 def rx_total(s):
-    return sum(f["rx_bytes"] for f in s["sample"]["flows"])
+    return sum(moved(f) for f in s["sample"]["flows"])
 
 
 def wait_first_sample():
@@ -46,7 +54,7 @@ def wait_first_sample():
 def check_state():
     a = wait_first_sample()
     run = a["run"]
-    if run["tool"] != "demo" or run["flows"] != len(a["sample"]["flows"]) or run["rate_bps"] <= 0:
+    if run["tool"] != TOOL or run["flows"] != len(a["sample"]["flows"]):
         fail("/api/state run description: %r" % run)
     time.sleep(0.5)
     b = state()
@@ -58,9 +66,57 @@ def check_state():
 
 def check_params():
     p = json.loads(get("/api/params")[2])
-    if p["writable"] or not p["qps"] or not p["qps"][0]["params"]:
+    if p["writable"] != WRITE or not p["qps"] or (not p["qps"][0]["params"] and WRITE):
         fail("/api/params: %r" % p)
     print("params: %d QPs, %d parameters each" % (len(p["qps"]), len(p["qps"][0]["params"])))
+    return p
+
+
+def post(path, body):
+    req = urllib.request.Request(BASE + path, data=body.encode(), method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=5) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def check_write(p):
+    """Read-only: 403. --web-write: a valid change is applied and marked, a bad one refused
+    with the command line's message and nothing changed."""
+    if not p["qps"][0]["params"]:  # no CC (recv, switch): nothing to set
+        st, text = post("/api/params", "flow=1&set=x=1")
+        if st != 403:
+            fail("POST /api/params without CC, read-only: %d" % st)
+        print("no CC parameters; POST /api/params -> 403")
+        return
+    name = p["qps"][0]["params"][0]["name"]
+    old = p["qps"][0]["params"][0]["value"]
+    new = p["qps"][0]["params"][0]["default"] * 2 or 1
+    st, text = post("/api/params", "flow=1&set=%s=%g" % (name, new))
+    if not WRITE:
+        if st != 403:
+            fail("read-only POST /api/params answered %d" % st)
+        print("read-only: POST /api/params -> 403")
+        return
+    if st != 200 or json.loads(text)["qps"][0]["params"][0]["value"] != new:
+        fail("POST %s=%g: %d %s" % (name, new, st, text))
+    st, text = post("/api/params", "flow=1&set=%s=-1e30" % name)
+    if st != 400 or not text.strip():
+        fail("an out-of-range value: %d %r" % (st, text))
+    st2, text2 = post("/api/params", "flow=1&set=no_such_param=1")
+    st3, _ = post("/api/params", "garbage\x00%zz")
+    st4, _ = post("/api/params", "flow=99&set=%s=1" % name)
+    st5, _ = post("/api/params", "flow=1&set=%s=1&pad=%s" % (name, "x" * 5000))
+    if (st2, st3, st4, st5) != (400, 400, 400, 413):
+        fail("bad POSTs: %d %d %d %d" % (st2, st3, st4, st5))
+    q = json.loads(get("/api/params")[2])
+    if q["qps"][0]["params"][0]["value"] != new or (len(q["qps"]) > 1 and q["qps"][1]["params"][0]["value"] != old):
+        fail("the change did not stick to flow 1 only: %r" % q["qps"][:2])
+    marks = state()["marks"]
+    if not marks or marks[-1]["flow"] != 1 or name not in marks[-1]["text"]:
+        fail("no mark for the change: %r" % marks)
+    print("write: %s %g -> %g applied and marked at t=%.3f s; out of range refused: %s" % (name, old, new, marks[-1]["t_s"], text.strip()))
 
 
 def check_stream():
@@ -100,6 +156,22 @@ def check_errors():
     if reply.startswith("HTTP/1.1 200"):
         fail("a 200 KB header was accepted")
     print("huge header: %s" % (reply.split("\r\n")[0] or "connection closed"))
+    s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
+    s.sendall(b"\x00\x16\x03garbage \xff\xfe\r\n\r\n")
+    try:
+        reply = s.recv(200).decode(errors="replace")
+    except OSError:
+        reply = ""
+    s.close()
+    if reply.startswith("HTTP/1.1 200"):
+        fail("garbage was answered 200")
+    print("garbage request: %s" % (reply.split("\r\n")[0] or "connection closed"))
+    try:
+        urllib.request.urlopen(urllib.request.Request(BASE + "/api/state", method="DELETE"), timeout=5)
+        fail("DELETE answered 200")
+    except urllib.error.HTTPError as e:
+        if e.code != 405:
+            fail("DELETE: %d" % e.code)
 
 
 def flood(n=200):
@@ -141,7 +213,7 @@ def stuck_streams(n=4):
 
 stuck = stuck_streams()
 check_state()
-check_params()
+check_write(check_params())
 check_stream()
 check_errors()
 flood()

@@ -1,0 +1,68 @@
+#!/bin/sh
+# feroce sim --web: the simulation streamed at 0.2 x real time (web_check.py: JSON, SSE, abuse,
+# read-only POST; promtool on /metrics), the simulator's results the same as without --web,
+# the finished run served whole; then --replay of the trace it wrote, and a malformed trace
+# refused with its line.
+set -u
+FEROCE=$1
+. "$(dirname "$0")/../script_env.sh"
+. "$(dirname "$0")/dashboard_port.sh"
+PROMTOOL=$(command -v promtool || true)
+SIM="sim incast3 --no-progress --trace-interval 1ms"
+"$FEROCE" $SIM --trace "$T/trace.csv" --web 127.0.0.1:0 --web-speed 0.2 --web-hold 30s \
+    >"$T/out" 2>"$T/err" &
+pid=$!
+dashboard_port "$pid"
+$PY "$(dirname "$0")/web_check.py" "$port" "$T" sim || { kill "$pid"; fail "web checks"; }
+if [ -n "$PROMTOOL" ]; then
+    "$PROMTOOL" check metrics <"$T/metrics.txt" || { kill "$pid"; fail "promtool check metrics"; }
+    echo "promtool check metrics: ok"
+fi
+# the run ends (1.57 s simulated: about 8 s), then the whole of it stays served
+for _ in $(seq 150); do
+    grep -q "stays up" "$T/err" && break
+    sleep 0.1
+done
+grep -q "stays up" "$T/err" || { kill "$pid"; cat "$T/err"; fail "the run did not end"; }
+$PY - "$port" <<'PYEOF' || { kill "$pid"; fail "finished run"; }
+import json, sys, urllib.request
+h = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/history" % sys.argv[1], timeout=10))
+s = h["samples"]
+t = [x["t_s"] for x in s]
+alpha = [f["alpha"] for x in s for f in x["flows"] if f["alpha"] >= 0]
+q = max(x["switch"]["q_bytes"] for x in s)
+if len(s) < 1000 or t[0] > 0.002 or t[-1] < 1.56 or t != sorted(t):
+    sys.exit("history: %d samples, %.4f .. %.4f s" % (len(s), t[0], t[-1]))
+if not alpha or max(alpha) > 1 or min(alpha) < 0 or q <= 0:
+    sys.exit("implausible: alpha %r, max queue %d" % (alpha[:3], q))
+print("finished run: %d samples, %.3f .. %.3f s simulated, alpha in [%.3f, %.3f], queue up to %d B"
+      % (len(s), t[0], t[-1], min(alpha), max(alpha), q))
+PYEOF
+kill -INT "$pid"
+wait "$pid" || { cat "$T/err"; fail "sim --web exited $?"; }
+"$FEROCE" $SIM >"$T/plain" || fail "sim without --web"
+grep -v wall "$T/out" >"$T/a"
+grep -v wall "$T/plain" >"$T/b"
+cmp -s "$T/a" "$T/b" || { diff "$T/a" "$T/b" | head; fail "--web changed the simulation's results"; }
+echo "results identical with and without --web"
+
+"$FEROCE" sim --replay "$T/trace.csv" --web 127.0.0.1:0 --web-hold 30s >"$T/out" 2>"$T/err" &
+pid=$!
+dashboard_port "$pid"
+$PY - "$port" <<'PYEOF' || { kill "$pid"; fail "replay"; }
+import json, sys, urllib.request
+base = "http://127.0.0.1:%s" % sys.argv[1]
+st = json.load(urllib.request.urlopen(base + "/api/state", timeout=10))
+h = json.load(urllib.request.urlopen(base + "/api/history", timeout=10))["samples"]
+rx = sum(f["rx_bytes"] for f in h[-1]["flows"])
+if not st["run"]["description"].startswith("replay of") or len(h) < 1000 or abs(rx - 1.8e9) > 0.02e9:
+    sys.exit("replay: %r, %d samples, %d bytes" % (st["run"], len(h), rx))
+print("replay: %d samples, %.3f GB integrated from the trace's throughput" % (len(h), rx / 1e9))
+PYEOF
+kill -INT "$pid"
+wait "$pid" || fail "replay exited $?"
+head -1 "$T/trace.csv" >"$T/bad.csv"
+echo "0.000,1,2" >>"$T/bad.csv"
+"$FEROCE" sim --replay "$T/bad.csv" --web 127.0.0.1:0 2>"$T/err" && fail "a malformed trace was accepted"
+grep -q "bad.csv:2: 3 values where the header has" "$T/err" || { cat "$T/err"; fail "message"; }
+cat "$T/err"
