@@ -387,7 +387,7 @@ struct fe_sim_eb_builder_stats {
     uint32_t node;
     uint64_t built, incomplete, lost;
     uint64_t built_bytes;
-    double events_per_s, gbps; /* built, over first trigger .. last final state */
+    double events_per_s, gbps; /* built, from the first trigger to its last final state */
     uint32_t max_slots_used;
     double mean_slots_used; /* time-weighted, over the same interval */
     uint64_t refused;       /* fragments the assembly refused (late, duplicate, overrun ...) */

@@ -351,6 +351,7 @@ void eb_final(struct sim_eb *eb, uint64_t now, uint64_t event, enum fe_eb_final 
     eb->last_final_ns = now;
     if (b >= eb->cfg.n_builders) return;
     struct eb_builder *bd = &eb->bs[b];
+    bd->last_final_ns = now;
     if (state == FE_EB_BUILT) bd->built++;
     if (state == FE_EB_INCOMPLETE) bd->incomplete++;
     if (state == FE_EB_LOST) bd->lost++;

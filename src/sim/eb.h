@@ -53,6 +53,7 @@ struct eb_builder {
     uint64_t posted_w; /* watermark up to which receives were posted (S ahead of it) */
     /* results */
     uint64_t built, incomplete, lost, built_bytes, refused;
+    uint64_t last_final_ns;     /* its newest final state: the end of its rates' interval */
     uint32_t used, max_used;    /* slots not free */
     uint64_t used_area, used_t; /* slot-ns since first_trigger_ns, and when `used` last changed */
 };

@@ -84,7 +84,7 @@ int fe_sim_eb_builder_stats(const struct fe_sim *sim, uint32_t builder,
     out->refused = b->refused;
     out->left = b->left;
     out->max_slots_used = b->max_used;
-    uint64_t end = eb->last_final_ns > eb->first_trigger_ns ? eb->last_final_ns : sim->now;
+    uint64_t end = b->last_final_ns > eb->first_trigger_ns ? b->last_final_ns : sim->now;
     double span_s = (double)(end - eb->first_trigger_ns) / 1e9;
     if (span_s > 0) {
         out->events_per_s = (double)b->built / span_s;
