@@ -71,7 +71,7 @@ static void arm_event(struct fe_sim *sim, struct sim_eb *eb)
 void eb_timer_set(struct fe_sim *sim, struct sim_eb *eb, uint64_t t, uint8_t kind, uint32_t idx,
                   uint64_t val, const struct fe_eb_table *chunk)
 {
-    if (eb->done) return;
+    if (eb->done || t > FE_SIM_MAX_TIME) return; /* beyond any run: never due */
     if (heap_grow(eb)) {
         sim_fail(sim);
         return;
@@ -115,7 +115,7 @@ static uint32_t frag_size(struct sim_eb *eb)
     case FE_SIM_EB_EXPONENTIAL:
         return clip_size(e, -log(rng_unit(eb)) * e->frag_bytes);
     case FE_SIM_EB_NORMAL: {
-        double z = sqrt(-2.0 * log(rng_unit(eb))) * cos(2.0 * M_PI * rng_unit(eb));
+        double z = sqrt(-2.0 * log(rng_unit(eb))) * cos(6.283185307179586 * rng_unit(eb));
         return clip_size(e, e->frag_bytes + z * e->frag_sd_bytes);
     }
     default:
@@ -123,14 +123,14 @@ static uint32_t frag_size(struct sim_eb *eb)
     }
 }
 
+/* The next trigger's time; past FE_SIM_MAX_TIME, never (eb_timer_set drops it). */
 static uint64_t next_trigger_time(struct sim_eb *eb, uint64_t now)
 {
     const struct fe_sim_eb *e = &eb->cfg;
-    if (e->trigger == FE_SIM_EB_POISSON) {
-        double gap = -log(rng_unit(eb)) / e->rate_hz * 1e9;
-        return now + (uint64_t)gap;
-    }
-    return e->start_ns + (uint64_t)((double)eb->triggered * 1e9 / e->rate_hz);
+    double t = e->trigger == FE_SIM_EB_POISSON
+                   ? (double)now - log(rng_unit(eb)) / e->rate_hz * 1e9
+                   : (double)e->start_ns + (double)eb->triggered * 1e9 / e->rate_hz;
+    return t < (double)FE_SIM_MAX_TIME ? (uint64_t)t : UINT64_MAX;
 }
 
 /* ---- the trigger ---- */
