@@ -140,6 +140,8 @@ void eb_final(struct sim_eb *eb, uint64_t now, uint64_t event, enum fe_eb_final 
 #include <stdio.h>
 void sim_eb_report_json(FILE *f, const struct fe_sim *sim);
 void sim_eb_report_text(FILE *f, const struct fe_sim *sim);
+/* output.c: s as a JSON string, escaped */
+void sim_json_str(FILE *f, const char *s);
 
 /* ---- eb_ctrl.c ---- */
 void eb_timer_set(struct fe_sim *sim, struct sim_eb *eb, uint64_t t, uint8_t kind, uint32_t idx,

@@ -124,14 +124,15 @@ void sim_eb_report_json(FILE *f, const struct fe_sim *sim)
     for (uint32_t b = 0; b < eb->cfg.n_builders; b++) {
         struct fe_sim_eb_builder_stats bs;
         fe_sim_eb_builder_stats(sim, b, &bs);
+        fprintf(f, "%s\n      {\"node\": ", b ? "," : "");
+        sim_json_str(f, sim->sc.nodes[bs.node].name);
         fprintf(f,
-                "%s\n      {\"node\": \"%s\", \"built\": %llu, \"incomplete\": %llu, \"lost\": "
+                ", \"built\": %llu, \"incomplete\": %llu, \"lost\": "
                 "%llu, \"events_per_s\": %.1f, \"gbps\": %.4f, \"slots_max\": %u, "
                 "\"slots_mean\": %.3f, \"refused\": %llu, \"left\": %s}",
-                b ? "," : "", sim->sc.nodes[bs.node].name, (unsigned long long)bs.built,
-                (unsigned long long)bs.incomplete, (unsigned long long)bs.lost, bs.events_per_s,
-                bs.gbps, bs.max_slots_used, bs.mean_slots_used, (unsigned long long)bs.refused,
-                bs.left ? "true" : "false");
+                (unsigned long long)bs.built, (unsigned long long)bs.incomplete,
+                (unsigned long long)bs.lost, bs.events_per_s, bs.gbps, bs.max_slots_used,
+                bs.mean_slots_used, (unsigned long long)bs.refused, bs.left ? "true" : "false");
     }
     fprintf(f, "\n    ]}");
 }

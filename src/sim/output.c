@@ -186,6 +186,11 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void sim_json_str(FILE *f, const char *s)
+{
+    json_str(f, s);
+}
+
 static void json_stats(FILE *f, const struct fe_sim_stats *st)
 {
     fprintf(f, "  \"drops\": {\"total\": %llu", (unsigned long long)st->drops_total);
