@@ -168,6 +168,8 @@ struct fe_sim_eb {
     uint64_t timeout_ns;     /* first fragment to incomplete */
     uint64_t consumer_bps;   /* each builder's consumer drains built events at this rate */
     uint32_t fe_queue;       /* send WRs per front-end/builder QP (the rest wait at the source) */
+    uint32_t tokens;         /* per builder: front-ends sending to it at once (its token
+                              * manager, ALICE-style incast control); 0 = no limit */
     uint8_t rnr_timer;       /* IB RNR timer code builders answer with (1 = 10 us) */
     uint8_t cc;              /* congestion-control profile of the fragments' QPs */
     /* availability: the event manager and its out-of-band control plane */

@@ -154,6 +154,9 @@ static int builder_init(struct sim_eb *eb, struct eb_builder *b, uint16_t bi)
     if (!b->cq) return FE_ENOMEM;
     b->rate_bps = e->consumer_bps;
     b->asm_wake = FE_SIM_NO_TIME;
+    b->tokens_free = e->tokens;
+    b->token_q = calloc(e->n_frontends, sizeof(uint32_t));
+    if (!b->token_q) return FE_ENOMEM;
     if (e->policy != FE_SIM_EB_AVAILABILITY) return 0;
     return fe_eb_positions_create(&b->pos, bi, (uint32_t)(e->lead_events + e->slots + 64), 0);
 }
@@ -255,6 +258,7 @@ void sim_eb_destroy(struct fe_sim *sim)
             fe_eb_asm_destroy(eb->bs[b].as);
             fe_eb_positions_destroy(eb->bs[b].pos);
             free(eb->bs[b].cq);
+            free(eb->bs[b].token_q);
         }
     if (eb->mgr_on) fe_eb_mgr_free(&eb->mgr);
     fe_eb_ledger_destroy(eb->ledger);
@@ -498,7 +502,7 @@ static void post_waiting(struct fe_sim *sim, struct sim_eb *eb, struct eb_pair *
 {
     struct sim_flow *f = &sim->flows[p->flow];
     struct sim_qp *sq = f->req;
-    if (!sq || !sq->qp) return;
+    if (!sq || !sq->qp || (eb->cfg.tokens && !p->token)) return;
     bool posted = false;
     while (p->q_n && fe_qp_sq_room(sq->qp)) {
         const struct eb_frag *fr = &p->q[p->q_head];
@@ -511,6 +515,7 @@ static void post_waiting(struct fe_sim *sim, struct sim_eb *eb, struct eb_pair *
         if (fe_qp_post_send(sq->qp, &wr)) break;
         p->q_head = (p->q_head + 1) % p->q_cap;
         p->q_n--;
+        p->posted++;
         posted = true;
     }
     if (!posted) return;
@@ -529,7 +534,64 @@ void eb_send_fragment(struct fe_sim *sim, struct sim_eb *eb, uint32_t fe, uint16
         sim_fail(sim);
         return;
     }
+    if (eb->cfg.tokens && !p->token && !p->token_asked) {
+        p->token_asked = true;
+        eb_timer_set(sim, eb, sim->now + eb->cfg.ctrl_delay_ns, T_TOKEN_ASK,
+                     (uint32_t)(p - eb->pairs), 0, NULL);
+    }
     post_waiting(sim, eb, p);
+}
+
+/* ---- the token limit: a builder's token manager lets cfg.tokens front-ends send at once ----
+ * A pair asks when it has fragments waiting and no token, and gives the token back when
+ * everything it posted has completed and nothing waits. Messages on the control plane. */
+
+static void token_grant(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair)
+{
+    eb_timer_set(sim, eb, sim->now + eb->cfg.ctrl_delay_ns, T_TOKEN_GIVE, pair, 0, NULL);
+}
+
+void eb_token_ask(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair)
+{
+    struct eb_builder *bd = &eb->bs[eb->pairs[pair].builder];
+    if (bd->left) return; /* a builder that left grants nothing */
+    if (bd->tokens_free) {
+        bd->tokens_free--;
+        token_grant(sim, eb, pair);
+    } else {
+        bd->token_q[(bd->token_head + bd->token_n++) % eb->cfg.n_frontends] = pair;
+    }
+}
+
+void eb_token_back(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair)
+{
+    struct eb_builder *bd = &eb->bs[eb->pairs[pair].builder];
+    if (!bd->token_n) {
+        bd->tokens_free++;
+        return;
+    }
+    uint32_t next = bd->token_q[bd->token_head];
+    bd->token_head = (bd->token_head + 1) % eb->cfg.n_frontends;
+    bd->token_n--;
+    token_grant(sim, eb, next);
+}
+
+/* Gives the token back once the pair is idle. */
+static void token_maybe_back(struct fe_sim *sim, struct sim_eb *eb, struct eb_pair *p)
+{
+    if (!p->token || p->q_n || p->completed < p->posted) return;
+    p->token = false;
+    eb_timer_set(sim, eb, sim->now + eb->cfg.ctrl_delay_ns, T_TOKEN_BACK, (uint32_t)(p - eb->pairs),
+                 0, NULL);
+}
+
+void eb_token_give(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair)
+{
+    struct eb_pair *p = &eb->pairs[pair];
+    p->token_asked = false;
+    p->token = true;
+    post_waiting(sim, eb, p);
+    token_maybe_back(sim, eb, p);
 }
 
 /* The requester's QP failed (its builder left and never answered): it is released, and what
@@ -548,12 +610,14 @@ bool sim_eb_req_collect(struct fe_sim *sim, struct sim_qp *sq)
     struct sim_flow *f = &sim->flows[sq->flow];
     struct eb_pair *p = pair_of_flow(eb, sq->flow);
     sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
+    p->completed = sq->completed_seen;
     bool ok = sim_flow_drain_cq(f, sq);
     if (!ok || fe_qp_state(sq->qp) == FE_QPS_ERROR) {
         pair_failed(sim, p, f);
         return false;
     }
     post_waiting(sim, eb, p);
+    if (eb->cfg.tokens) token_maybe_back(sim, eb, p);
     return true;
 }
 

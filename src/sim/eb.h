@@ -32,6 +32,9 @@ struct eb_pair {
     struct eb_frag *q; /* ring of waiting fragments */
     uint32_t q_head, q_n, q_cap;
     bool dead; /* its requester failed (the builder left): fragments are dropped */
+    /* the token limit (cfg.tokens): the pair sends only while it holds its builder's token */
+    bool token, token_asked;
+    uint64_t posted, completed; /* WRs */
 };
 
 struct eb_fe {
@@ -51,6 +54,9 @@ struct eb_builder {
     bool consuming;
     uint64_t asm_wake; /* pending T_ASM time, FE_SIM_NO_TIME when none */
     uint64_t posted_w; /* watermark up to which receives were posted (S ahead of it) */
+    /* its token manager: tokens free, and the pairs waiting for one, in order */
+    uint32_t tokens_free;
+    uint32_t *token_q, token_head, token_n;
     /* results */
     uint64_t built, incomplete, lost, built_bytes, refused;
     uint64_t last_final_ns;     /* its newest final state: the end of its rates' interval */
@@ -60,16 +66,19 @@ struct eb_builder {
 
 enum eb_timer_kind {
     T_TRIGGER = 1,
-    T_CONSUMED, /* idx builder: its consumer took the head event */
-    T_ASM,      /* idx builder: an assembly deadline */
-    T_TICK,     /* the control plane's period: announcements and progress */
-    T_ANNOUNCE, /* at the manager: idx builder, val released */
-    T_PROGRESS, /* at the manager: idx front-end, val next event */
-    T_CHUNK_FE, /* at front-end idx: a chunk */
-    T_CHUNK_B,  /* at builder idx: a chunk */
-    T_PASSED,   /* at builder idx: every front-end passed the events below val */
-    T_SLOW,     /* the slow builder's consumer slows down */
-    T_LEAVE,    /* the leaving builder goes */
+    T_CONSUMED,   /* idx builder: its consumer took the head event */
+    T_ASM,        /* idx builder: an assembly deadline */
+    T_TICK,       /* the control plane's period: announcements and progress */
+    T_ANNOUNCE,   /* at the manager: idx builder, val released */
+    T_PROGRESS,   /* at the manager: idx front-end, val next event */
+    T_CHUNK_FE,   /* at front-end idx: a chunk */
+    T_CHUNK_B,    /* at builder idx: a chunk */
+    T_PASSED,     /* at builder idx: every front-end passed the events below val */
+    T_SLOW,       /* the slow builder's consumer slows down */
+    T_LEAVE,      /* the leaving builder goes */
+    T_TOKEN_ASK,  /* at a builder's token manager: idx pair asks for a token */
+    T_TOKEN_GIVE, /* at pair idx's front-end: the token */
+    T_TOKEN_BACK, /* at a builder's token manager: idx pair gives it back */
 };
 
 struct eb_timer {
@@ -133,6 +142,9 @@ void eb_consumed(struct fe_sim *sim, struct sim_eb *eb, uint16_t b);
 void eb_expire(struct fe_sim *sim, struct sim_eb *eb, uint16_t b);
 void eb_after_asm(struct fe_sim *sim, struct sim_eb *eb, uint16_t b);
 void eb_leave(struct fe_sim *sim, struct sim_eb *eb, uint16_t b);
+void eb_token_ask(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair);
+void eb_token_give(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair);
+void eb_token_back(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair);
 void eb_final(struct sim_eb *eb, uint64_t now, uint64_t event, enum fe_eb_final state, uint16_t b,
               uint32_t n_missing);
 

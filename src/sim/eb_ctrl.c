@@ -311,6 +311,15 @@ static void run_timer(struct fe_sim *sim, struct sim_eb *eb, const struct eb_tim
     case T_SLOW:
         eb->bs[b].rate_bps = eb->cfg.slow_bps ? eb->cfg.slow_bps : 1;
         break;
+    case T_TOKEN_ASK:
+        eb_token_ask(sim, eb, t->idx);
+        break;
+    case T_TOKEN_GIVE:
+        eb_token_give(sim, eb, t->idx);
+        break;
+    case T_TOKEN_BACK:
+        eb_token_back(sim, eb, t->idx);
+        break;
     case T_LEAVE:
         eb_leave(sim, eb, b);
         break;

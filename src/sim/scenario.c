@@ -69,6 +69,7 @@ void fe_sim_scenario_init(struct fe_sim_scenario *sc)
     e->timeout_ns = 1000000;
     e->consumer_bps = 8000000000ull;
     e->fe_queue = 2;
+    e->tokens = 0;
     e->rnr_timer = 4; /* 40 us */
     e->ctrl_delay_ns = 10000;
     e->ctrl_interval_ns = 20000;

@@ -132,6 +132,7 @@ static const struct setting settings[] = {
     {"eb", "timeout", V_TIME, EB(timeout_ns), 1, 1e12, "first fragment to incomplete"},
     {"eb", "consumer_rate", V_RATE, EB(consumer_bps), 0, 0, "each builder's consumer"},
     {"eb", "fe_queue", V_U32, EB(fe_queue), 1, 4096, "send WRs per front-end/builder QP"},
+    {"eb", "tokens", V_U32, EB(tokens), 0, 65535, "senders per builder at once; 0 = any"},
     {"eb", "rnr_timer", V_U8, EB(rnr_timer), 0, 31, "IB RNR timer code of builders"},
     {"eb", "cc", V_U8, EB(cc), 0, FE_SIM_MAX_CC - 1, "CC profile index of the pairs"},
     {"eb", "ctrl_delay", V_TIME, EB(ctrl_delay_ns), 0, 1e12, "control plane, one way"},

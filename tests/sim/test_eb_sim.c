@@ -148,6 +148,36 @@ static void test_builder_leaves(void **s)
     fe_sim_scenario_free(&sc_av);
 }
 
+/* The token limit (2 front-ends at a time per builder): availability still builds every event;
+ * round-robin's events at the slow builder now arrive spread out and go incomplete. */
+static void test_tokens(void **s)
+{
+    (void)s;
+    static const char *const rr[] = {"eb.policy=round-robin", "eb.tokens=2", NULL};
+    static const char *const av[] = {"eb.policy=availability", "eb.tokens=2", NULL};
+    struct fe_sim_scenario sc_rr, sc_av;
+    struct fe_sim *sim_rr = run_builtin(rr, &sc_rr), *sim_av = run_builtin(av, &sc_av);
+    struct fe_sim_eb_stats a, b;
+    fe_sim_eb_stats(sim_rr, &a);
+    fe_sim_eb_stats(sim_av, &b);
+    print("round-robin, 2 tokens:", &a);
+    print("availability, 2 tokens:", &b);
+    ledger_holds(&a, sc_rr.eb.events);
+    ledger_holds(&b, sc_av.eb.events);
+    assert_int_equal(b.built, sc_av.eb.events);
+    assert_true(b.latency_p99_ns < 1000000);
+    struct fe_sim_eb_builder_stats slow, fast;
+    fe_sim_eb_builder_stats(sim_rr, 0, &slow);
+    fe_sim_eb_builder_stats(sim_rr, 1, &fast);
+    assert_true(slow.incomplete > 100);
+    assert_int_equal(fast.incomplete, 0);
+    assert_int_equal(a.incomplete, slow.incomplete);
+    fe_sim_destroy(sim_rr);
+    fe_sim_destroy(sim_av);
+    fe_sim_scenario_free(&sc_rr);
+    fe_sim_scenario_free(&sc_av);
+}
+
 /* The YAML file: Poisson triggers, uniform sizes, availability, a slow builder. */
 static void test_yaml_scenario(void **s)
 {
@@ -256,8 +286,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slow_builder_policies), cmocka_unit_test(test_round_robin_unbounded),
-        cmocka_unit_test(test_builder_leaves),        cmocka_unit_test(test_yaml_scenario),
-        cmocka_unit_test(test_distributions),         cmocka_unit_test(test_settings_refused),
+        cmocka_unit_test(test_builder_leaves),        cmocka_unit_test(test_tokens),
+        cmocka_unit_test(test_yaml_scenario),         cmocka_unit_test(test_distributions),
+        cmocka_unit_test(test_settings_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
