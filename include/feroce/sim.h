@@ -132,6 +132,61 @@ struct fe_sim_flow {
     uint16_t dport;     /* as given by HPCC flow files; informative */
 };
 
+/* Event building (docs/sim.md, "Event building"): front-end hosts each write one fragment per
+ * triggered event, as an RDMA WRITE with immediate, to the builder host the assignment names (one
+ * QP per front-end/builder pair); builders assemble events with the core of feroce/eb.h and a
+ * consumer drains them. Off while n_frontends is 0. */
+#define FE_SIM_EB_MAX_HOSTS 64 /* front-ends, and builders, at most */
+#define FE_SIM_EB_NONE      0xFFFFu
+
+enum fe_sim_eb_policy {
+    FE_SIM_EB_ROUND_ROBIN = 0, /* fe_eb_rr_assign: builder E mod M */
+    FE_SIM_EB_AVAILABILITY = 1 /* an event manager's tables from builders' free slots */
+};
+enum fe_sim_eb_trigger { FE_SIM_EB_PERIODIC = 0, FE_SIM_EB_POISSON = 1 };
+enum fe_sim_eb_dist {
+    FE_SIM_EB_FIXED = 0,   /* frag_bytes */
+    FE_SIM_EB_UNIFORM,     /* frag_min_bytes .. frag_max_bytes */
+    FE_SIM_EB_EXPONENTIAL, /* mean frag_bytes, clipped to 1 .. frag_max_bytes */
+    FE_SIM_EB_NORMAL       /* mean frag_bytes, deviation frag_sd_bytes, clipped likewise */
+};
+
+struct fe_sim_eb {
+    uint32_t n_frontends, n_builders;
+    uint32_t frontends[FE_SIM_EB_MAX_HOSTS], builders[FE_SIM_EB_MAX_HOSTS]; /* host nodes */
+    enum fe_sim_eb_policy policy;
+    enum fe_sim_eb_trigger trigger;
+    double rate_hz;    /* triggers per second */
+    uint64_t events;   /* triggers in all (the run lasts until each has a final state) */
+    uint64_t start_ns; /* first trigger */
+    enum fe_sim_eb_dist dist;
+    uint32_t frag_bytes;     /* fixed size, or the mean */
+    uint32_t frag_min_bytes; /* uniform: lower bound */
+    uint32_t frag_max_bytes; /* each source's room in a slot: the largest fragment */
+    uint32_t frag_sd_bytes;  /* normal: standard deviation */
+    uint32_t slots;          /* S: event slots per builder */
+    uint64_t timeout_ns;     /* first fragment to incomplete */
+    uint64_t consumer_bps;   /* each builder's consumer drains built events at this rate */
+    uint32_t fe_queue;       /* send WRs per front-end/builder QP (the rest wait at the source) */
+    uint32_t tokens;         /* per builder: front-ends sending to it at once (its token
+                              * manager, ALICE-style incast control); 0 = no limit */
+    uint8_t rnr_timer;       /* IB RNR timer code builders answer with (1 = 10 us) */
+    uint8_t cc;              /* congestion-control profile of the fragments' QPs */
+    /* availability: the event manager and its out-of-band control plane */
+    uint64_t ctrl_delay_ns;      /* one way, every control message */
+    uint64_t ctrl_interval_ns;   /* builders announce, front-ends report progress, this often */
+    uint64_t lead_events;        /* how far ahead of the front-ends the tables reach */
+    uint32_t reserve_slots;      /* slots each builder keeps free */
+    uint32_t run_events;         /* events per run at most */
+    uint64_t builder_timeout_ns; /* silent this long: no new events */
+    /* faults (builder indices in builders[], FE_SIM_EB_NONE = none) */
+    uint32_t slow_builder;
+    uint64_t slow_at_ns;
+    uint64_t slow_bps; /* its consumer's rate from slow_at_ns on */
+    uint32_t leave_builder;
+    uint64_t leave_at_ns; /* it stops: its QPs vanish, it answers and announces nothing */
+};
+
 struct fe_sim_scenario {
     char name[64];
     uint64_t seed;
@@ -147,6 +202,7 @@ struct fe_sim_scenario {
     struct fe_sim_link *links;
     struct fe_sim_flow *flows;
     uint32_t cap_nodes, cap_links, cap_flows;
+    struct fe_sim_eb eb; /* event building; off while eb.n_frontends is 0 */
 };
 
 /* Defaults: 12 MiB buffer, 1/8 dynamic threshold, PFC on priority 3 in QUANTA mode, ECN off,
@@ -318,6 +374,32 @@ const struct fe_sim_scenario *fe_sim_scenario_of(const struct fe_sim *sim);
 typedef void (*fe_sim_pfc_cb)(void *user, uint64_t now_ns, uint32_t node, bool node_is_switch,
                               uint32_t port, uint8_t prio, bool pause);
 void fe_sim_set_pfc_log(struct fe_sim *sim, fe_sim_pfc_cb cb, void *user);
+
+/* Event-building results (all zero when the scenario has none). */
+struct fe_sim_eb_stats {
+    uint64_t triggered, built, incomplete, lost, busy;
+    uint64_t missing; /* triggered events with no final state (yet) */
+    uint64_t twice;   /* second declarations refused by the ledger (must be 0) */
+    bool ledger_ok;   /* every event exactly one final state */
+    uint64_t latency_p50_ns, latency_p99_ns, latency_max_ns; /* trigger to complete, built */
+    uint64_t busy_fragments; /* fragments not sent: no table covered the event (busy) */
+    uint64_t rnr_naks;       /* RNR NAKs builders sent (no receive posted: ring full) */
+    uint64_t first_trigger_ns, last_final_ns;
+};
+struct fe_sim_eb_builder_stats {
+    uint32_t node;
+    uint64_t built, incomplete, lost;
+    uint64_t built_bytes;
+    double events_per_s, gbps; /* built, from the first trigger to its last final state */
+    uint32_t max_slots_used;
+    double mean_slots_used; /* time-weighted, over the same interval */
+    uint64_t refused;       /* fragments the assembly refused (late, duplicate, overrun ...) */
+    bool left;
+};
+bool fe_sim_eb_enabled(const struct fe_sim *sim);
+void fe_sim_eb_stats(const struct fe_sim *sim, struct fe_sim_eb_stats *out);
+int fe_sim_eb_builder_stats(const struct fe_sim *sim, uint32_t builder,
+                            struct fe_sim_eb_builder_stats *out);
 
 /* The report: per-flow table, contention window, phases, network counters; or JSON. */
 struct fe_sim_report_opts {

@@ -16,6 +16,7 @@ static const struct fe_sim_builtin builtins[] = {
     {"incast3-nocc", "incast3 without congestion control (PFC only): on/off, unfair"},
     {"incast3-asym", "incast3 with flow A's increase timer at 200 ms, clamp off: saw-tooth"},
     {"switch-check", "SURF firmware cocotb test: one sender, a CNP when > 5 Gb/s over 32 us"},
+    {"advcam-eb", "event building: 8 front-ends, 4 builders, DCQCN; builder b0 slows at 20 ms"},
 };
 
 const struct fe_sim_builtin *fe_sim_builtins(size_t *n)
@@ -141,6 +142,54 @@ static int switch_check(struct fe_sim_scenario *sc, char *err, size_t cap)
     return fe_sim_scenario_add_flow(sc, &f) < 0 ? FE_EINVAL : 0;
 }
 
+/* Event building: front-ends fe0-fe3 on leaf1, fe4-fe7 on leaf2, builders b0-b3 on leaf3, the
+ * leaves on one spine by 40 Gb/s uplinks; hosts at 10 Gb/s. 8 KiB fragments at 30 kHz are
+ * 15.7 Gb/s in all, 3.9 Gb/s per builder against consumers of 8 Gb/s: room everywhere until
+ * b0's consumer drops to 1 Gb/s at 20 ms, 1/8 of what round-robin keeps sending it. 6000
+ * events (200 ms of triggers): a few seconds of wall time. */
+static int advcam_eb(struct fe_sim_scenario *sc, char *err, size_t cap)
+{
+    snprintf(sc->name, sizeof(sc->name), "advcam-eb");
+    char name[16];
+    fe_sim_scenario_add_node(sc, "spine", true);
+    for (int l = 1; l <= 3; l++) {
+        snprintf(name, sizeof(name), "leaf%d", l);
+        int leaf = fe_sim_scenario_add_node(sc, name, true);
+        fe_sim_scenario_add_link(sc, 0, (uint32_t)leaf, 4 * G10, 1000, 0);
+    }
+    struct fe_sim_eb *e = &sc->eb;
+    for (uint32_t i = 0; i < 8; i++) {
+        snprintf(name, sizeof(name), "fe%u", i);
+        int n = fe_sim_scenario_add_node(sc, name, false);
+        fe_sim_scenario_add_link(sc, (uint32_t)n, i < 4 ? 1 : 2, G10, 1000, 0);
+        e->frontends[e->n_frontends++] = (uint32_t)n;
+    }
+    for (uint32_t i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "b%u", i);
+        int n = fe_sim_scenario_add_node(sc, name, false);
+        fe_sim_scenario_add_link(sc, (uint32_t)n, 3, G10, 1000, 0);
+        e->builders[e->n_builders++] = (uint32_t)n;
+    }
+    red_dcqcn_paper(sc);
+    int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn",
+                                    "dce_tcp_g=1020,dce_tcp_rtt=55,rpg_time_reset=55,"
+                                    "rpg_byte_reset=32767,rpg_threshold=5,rpg_ai_rate=40,"
+                                    "rpg_hai_rate=200",
+                                    err, cap);
+    if (rc < 0) return rc;
+    sc->host.cnp_interval_ns = 50000;
+    e->rate_hz = 30000;
+    e->events = 6000;
+    e->frag_bytes = e->frag_max_bytes = 8192;
+    e->slots = 16;
+    e->consumer_bps = 8 * G10 / 10;
+    e->slow_builder = 0;
+    e->slow_at_ns = 20000000;
+    e->slow_bps = G10 / 10;
+    sc->stop_ns = 5000000000ull;
+    return 0;
+}
+
 int fe_sim_builtin_load(const char *name, struct fe_sim_scenario *sc, char *err, size_t err_cap)
 {
     fe_sim_scenario_init(sc);
@@ -154,6 +203,8 @@ int fe_sim_builtin_load(const char *name, struct fe_sim_scenario *sc, char *err,
         rc = incast3(sc, name, err, err_cap);
     else if (!strcmp(name, "switch-check"))
         rc = switch_check(sc, err, err_cap);
+    else if (!strcmp(name, "advcam-eb"))
+        rc = advcam_eb(sc, err, err_cap);
     else {
         sim_errf(err, err_cap, "unknown built-in scenario '%s'", name);
         rc = FE_ENOENT;

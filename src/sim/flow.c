@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "feroce/err.h"
+#include "sim/eb.h"
 #include "sim/flow.h"
 #include "sim/phases.h"
 #include "transport/qp_sim.h"
@@ -53,8 +54,14 @@ static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
     sim_phase_mark(sim);
 }
 
+void sim_flow_end(struct fe_sim *sim, struct sim_flow *f)
+{
+    flow_finish(sim, f);
+}
+
 bool sim_flow_collect(struct fe_sim *sim, struct sim_qp *sq)
 {
+    if (sim->flows[sq->flow].eb) return sim_eb_req_collect(sim, sq);
     sq->completed_seen = fe_qp_counters(sq->qp)->tx_msgs_completed;
     struct sim_flow *f = &sim->flows[sq->flow];
     bool ok = sim_flow_drain_cq(f, sq);
@@ -124,6 +131,7 @@ static int join_grants(struct fe_sim *sim, struct sim_flow *f, struct sim_qp *b,
     b->grant.user = b;
     if (fe_homa_grants_add(&b->host->grants, &b->grant)) return FE_ENOMEM;
     b->rx_grants = true;
+    b->rx_hook = true;
     return 0;
 }
 
@@ -163,5 +171,6 @@ __attribute__((noinline)) int sim_flow_start(struct fe_sim *sim, uint32_t fi)
         return rc;
     }
     go(sim, f, a, b);
+    if (f->eb) sim_eb_flow_started(sim, fi);
     return 0;
 }

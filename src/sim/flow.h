@@ -71,5 +71,8 @@ static inline __attribute__((always_inline)) void sim_flow_top_up(struct fe_sim 
 /* A requester's completions: bytes done, more WRs posted; the flow finishes when all are done
  * or the QP failed. Returns false when the QP was released. */
 bool sim_flow_collect(struct fe_sim *sim, struct sim_qp *sq);
+/* Ends a flow now (its QPs released): event building's pairs, when every event is accounted for
+ * or a pair's requester failed. */
+void sim_flow_end(struct fe_sim *sim, struct sim_flow *f);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "feroce/err.h"
+#include "sim/eb.h"
 #include "sim/flow.h"
 #include "sim/sim_internal.h"
 #include "transport/qp_sim.h"
@@ -464,6 +465,22 @@ static void schedule_grants(struct fe_sim *sim, struct sim_host *h)
     }
 }
 
+/* What a responder with rx_hook does after a packet: the grant scheduler's count, or the
+ * builder's assembly of its completions (event building; receives it posts do not change the
+ * QP's deadline). */
+static COLD void rx_hook_before(struct fe_sim *sim, struct sim_qp *sq)
+{
+    if (sq->rx_grants) fe_homa_grants_rx(&sq->grant, fe_qp_counters(sq->qp)->rx_bytes);
+    if (sq->eb_rx) sim_eb_rx(sim, sq->flow);
+}
+
+/* and once the QP is rescheduled (and perhaps released, with its flow): the grants (an empty
+ * scheduler grants nothing) */
+static COLD void rx_hook_after(struct fe_sim *sim, struct sim_host *h)
+{
+    if (h->grants.n) schedule_grants(sim, h);
+}
+
 /* A host with more QPs than this looks ahead at each arrival (prefetch_next_arrival); with
  * fewer, their state stays in cache and the lookahead would only cost instructions. */
 #define LOOKAHEAD_MIN_QPS 32
@@ -507,10 +524,10 @@ void sim_host_receive(struct fe_sim *sim, struct sim_host *h, struct sim_pkt *pk
     /* (the data packets delivered are the responders' rx_pkts, summed by fe_sim_stats) */
     if (fe_qp_rx(sq->qp, sim->now, &pkt->pkt) < 0) sim->st.drops[FE_SIM_DROP_QP]++;
     sim_pkt_free(sim, pkt);
-    bool rx_grants = sq->rx_grants;
-    if (rx_grants) fe_homa_grants_rx(&sq->grant, fe_qp_counters(sq->qp)->rx_bytes);
+    bool rx_hook = sq->rx_hook;
+    if (rx_hook) rx_hook_before(sim, sq);
     after_qp_event(sim, h, sq);
-    if (rx_grants) schedule_grants(sim, h);
+    if (rx_hook) rx_hook_after(sim, h);
     /* An ACK can move a QP's deadline earlier while it stays under a timer (a window CC's
      * window reopens but the pacer holds the packet until later): re-arm the host's wake, or
      * the QP would sleep until its previous, later deadline (the retransmit timer). */

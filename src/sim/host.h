@@ -31,8 +31,10 @@ struct sim_qp {
     bool rx_grants;                 /* responder under the host's grant scheduler */
     bool timed;                     /* in host->timers */
     bool all_posted; /* requester: its flow's bytes are all posted (the flow's line stays cold) */
+    bool rx_hook;    /* responder: rx_grants or eb_rx, out of line after each packet */
     /* second line */
     struct sim_host *host;
+    bool eb_rx; /* responder of an event-building pair: its completions go to the builder */
     /* rx_grants: its message in host->grants (user: this sim_qp) */
     struct fe_homa_msg grant;
 };
@@ -93,6 +95,7 @@ struct sim_flow {
     uint64_t path_rate_bps;           /* bottleneck rate of its path */
     double standalone_fct_ns;
     bool started, done, failed;
+    bool eb; /* an event-building pair (sim/eb.h): its WRs are fragments */
 };
 
 int sim_host_init(struct fe_sim *sim, struct sim_host *h);

@@ -7,6 +7,7 @@
 
 #include "feroce/err.h"
 #include "feroce/stats.h"
+#include "sim/eb.h"
 #include "sim/sim_internal.h"
 
 double fe_sim_flow_window_bps(const struct fe_sim *sim, uint32_t flow)
@@ -185,6 +186,11 @@ static void json_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
+void sim_json_str(FILE *f, const char *s)
+{
+    json_str(f, s);
+}
+
 static void json_stats(FILE *f, const struct fe_sim_stats *st)
 {
     fprintf(f, "  \"drops\": {\"total\": %llu", (unsigned long long)st->drops_total);
@@ -268,7 +274,9 @@ static void report_json(FILE *f, const struct fe_sim *sim, const struct fe_sim_r
     for (uint32_t i = 0; i < sim->n_flows; i++) json_flow(f, sim, i);
     fprintf(f, "\n  ],\n  \"phases\": [");
     json_phases(f, sim);
-    fprintf(f, "\n  ]\n}\n");
+    fprintf(f, "\n  ]");
+    sim_eb_report_json(f, sim);
+    fprintf(f, "\n}\n");
 }
 
 static void text_header(FILE *f, const struct fe_sim *sim, const struct fe_sim_stats *st,
@@ -391,4 +399,5 @@ void fe_sim_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_report
             sum.min_bps / 1e9, sum.max_bps / 1e9);
     text_phases(f, sim, st.now_ns);
     text_stats(f, &st);
+    sim_eb_report_text(f, sim);
 }

@@ -3,6 +3,7 @@
  * settings and the flow's path. */
 #include <string.h>
 
+#include "sim/eb.h"
 #include "sim/link.h"
 #include "sim/ns3_frame.h"
 #include "transport/qp_sim.h"
@@ -112,4 +113,5 @@ void sim_flow_qp_configs(const struct fe_sim *sim, const struct sim_flow *f, con
     cb->cq_depth = 16;
     cb->line_rate_bps = sim->nodes[f->spec.dst].ports[0].rate_bps;
     sb->int_echo = sim->int_enable; /* the responder echoes INT on its ACKs (HPCC) */
+    if (f->eb) sim_eb_qp_configs(sim, ca, cb);
 }

@@ -53,6 +53,34 @@ void fe_sim_scenario_init(struct fe_sim_scenario *sc)
     h->count_ifg = true;
     h->min_frame_bytes = 64;
 
+    /* event building: off (no hosts); the rest are its defaults (docs/sim.md) */
+    struct fe_sim_eb *e = &sc->eb;
+    e->policy = FE_SIM_EB_ROUND_ROBIN;
+    e->trigger = FE_SIM_EB_PERIODIC;
+    e->rate_hz = 10000;
+    e->events = 1000;
+    e->start_ns = 100000;
+    e->dist = FE_SIM_EB_FIXED;
+    e->frag_bytes = 8192;
+    e->frag_min_bytes = 1;
+    e->frag_max_bytes = 8192;
+    e->frag_sd_bytes = 1024;
+    e->slots = 16;
+    e->timeout_ns = 1000000;
+    e->consumer_bps = 8000000000ull;
+    e->fe_queue = 2;
+    e->tokens = 0;
+    e->rnr_timer = 4; /* 40 us */
+    e->ctrl_delay_ns = 10000;
+    e->ctrl_interval_ns = 20000;
+    e->lead_events = 32;
+    e->reserve_slots = 1;
+    e->run_events = 1;
+    e->builder_timeout_ns = 1000000;
+    e->slow_builder = FE_SIM_EB_NONE;
+    e->slow_bps = 1000000000ull;
+    e->leave_builder = FE_SIM_EB_NONE;
+
     sc->n_cc = 1;
     snprintf(sc->cc[0].label, sizeof(sc->cc[0].label), "default");
     sc->cc[0].algo = NULL;

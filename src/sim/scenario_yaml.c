@@ -64,7 +64,13 @@ enum vtype {
     V_U32,
     V_PRIOS,
     V_PFCMODE,
-    V_FRAMES
+    V_FRAMES,
+    V_U64,
+    V_SIZE32,    /* a size into a uint32_t */
+    V_EBPOLICY,  /* round-robin | availability */
+    V_EBTRIGGER, /* periodic | poisson */
+    V_EBDIST,    /* fixed | uniform | exponential | normal */
+    V_EBBUILDER  /* an index into eb.builders, or none */
 };
 
 struct setting {
@@ -77,6 +83,7 @@ struct setting {
 
 #define SW(f) offsetof(struct fe_sim_scenario, sw.f)
 #define HO(f) offsetof(struct fe_sim_scenario, host.f)
+#define EB(f) offsetof(struct fe_sim_scenario, eb.f)
 static const struct setting settings[] = {
     {"switch", "buffer", V_SIZE, SW(buffer_bytes), 1, 1e12, "shared buffer per switch"},
     {"switch", "reserve", V_SIZE_AUTO, SW(reserve_bytes), 0, 1e9, "per (port, priority)"},
@@ -110,6 +117,35 @@ static const struct setting settings[] = {
     {"host", "ifg", V_BOOL, HO(count_ifg), 0, 1, ""},
     {"host", "min_frame", V_SIZE, HO(min_frame_bytes), 0, 9000, ""},
     {"host", "frames", V_FRAMES, HO(frames), 0, 0, "roce | hpcc-ns3"},
+    /* event building (eb.frontends and eb.builders, host lists, are read apart) */
+    {"eb", "policy", V_EBPOLICY, EB(policy), 0, 0, "round-robin | availability"},
+    {"eb", "trigger", V_EBTRIGGER, EB(trigger), 0, 0, "periodic | poisson"},
+    {"eb", "rate_hz", V_DOUBLE, EB(rate_hz), 1e-3, 1e9, "triggers per second"},
+    {"eb", "events", V_U64, EB(events), 1, 1e7, "triggers in all"},
+    {"eb", "start", V_TIME, EB(start_ns), 0, 1e13, "first trigger"},
+    {"eb", "frag_dist", V_EBDIST, EB(dist), 0, 0, "fixed | uniform | exponential | normal"},
+    {"eb", "frag_bytes", V_SIZE32, EB(frag_bytes), 1, 16777216, "fixed size, or the mean"},
+    {"eb", "frag_min_bytes", V_SIZE32, EB(frag_min_bytes), 1, 16777216, "uniform: lowest"},
+    {"eb", "frag_max_bytes", V_SIZE32, EB(frag_max_bytes), 1, 16777216, "room per source"},
+    {"eb", "frag_sd_bytes", V_SIZE32, EB(frag_sd_bytes), 0, 16777216, "normal: deviation"},
+    {"eb", "slots", V_U32, EB(slots), 2, 4096, "event slots per builder"},
+    {"eb", "timeout", V_TIME, EB(timeout_ns), 1, 1e12, "first fragment to incomplete"},
+    {"eb", "consumer_rate", V_RATE, EB(consumer_bps), 0, 0, "each builder's consumer"},
+    {"eb", "fe_queue", V_U32, EB(fe_queue), 1, 4096, "send WRs per front-end/builder QP"},
+    {"eb", "tokens", V_U32, EB(tokens), 0, 65535, "senders per builder at once; 0 = any"},
+    {"eb", "rnr_timer", V_U8, EB(rnr_timer), 0, 31, "IB RNR timer code of builders"},
+    {"eb", "cc", V_U8, EB(cc), 0, FE_SIM_MAX_CC - 1, "CC profile index of the pairs"},
+    {"eb", "ctrl_delay", V_TIME, EB(ctrl_delay_ns), 0, 1e12, "control plane, one way"},
+    {"eb", "ctrl_interval", V_TIME, EB(ctrl_interval_ns), 1, 1e12, "announce/progress period"},
+    {"eb", "lead_events", V_U64, EB(lead_events), 1, 1000000, "tables ahead of front-ends"},
+    {"eb", "reserve_slots", V_U32, EB(reserve_slots), 0, 4095, "kept free per builder"},
+    {"eb", "run_events", V_U32, EB(run_events), 1, 65535, "events per run at most"},
+    {"eb", "builder_timeout", V_TIME, EB(builder_timeout_ns), 0, 1e13, "silent: no events"},
+    {"eb", "slow_builder", V_EBBUILDER, EB(slow_builder), 0, 0, "index in builders, or none"},
+    {"eb", "slow_at", V_TIME, EB(slow_at_ns), 0, 1e13, "when it slows down"},
+    {"eb", "slow_rate", V_RATE, EB(slow_bps), 0, 0, "its consumer's rate from then on"},
+    {"eb", "leave_builder", V_EBBUILDER, EB(leave_builder), 0, 0, "index in builders, or none"},
+    {"eb", "leave_at", V_TIME, EB(leave_at_ns), 0, 1e13, "when it leaves"},
 };
 
 /* Each parses a value of its type for setting s into dst; FE_ERANGE out of s's range. */
@@ -165,14 +201,16 @@ static int set_double(const struct setting *s, const char *value, char *dst)
     return rc;
 }
 
-/* V_U8, V_U16, V_U32 */
+/* V_U8, V_U16, V_U32, V_U64 */
 static int set_uint(const struct setting *s, const char *value, char *dst)
 {
     uint64_t u = 0;
     int rc = sim_parse_uint(value, (uint64_t)s->max, &u);
     if (!rc && (double)u < s->min) rc = FE_ERANGE;
     if (rc) return rc;
-    if (s->type == V_U8) {
+    if (s->type == V_U64) {
+        memcpy(dst, &u, 8);
+    } else if (s->type == V_U8) {
         uint8_t v = (uint8_t)u;
         memcpy(dst, &v, 1);
     } else if (s->type == V_U16) {
@@ -226,6 +264,65 @@ static int set_frames(const struct setting *s, const char *value, char *dst)
     return 0;
 }
 
+static int set_size32(const struct setting *s, const char *value, char *dst)
+{
+    uint64_t u = 0;
+    int rc = sim_parse_size(value, &u);
+    if (!rc && ((double)u > s->max || (double)u < s->min)) rc = FE_ERANGE;
+    if (rc) return rc;
+    uint32_t v = (uint32_t)u;
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+}
+
+_Static_assert(sizeof(enum fe_sim_eb_policy) == sizeof(int) &&
+                   sizeof(enum fe_sim_eb_trigger) == sizeof(int) &&
+                   sizeof(enum fe_sim_eb_dist) == sizeof(int),
+               "set_name writes an int");
+
+/* One of names[] (NULL-terminated) into an enum. */
+static int set_name(const char *value, const char *const *names, char *dst)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(value, names[i])) {
+            memcpy(dst, &i, sizeof(i)); /* the eb enums are ints */
+            return 0;
+        }
+    return FE_EINVAL;
+}
+
+static int set_eb_policy(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    static const char *const names[] = {"round-robin", "availability", NULL};
+    return set_name(value, names, dst);
+}
+
+static int set_eb_trigger(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    static const char *const names[] = {"periodic", "poisson", NULL};
+    return set_name(value, names, dst);
+}
+
+static int set_eb_dist(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    static const char *const names[] = {"fixed", "uniform", "exponential", "normal", NULL};
+    return set_name(value, names, dst);
+}
+
+static int set_eb_builder(const struct setting *s, const char *value, char *dst)
+{
+    (void)s;
+    uint64_t u = FE_SIM_EB_NONE;
+    if (strcmp(value, "none") && sim_parse_uint(value, FE_SIM_EB_MAX_HOSTS - 1, &u))
+        return FE_EINVAL;
+    uint32_t v = (uint32_t)u;
+    memcpy(dst, &v, sizeof(v));
+    return 0;
+}
+
 /* per value type: its parser, and what a value must be */
 static const struct vtype_ops {
     int (*set)(const struct setting *s, const char *value, char *dst);
@@ -243,6 +340,12 @@ static const struct vtype_ops {
     [V_PRIOS] = {set_prios, "priorities 0..7 (e.g. 3 or 3,4)"},
     [V_PFCMODE] = {set_pfc_mode, "quanta or xoff-xon"},
     [V_FRAMES] = {set_frames, "roce or hpcc-ns3"},
+    [V_U64] = {set_uint, "an integer"},
+    [V_SIZE32] = {set_size32, "a size (e.g. 8KiB)"},
+    [V_EBPOLICY] = {set_eb_policy, "round-robin or availability"},
+    [V_EBTRIGGER] = {set_eb_trigger, "periodic or poisson"},
+    [V_EBDIST] = {set_eb_dist, "fixed, uniform, exponential or normal"},
+    [V_EBBUILDER] = {set_eb_builder, "a builder index or none"},
 };
 
 /* Parses `value` for setting s into the scenario; a message in msg on error. */
@@ -340,12 +443,46 @@ static int set_flow_key(struct fe_sim_scenario *sc, const char *key, const char 
     return 0;
 }
 
+/* eb.frontends / eb.builders: the host list's slot in the scenario */
+static uint32_t *eb_hosts(struct fe_sim_scenario *sc, const char *key, uint32_t **n)
+{
+    bool fe = !strcmp(key, "frontends");
+    if (!fe && strcmp(key, "builders")) return NULL;
+    *n = fe ? &sc->eb.n_frontends : &sc->eb.n_builders;
+    return fe ? sc->eb.frontends : sc->eb.builders;
+}
+
+/* eb.frontends=fe0,fe1,... (host names) */
+static int set_eb_hosts(struct fe_sim_scenario *sc, uint32_t *list, uint32_t *n, const char *value,
+                        char *err, size_t err_cap)
+{
+    uint32_t k = 0;
+    for (const char *p = value; *p;) {
+        size_t len = strcspn(p, ",");
+        char name[FE_SIM_NAME_LEN];
+        if (!len || len >= sizeof(name) || k >= FE_SIM_EB_MAX_HOSTS) return SET_BAD;
+        memcpy(name, p, len);
+        name[len] = 0;
+        int id = fe_sim_scenario_find_node(sc, name);
+        if (id < 0 || sc->nodes[id].is_switch) {
+            sim_errf(err, err_cap, "eb: no host named '%s'", name);
+            return FE_EINVAL;
+        }
+        list[k++] = (uint32_t)id;
+        p += len + (p[len] == ',');
+    }
+    *n = k;
+    return 0;
+}
+
 /* SECTION.KEY=value */
 static int set_section_key(struct fe_sim_scenario *sc, const char *section, const char *key,
                            const char *value, char *err, size_t err_cap)
 {
     if (!strcmp(section, "link")) return set_link_key(sc, key, value, err, err_cap);
     if (!strcmp(section, "flow")) return set_flow_key(sc, key, value, err, err_cap);
+    uint32_t *n_hosts, *hosts = !strcmp(section, "eb") ? eb_hosts(sc, key, &n_hosts) : NULL;
+    if (hosts) return set_eb_hosts(sc, hosts, n_hosts, value, err, err_cap);
     const struct setting *s = find_setting(section, key);
     if (!s) {
         sim_errf(err, err_cap, "unknown key '%s.%s'", section, key);
@@ -516,7 +653,24 @@ static int setting_value(struct yctx *c, yaml_node_t *vn, const struct setting *
     return 0;
 }
 
-/* switch: / host: sections, by the settings table (plus switch.red) */
+static int host_list(struct yctx *c, yaml_node_t *n, uint32_t **out, uint32_t *count);
+
+/* eb.frontends / eb.builders: a list of hosts */
+static int read_eb_hosts(struct yctx *c, yaml_node_t *vn, uint32_t *list, uint32_t *n)
+{
+    uint32_t *ids, count;
+    int rc = host_list(c, vn, &ids, &count);
+    if (!rc && count > FE_SIM_EB_MAX_HOSTS)
+        rc = yerr(c, vn, "eb: at most %u hosts", FE_SIM_EB_MAX_HOSTS);
+    if (!rc) {
+        memcpy(list, ids, count * sizeof(uint32_t));
+        *n = count;
+    }
+    free(ids);
+    return rc;
+}
+
+/* switch: / host: / eb: sections, by the settings table (plus switch.red, eb's host lists) */
 static int parse_section(struct yctx *c, yaml_node_t *m, const char *section)
 {
     if (m->type != YAML_MAPPING_NODE) return yerr(c, m, "%s must be a mapping", section);
@@ -526,6 +680,11 @@ static int parse_section(struct yctx *c, yaml_node_t *m, const char *section)
         if (!k) return yerr(c, kn, "%s: keys must be plain names", section);
         if (!strcmp(section, "switch") && !strcmp(k, "red")) {
             if (parse_switch_red(c, vn)) return FE_EPARSE;
+            continue;
+        }
+        uint32_t *n_hosts, *hosts = !strcmp(section, "eb") ? eb_hosts(c->sc, k, &n_hosts) : NULL;
+        if (hosts) {
+            if (read_eb_hosts(c, vn, hosts, n_hosts)) return FE_EPARSE;
             continue;
         }
         const struct setting *s = find_setting(section, k);
@@ -1017,20 +1176,35 @@ static int read_nodes(struct yctx *c, yaml_node_t *n)
     return 0;
 }
 
+/* eb: after the nodes, whose names it uses */
+static int read_eb(struct yctx *c, yaml_node_t *n)
+{
+    return parse_section(c, n, "eb");
+}
+
 /* The scenario's top-level keys in the order they are read: the settings first, then the
  * nodes, the links between them and the flows on them. */
 static const struct root_key {
     const char *key;
     int (*read)(struct yctx *c, yaml_node_t *n);
 } root_keys[] = {
-    {"name", read_name},          {"seed", read_seed},
-    {"stop", read_stop},          {"window", read_window},
-    {"link", read_link_defaults}, {"switch", read_switch},
-    {"host", read_host},          {"cc", read_default_cc},
-    {"profiles", read_profiles},  {"ns3_compat", read_ns3_compat},
-    {"topology", parse_topology}, {"switches", read_switches},
-    {"hosts", read_hosts},        {"nodes", read_nodes},
-    {"links", parse_links},       {"flows", parse_flows},
+    {"name", read_name},
+    {"seed", read_seed},
+    {"stop", read_stop},
+    {"window", read_window},
+    {"link", read_link_defaults},
+    {"switch", read_switch},
+    {"host", read_host},
+    {"cc", read_default_cc},
+    {"profiles", read_profiles},
+    {"ns3_compat", read_ns3_compat},
+    {"topology", parse_topology},
+    {"switches", read_switches},
+    {"hosts", read_hosts},
+    {"nodes", read_nodes},
+    {"links", parse_links},
+    {"flows", parse_flows},
+    {"eb", read_eb},
 };
 
 static int parse_root(struct yctx *c, yaml_node_t *root)
@@ -1038,7 +1212,7 @@ static int parse_root(struct yctx *c, yaml_node_t *root)
     static const char *const keys[] = {"name",     "seed",  "stop",  "window",   "link",
                                        "switch",   "host",  "cc",    "profiles", "ns3_compat",
                                        "topology", "nodes", "hosts", "switches", "links",
-                                       "flows",    NULL};
+                                       "flows",    "eb",    NULL};
     if (!root) return yerr(c, NULL, "empty scenario");
     if (check_keys(c, root, "the scenario", keys)) return FE_EPARSE;
     for (size_t i = 0; i < sizeof(root_keys) / sizeof(root_keys[0]); i++) {

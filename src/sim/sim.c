@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "feroce/err.h"
+#include "sim/eb.h"
 #include "sim/sim_internal.h"
 #include "sim/ns3_frame.h"
 #include "transport/qp_sim.h"
@@ -218,9 +219,13 @@ struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, c
     rc = FE_ENOMEM;
     for (uint32_t h = 0; h < sim->n_hosts; h++)
         if (sim_host_init(sim, &sim->hosts[h])) goto fail;
+    rc = sim_eb_create(sim, err, err_cap);
+    if (rc) goto fail;
     rc = init_flows(sim, err, err_cap);
     if (rc) goto fail;
     schedule_start(sim);
+    rc = sim_eb_start(sim);
+    if (rc) goto fail;
     if (sim_failed(sim)) goto fail;
     if (err_out) *err_out = 0;
     return sim;
@@ -237,6 +242,7 @@ void fe_sim_destroy(struct fe_sim *sim)
     if (!sim) return;
     if (sim->hosts)
         for (uint32_t h = 0; h < sim->n_hosts; h++) sim_host_free(&sim->hosts[h]);
+    sim_eb_destroy(sim);
     free(sim->flows);
     free(sim->flow_order);
     free(sim->phase_t);
@@ -338,6 +344,9 @@ static void dispatch(struct fe_sim *sim, uint64_t data)
             sim_window_open(sim);
         else
             sim_window_close(sim);
+        break;
+    case EV_EB:
+        sim_eb_event(sim, obj);
         break;
     }
 }

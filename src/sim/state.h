@@ -25,6 +25,7 @@ enum ev_kind {
     EV_WINDOW,      /* struct fe_sim: the contention window opens */
     EV_ARRIVE_HOST, /* EV_ARRIVE at a host's port: its own kind, so that the dispatch's one
                      * indirect jump decides it (sim_arrive_event) */
+    EV_EB,          /* struct sim_eb: event building's timers (eb_ctrl.c) */
 };
 #define EV_KIND_MASK 0xFull
 
@@ -131,7 +132,8 @@ struct fe_sim {
     void (*test_rx)(void *user, uint32_t node, const struct sim_pkt *pkt, uint64_t now_ns);
     void *test_user;
     bool finished;
-    int create_err; /* last fe_qp_create failure */
+    struct sim_eb *eb; /* event building (eb.h), NULL without */
+    int create_err;    /* last fe_qp_create failure */
     const char *create_why;
 };
 

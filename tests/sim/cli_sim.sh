@@ -18,6 +18,26 @@ assert len(r["flows"]) == 3 and all(f["finish_ns"] > 0 for f in r["flows"])
 assert r["window"]["aggregate_bps"] > 1e9 and r["cnps"] > 0
 PY
 
+# event building: the built-in under both policies, as JSON and text, and a bad key
+$BIN sim --list | grep -q advcam-eb || fail "--list: advcam-eb"
+for p in round-robin availability; do
+    $BIN sim advcam-eb --set eb.policy=$p --set eb.events=2000 --json --no-progress > "$T/eb-$p.json"
+done
+$PY - "$T/eb-round-robin.json" "$T/eb-availability.json" <<'PY' || fail "advcam-eb JSON"
+import json, sys
+rr, av = (json.load(open(p))["event_building"] for p in sys.argv[1:3])
+for e in (rr, av):
+    assert e["ledger_ok"] and e["triggered"] == 2000, e
+    assert e["built"] + e["incomplete"] + e["lost"] + e["busy"] == 2000, e
+    assert len(e["builders"]) == 4 and all("gbps" in b and "built" in b for b in e["builders"])
+assert rr["policy"] == "round-robin" and av["policy"] == "availability"
+assert av["incomplete"] == 0 and av["latency_ns"]["p99"] < 1e6, av["latency_ns"]
+assert rr["latency_ns"]["p99"] > 20 * av["latency_ns"]["p99"], (rr["latency_ns"], av["latency_ns"])
+PY
+$BIN sim advcam-eb --set eb.events=500 --no-progress | grep -q "ledger ok" || fail "advcam-eb text"
+$BIN sim advcam-eb --set eb.policy=best 2> "$T/eb.err" > /dev/null && fail "eb.policy=best accepted"
+grep -q "round-robin or availability" "$T/eb.err" || fail "eb.policy error: $(cat "$T/eb.err")"
+
 # trace and plot
 $BIN sim advcam-pfc --set flow.size=1MB --trace "$T/t.csv" --trace-interval 200us \
     --plot "$T/t.svg" > /dev/null
