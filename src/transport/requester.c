@@ -238,10 +238,12 @@ STEP bool pick_pkt(struct fe_qp *qp, uint64_t now_ns, uint64_t rate, struct fe_n
         note_stall(qp);
         return false;
     }
-    /* The single earliest-send-time hook: the pacer at the CC's rate. */
+    /* The single earliest-send-time hook: the pacer at the CC's rate (with ns-3's pacing, the
+     * time fixed when the last packet left). */
     *fbytes = frame_bytes(qp, n);
     if (rate == FE_CC_UNLIMITED) return true;
-    uint64_t t = release_at(qp, rate, *fbytes);
+    uint64_t t = fe_pacer_when_from_last_inline(&r->pacer, rate, *fbytes);
+    if (__builtin_expect(r->ns3_paced, 0)) t = qp->ns3.next_ns;
     if (t <= now_ns) return true;
     hold_priced(r, n, rate, *fbytes, t);
     return false;
@@ -347,10 +349,12 @@ STEP void fill_packet(const struct fe_req *r, struct fe_pkt *out, const struct f
 
 /* ns-3's pacing: the next packet may leave one gap of this frame after it, at the rate after
  * the CC saw it leave (timers due at this time have run, as ns-3 runs them before the NIC's
- * next look). Out of line: only --ns3-compat's DCQCN flows take it. */
+ * next look); the packet price_next priced by the bucket takes that time. Out of line: only
+ * --ns3-compat's DCQCN flows take it. */
 __attribute__((noinline)) static void note_ns3_gap(struct fe_qp *qp, uint64_t now_ns,
                                                    uint32_t fbytes)
 {
+    struct fe_req *r = &qp->req;
     uint64_t rate = qp->cc->out.rate_Bps;
     if (rate == FE_CC_UNLIMITED)
         qp->ns3.next_ns = now_ns;
@@ -358,6 +362,7 @@ __attribute__((noinline)) static void note_ns3_gap(struct fe_qp *qp, uint64_t no
         qp->ns3.next_ns = FE_CC_NO_TIMER; /* never, as the pacer would hold it */
     else
         qp->ns3.next_ns = now_ns + qp->ns3.gap_ns(rate * 8, fbytes);
+    if (r->paced) r->paced_until_ns = qp->ns3.next_ns;
 }
 
 /* Works out the next packet and its release now, while everything is at hand: the deadline
@@ -369,7 +374,7 @@ STEP void price_next(struct fe_qp *qp)
     struct fe_next_pkt n;
     if (rate == FE_CC_UNLIMITED || !next_pkt(qp, &n)) return;
     uint32_t fbytes = frame_bytes(qp, &n);
-    hold_priced(r, &n, rate, fbytes, release_at(qp, rate, fbytes));
+    hold_priced(r, &n, rate, fbytes, fe_pacer_when_from_last_inline(&r->pacer, rate, fbytes));
 }
 
 /* Not inlined into fe_qp_tx, which then only dispatches (tail calls) and saves no registers for
@@ -393,12 +398,12 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
     /* First, while little is live: on_send may move the window, and the AckReq decision below
      * reads the outputs after it. */
     fe_cc_on_send(qp->cc, now_ns, fbytes);
-    if (__builtin_expect(r->ns3_paced, 0)) note_ns3_gap(qp, now_ns, fbytes);
     r->paced = false;
     bool last = n.pkt_idx + 1 == e->npkts, ackreq;
     uint32_t psn = account_inflight(qp, now_ns, &n, last, &ackreq);
     fill_packet(r, out, e, &n, psn, ackreq, last);
     price_next(qp);
+    if (__builtin_expect(r->ns3_paced, 0)) note_ns3_gap(qp, now_ns, fbytes);
     return 1;
 }
 
