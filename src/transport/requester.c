@@ -710,6 +710,7 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 
     if (fe_aeth_kind(syn) == FE_AETH_ACK) {
         qp->ctr.rx_acks++;
+        qp->ctr.rx_cnps += pkt->bth.becn; /* congestion echoed on the ACK (ns-3's CNP) */
         /* d == -1 (or older): a duplicate or stale ACK; it still carries CC signals */
         if (d >= 0 && (uint32_t)d >= out_n) {
             qp->ctr.rx_dropped++; /* acknowledges a PSN never sent */
