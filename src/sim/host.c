@@ -338,7 +338,9 @@ static ALWAYS_INLINE void finish_pkt(struct fe_sim *sim, struct sim_qp *sq, stru
     pkt->owner = NULL;
     uint8_t prio = fp->pcp & 7;
     if (fp->bth.opcode == FE_OP_ACK && sim->ack_pcp != sim->data_pcp) prio = sim->ack_pcp;
-    if (fp->bth.opcode == FE_OP_CNP) sim->st.cnps++;
+    /* ns-3 compatible notification: an ACK with the congestion flag is its CNP */
+    if (fp->bth.opcode == FE_OP_CNP || (fp->bth.opcode == FE_OP_ACK && fp->bth.becn))
+        sim->st.cnps++;
     pkt->prio = prio;
     pkt->frame_bytes = sim_frame_bytes(sim, fp);
 }

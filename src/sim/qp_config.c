@@ -20,9 +20,21 @@ static void fill_path(struct fe_path *path, uint32_t src_node, uint32_t dst_node
     path->udp_sport = sport;
 }
 
+/* With --ns3-compat, a DCQCN flow is paced as HPCC ns-3 paces it (fe_qp_sim_config.ns3_gap_ns):
+ * each packet's gap is fixed when it leaves, at the rate of that moment. The other algorithms
+ * keep the token bucket (ns-3's HPCC moves the next send when its rate changes). */
+static bool ns3_paced(const struct fe_sim *sim, const struct sim_flow *f)
+{
+    const struct fe_cc_algo *a = sim->sc.cc[f->spec.cc].algo;
+    return sim->ns3_frames && a && (a->caps & FE_CC_CAP_DCQCN);
+}
+
 uint64_t sim_flow_line_bps(const struct fe_sim *sim, const struct sim_flow *f)
 {
     uint64_t line = sim->nodes[f->spec.src].ports[0].rate_bps;
+    /* ns-3's gaps are cut to whole ns as its links' times are: at the nominal line rate the
+     * gap is the frame's time on the link, back to back */
+    if (ns3_paced(sim, f)) return line;
     if (sim->ns3_frames) {
         /* ns-3's NIC paces a QP's packets Seconds(size / rate) apart, cut to whole ns as its
          * links are (link.c): at line rate it sends back to back. The line rate of the QP (its
@@ -101,6 +113,7 @@ void sim_flow_qp_configs(const struct fe_sim *sim, const struct sim_flow *f, con
     /* the pacer counts the frames as the links carry them (HPCC ns-3: payload + 48 + INT) */
     *sa = (struct fe_qp_sim_config){.np_ecn_echo_on_ack = sim->sc.host.ecn_echo_on_ack};
     if (sim->ns3_frames) sa->frame_overhead_bytes = SIM_NS3_DATA_HDR_BYTES + sim->ns3_int_bytes;
+    if (ns3_paced(sim, f)) sa->ns3_gap_ns = sim_link_ns3_ser_ns;
     *sb = *sa;
     *cb = *ca;
     cb->local_qpn = b->qpn;

@@ -175,6 +175,8 @@ static void apply_sim_config(struct fe_qp *qp, const struct fe_qp_sim_config *si
     qp->resp.np_ecn_echo_on_ack = sim->np_ecn_echo_on_ack;
     qp->resp.int_echo = sim->int_echo;
     qp->req.fixed_overhead_bytes = sim->frame_overhead_bytes;
+    qp->req.ns3_paced = sim->ns3_gap_ns != NULL;
+    qp->ns3.gap_ns = sim->ns3_gap_ns;
 }
 
 struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,

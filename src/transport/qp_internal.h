@@ -103,6 +103,7 @@ struct fe_req {
     bool nak_psn_valid; /* obeyed a sequence NAK for nak_psn since the last progress: */
     bool stalled;       /* the last attempt found the replay ring full (counted once) */
     bool backed_off;    /* ack_timeout_ns is above the configured one (progress resets it) */
+    bool ns3_paced;     /* paced as HPCC ns-3 (struct fe_qp: ns3_gap_ns) */
     uint32_t nak_psn;   /* a duplicate of it starts no second Go-Back-N */
     uint64_t rnr_until_ns;
 };
@@ -164,6 +165,13 @@ struct fe_resp {
     struct fe_int last_int; /* int_echo: INT of the latest data packet (nhops 0 = none yet) */
 };
 
+/* HPCC ns-3's pacing (fe_qp_sim_config.ns3_gap_ns; fe_req.ns3_paced): the gap function and the
+ * release it gave the next packet when the last one left. */
+struct fe_req_ns3 {
+    uint64_t (*gap_ns)(uint64_t rate_bps, uint32_t frame_bytes);
+    uint64_t next_ns;
+};
+
 /* By cache line (the object is allocated 64-byte aligned): a simulated network keeps many QPs
  * busy at once, so every line a packet touches is likely a miss. A requester's packet touches
  * the first five lines (the first one, dispatch and deadline, shared with the responder; the
@@ -190,6 +198,7 @@ struct fe_qp {
 
     _Alignas(64) struct fe_resp resp;
     struct fe_qp_config cfg;
+    struct fe_req_ns3 ns3;
 };
 
 #if UINTPTR_MAX > UINT32_MAX /* the lines above, on 64-bit targets */

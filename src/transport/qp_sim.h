@@ -20,6 +20,11 @@ struct fe_qp_sim_config {
      * frame (headers, pad, ICRC and the path's Ethernet/IP/UDP/FCS); else payload + this, for
      * frames sized as another model does (HPCC ns-3: 48). */
     uint32_t frame_overhead_bytes;
+    /* HPCC ns-3's pacing of DCQCN (NULL: the token bucket). Its NIC fixes a QP's next send
+     * when a packet leaves, that packet's gap at the rate of that moment, and a later rate change
+     * does not move it (RdmaHw::UpdateNextAvail; its DCQCN never calls ChangeRate). The gap is
+     * ns-3's: this function of the rate in b/s and the frame's bytes, in whole ns. */
+    uint64_t (*ns3_gap_ns)(uint64_t rate_bps, uint32_t frame_bytes);
 };
 
 /* fe_qp_create with the simulator's settings (NULL: none, as fe_qp_create). */

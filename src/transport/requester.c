@@ -173,14 +173,21 @@ static inline uint32_t frame_bytes(const struct fe_qp *qp, struct fe_next_pkt *n
            r->frame_overhead_bytes;
 }
 
-/* Release time of a packet of `bytes` at `rate`, from the cache when the pacer already answered
- * for it (see struct fe_req). Credit accrues from the pacer's last update, so asking "from
- * then" gives the absolute release time. */
+/* Release time of a packet of `bytes` at `rate` without the cache: the pacer's answer from its
+ * last update (credit accrues from then, so that is the absolute release time), or with ns-3's
+ * pacing the time fixed when the previous packet left, whatever the rate now. */
+static inline uint64_t release_at(const struct fe_qp *qp, uint64_t rate, uint32_t bytes)
+{
+    if (__builtin_expect(qp->req.ns3_paced, 0)) return qp->ns3.next_ns;
+    return fe_pacer_when_from_last_inline(&qp->req.pacer, rate, bytes);
+}
+
+/* release_at, from the cache when the pacer already answered for it (see struct fe_req). */
 static inline uint64_t pacer_release(const struct fe_qp *qp, uint64_t rate, uint32_t bytes)
 {
     const struct fe_req *r = &qp->req;
     if (r->paced && r->paced_rate_Bps == rate && r->paced_bytes == bytes) return r->paced_until_ns;
-    return fe_pacer_when_from_last_inline(&r->pacer, rate, bytes);
+    return release_at(qp, rate, bytes);
 }
 
 static void arm_timer(struct fe_req *r, uint64_t now_ns)
@@ -231,10 +238,12 @@ STEP bool pick_pkt(struct fe_qp *qp, uint64_t now_ns, uint64_t rate, struct fe_n
         note_stall(qp);
         return false;
     }
-    /* The single earliest-send-time hook: the pacer at the CC's rate. */
+    /* The single earliest-send-time hook: the pacer at the CC's rate (with ns-3's pacing, the
+     * time fixed when the last packet left). */
     *fbytes = frame_bytes(qp, n);
     if (rate == FE_CC_UNLIMITED) return true;
     uint64_t t = fe_pacer_when_from_last_inline(&r->pacer, rate, *fbytes);
+    if (__builtin_expect(r->ns3_paced, 0)) t = qp->ns3.next_ns;
     if (t <= now_ns) return true;
     hold_priced(r, n, rate, *fbytes, t);
     return false;
@@ -338,6 +347,24 @@ STEP void fill_packet(const struct fe_req *r, struct fe_pkt *out, const struct f
     out->credit_bytes = 0;
 }
 
+/* ns-3's pacing: the next packet may leave one gap of this frame after it, at the rate after
+ * the CC saw it leave (timers due at this time have run, as ns-3 runs them before the NIC's
+ * next look); the packet price_next priced by the bucket takes that time. Out of line: only
+ * --ns3-compat's DCQCN flows take it. */
+__attribute__((noinline)) static void note_ns3_gap(struct fe_qp *qp, uint64_t now_ns,
+                                                   uint32_t fbytes)
+{
+    struct fe_req *r = &qp->req;
+    uint64_t rate = qp->cc->out.rate_Bps;
+    if (rate == FE_CC_UNLIMITED)
+        qp->ns3.next_ns = now_ns;
+    else if (rate == 0)
+        qp->ns3.next_ns = FE_CC_NO_TIMER; /* never, as the pacer would hold it */
+    else
+        qp->ns3.next_ns = now_ns + qp->ns3.gap_ns(rate * 8, fbytes);
+    if (r->paced) r->paced_until_ns = qp->ns3.next_ns;
+}
+
 /* Works out the next packet and its release now, while everything is at hand: the deadline
  * query that follows and the send at that time then cost nothing. */
 STEP void price_next(struct fe_qp *qp)
@@ -376,6 +403,7 @@ __attribute__((noinline)) int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struc
     uint32_t psn = account_inflight(qp, now_ns, &n, last, &ackreq);
     fill_packet(r, out, e, &n, psn, ackreq, last);
     price_next(qp);
+    if (__builtin_expect(r->ns3_paced, 0)) note_ns3_gap(qp, now_ns, fbytes);
     return 1;
 }
 
@@ -569,8 +597,7 @@ void fe_req_cc_changed(struct fe_qp *qp, const struct fe_cc_out *before)
             r->paced = false; /* unpaced sends are not cached */
         } else {
             r->paced_rate_Bps = o->rate_Bps;
-            r->paced_until_ns =
-                fe_pacer_when_from_last_inline(&r->pacer, o->rate_Bps, r->paced_bytes);
+            r->paced_until_ns = release_at(qp, o->rate_Bps, r->paced_bytes);
         }
     }
     uint32_t out_n = outstanding(r);
@@ -683,6 +710,7 @@ int fe_req_rx_ack(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt)
 
     if (fe_aeth_kind(syn) == FE_AETH_ACK) {
         qp->ctr.rx_acks++;
+        qp->ctr.rx_cnps += pkt->bth.becn; /* congestion echoed on the ACK (ns-3's CNP) */
         /* d == -1 (or older): a duplicate or stale ACK; it still carries CC signals */
         if (d >= 0 && (uint32_t)d >= out_n) {
             qp->ctr.rx_dropped++; /* acknowledges a PSN never sent */
