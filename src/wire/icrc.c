@@ -2,6 +2,7 @@
 #include "feroce/icrc.h"
 #include "feroce/err.h"
 #include "feroce/wire.h"
+#include "wire/crc_impl.h"
 
 #include <string.h>
 
@@ -40,8 +41,8 @@ static size_t mask_ip_headers(uint8_t *c, const uint8_t *ip, size_t len)
 }
 
 /* Below this many covered bytes one CRC call over a full masked copy beats two calls (short
- * CRC calls cost more per byte than a small copy). */
-#define SMALL_COPY_BYTES 256
+ * CRC calls cost more per byte than a small copy). The folding kernels start here too. */
+#define SMALL_COPY_BYTES FE_CRC32_FOLD_MIN
 
 /* The variant-field masks of the common layouts (IPv4 without options, IPv6), OR-ed onto the
  * packet 16 bytes at a time. Why not byte stores into the copy: the CRC then loads 16 bytes that
@@ -94,9 +95,12 @@ int fe_icrc_ip(const uint8_t *ip, size_t len, uint32_t *icrc)
         if (len < hdr + FE_ICRC_LEN) return FE_EINVAL;
         size_t covered = len - FE_ICRC_LEN;
         uint8_t c[SMALL_COPY_BYTES];
+        fe_crc32_fold_fn fold;
         if (covered <= SMALL_COPY_BYTES) {
             masked_copy(c, ip, mask, covered);
             *icrc = fe_crc32(FE_ICRC_SEED, c, covered);
+        } else if ((fold = fe_crc32_fold_of(fe_crc32_icrc_kernel()))) {
+            *icrc = fold(FE_ICRC_SEED, ip, covered, mask); /* masked as it loads: one pass */
         } else {
             masked_copy(c, ip, mask, head);
             *icrc = fe_crc32(fe_crc32(FE_ICRC_SEED, c, head), ip + head, covered - head);
