@@ -71,6 +71,7 @@ static void *feroce_rx(void *arg)
     dc.manual_peer_ip = r->base_ip + 2;
     dc.msg_bytes = 65536;
     dc.verify = r->verify;
+    dc.random_rkey = dc.random_psn = false; /* the sender below is told rkey 0x1000, PSN 0 */
     dc.qp.mtu_bytes = r->mtu;
     char err[200];
     struct fe_daq *d = fe_daq_create(&dc, fe_io_now_ns(), &r->err, err, sizeof err);
