@@ -463,15 +463,14 @@ static int encode_udp_mid(struct fe_dgram *d, const struct fe_pkt *pkt)
     uint32_t hdr = (uint32_t)n - FE_ICRC_LEN, plen = pkt->payload_len;
     uint32_t pad = (4 - (plen & 3)) & 3;
     d->buf[1] = (uint8_t)((d->buf[1] & ~0x30) | pad << 4); /* PadCnt of the real payload */
-    uint8_t c[FE_BTH_LEN];
-    memcpy(c, d->buf, FE_BTH_LEN);
-    c[4] = 0xff; /* FECN, BECN, reserved: variant */
-    uint32_t crc = fe_crc32(FE_ICRC_SEED, c, FE_BTH_LEN);
-    crc = fe_crc32(crc, d->buf + FE_BTH_LEN, hdr - FE_BTH_LEN);
-    crc = fe_crc32(crc, pkt->payload, plen);
+    uint8_t c[64]; /* BTH + RETH + ImmDt at most on a data packet */
+    if (hdr > sizeof c) return FE_EINVAL;
+    memcpy(c, d->buf, hdr);
+    c[4] = 0xff; /* BTH byte 4 (FECN, BECN, reserved): variant */
+    uint32_t crc = fe_crc32(fe_crc32(FE_ICRC_SEED, c, hdr), pkt->payload, plen);
     uint8_t *tail = d->buf + hdr;
     memset(tail, 0, pad);
-    crc = fe_crc32(crc, tail, pad);
+    if (pad) crc = fe_crc32(crc, tail, pad);
     fe_icrc_store(tail + pad, crc);
     d->head_len = hdr;
     d->mid = pkt->payload;
