@@ -479,10 +479,13 @@ static int encode_udp_mid(struct fe_dgram *d, const struct fe_pkt *pkt)
     return (int)(d->len + plen);
 }
 
+/* Whether pkt goes without a copy: UDP, a real payload worth it, and a whole packet that still
+ * fits its slot (own_pending may have to copy it there). */
 static bool zero_copy(const struct fe_ep *ep, const struct fe_pkt *pkt)
 {
     return ep->udp && pkt->payload && pkt->payload_len >= ZERO_COPY_MIN_BYTES &&
-           (fe_opcode_flags(pkt->bth.opcode) & FE_OPF_PAYLOAD);
+           (fe_opcode_flags(pkt->bth.opcode) & FE_OPF_PAYLOAD) &&
+           fe_pkt_wire_len(pkt) <= FE_MAX_FRAME_LEN;
 }
 
 /* Frames one packet of q into txd[slot]; false when it is not to be sent. */
