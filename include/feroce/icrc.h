@@ -25,13 +25,15 @@ extern "C" {
 
 #define FE_ICRC_SEED 0x2144DF1Cu /* fe_crc32(0, ff ff ff ff ff ff ff ff, 8) */
 
-/* CRC-32 in zlib's convention. Buffers of 256 bytes or more use feroce's 256-bit VPCLMULQDQ
- * kernel on CPUs that have it (AVX2 + VPCLMULQDQ); the rest goes to the base: ISA-L's
- * crc32_gzip_refl when built with it, zlib otherwise. */
+/* CRC-32 in zlib's convention. Buffers of 256 bytes or more use the fastest kernel on this CPU,
+ * measured once per process: one of feroce's VPCLMULQDQ folding kernels (256- or 512-bit) where
+ * it beats the base, else the base; the rest goes to the base: ISA-L's crc32_gzip_refl when
+ * built with it, zlib otherwise. FEROCE_CRC=isa-l|zlib|vpclmulqdq-256|vpclmulqdq-512 in the
+ * environment forces a kernel the CPU can run. */
 uint32_t fe_crc32(uint32_t crc, const void *buf, size_t len);
 /* The base alone (for comparisons and benchmarks). */
 uint32_t fe_crc32_base(uint32_t crc, const void *buf, size_t len);
-/* What fe_crc32 runs on this machine, e.g. "vpclmulqdq-avx2 (>= 256 B) + isa-l", "isa-l",
+/* What fe_crc32 runs on this machine, e.g. "vpclmulqdq-512 (>= 256 B) + isa-l", "isa-l",
  * "zlib"; fe_crc32_base_name: "isa-l" or "zlib". */
 const char *fe_crc32_backend(void);
 const char *fe_crc32_base_name(void);

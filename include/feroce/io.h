@@ -48,6 +48,11 @@ struct fe_dgram {
     bool trunc;     /* rx: it did not fit in cap (the caller drops it) */
     uint64_t ts_ns; /* rx, with timestamps on: when the kernel received it (fe_io_now_ns clock);
                      * 0 when unknown */
+    /* tx, UDP only: with mid set the datagram is buf[0, head_len), mid[0, mid_len), then
+     * buf[head_len, len): a payload sent from where it lies, without a copy. Receives clear
+     * mid. */
+    const uint8_t *mid;
+    uint32_t mid_len, head_len;
 };
 
 #define FE_IO_MAX_BATCH 64

@@ -2,6 +2,7 @@
  * No protocol logic here: the QPs decide what to send and when; this frames, batches, sends,
  * receives, decodes and dispatches by destination QPN. */
 #include "feroce/endpoint.h"
+#include "feroce/icrc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,6 +402,21 @@ static int backend_send(struct fe_ep *ep, const struct fe_dgram *d, int n)
     return ep->udp ? fe_udpsock_send(ep->udp, d, n) : fe_raw_send(ep->raw, d, n);
 }
 
+/* Copies the payloads that pending datagrams send from WR memory into their own slots: what
+ * is left for a later call must not depend on WR memory, which the application may reuse once
+ * the WR completes. */
+static void own_pending(struct fe_ep *ep)
+{
+    for (int i = ep->tx_head; i < ep->tx_n; i++) {
+        struct fe_dgram *d = &ep->txd[i];
+        if (!d->mid) continue;
+        memmove(d->buf + d->head_len + d->mid_len, d->buf + d->head_len, d->len - d->head_len);
+        memcpy(d->buf + d->head_len, d->mid, d->mid_len);
+        d->len += d->mid_len;
+        d->mid = NULL;
+    }
+}
+
 /* Sends the pending batch; true when it all went. */
 static bool flush(struct fe_ep *ep)
 {
@@ -408,6 +424,7 @@ static bool flush(struct fe_ep *ep)
         int k = backend_send(ep, ep->txd + ep->tx_head, ep->tx_n - ep->tx_head);
         if (k <= 0) {
             ep->st.tx_socket_full++;
+            own_pending(ep);
             return false;
         }
         ep->tx_head += k;
@@ -430,6 +447,47 @@ static bool peer_resolved(struct fe_ep *ep, struct ep_qp *q, uint64_t now_ns)
     return false;
 }
 
+/* Payloads from this size on are sent from WR memory (UDP): one copy fewer per packet. */
+#define ZERO_COPY_MIN_BYTES 512
+
+/* UDP framing of a data packet without copying its payload: BTH and extension headers, then
+ * pad and ICRC, in the slot; the payload stays where the WR put it (d->mid). The ICRC is
+ * fe_icrc_bth's over the same bytes, in three pieces. Returns the wire length or < 0. */
+static int encode_udp_mid(struct fe_dgram *d, const struct fe_pkt *pkt)
+{
+    struct fe_pkt h = *pkt;
+    h.payload = NULL;
+    h.payload_len = 0;
+    int n = fe_pkt_write(d->buf, FE_MAX_FRAME_LEN, &h);
+    if (n < FE_BTH_LEN + FE_ICRC_LEN) return n < 0 ? n : FE_EINVAL;
+    uint32_t hdr = (uint32_t)n - FE_ICRC_LEN, plen = pkt->payload_len;
+    uint32_t pad = (4 - (plen & 3)) & 3;
+    d->buf[1] = (uint8_t)((d->buf[1] & ~0x30) | pad << 4); /* PadCnt of the real payload */
+    uint8_t c[64]; /* BTH + RETH + ImmDt at most on a data packet */
+    if (hdr > sizeof c) return FE_EINVAL;
+    memcpy(c, d->buf, hdr);
+    c[4] = 0xff; /* BTH byte 4 (FECN, BECN, reserved): variant */
+    uint32_t crc = fe_crc32(fe_crc32(FE_ICRC_SEED, c, hdr), pkt->payload, plen);
+    uint8_t *tail = d->buf + hdr;
+    memset(tail, 0, pad);
+    if (pad) crc = fe_crc32(crc, tail, pad);
+    fe_icrc_store(tail + pad, crc);
+    d->head_len = hdr;
+    d->mid = pkt->payload;
+    d->mid_len = plen;
+    d->len = hdr + pad + FE_ICRC_LEN;
+    return (int)(d->len + plen);
+}
+
+/* Whether pkt goes without a copy: UDP, a real payload worth it, and a whole packet that still
+ * fits its slot (own_pending may have to copy it there). */
+static bool zero_copy(const struct fe_ep *ep, const struct fe_pkt *pkt)
+{
+    return ep->udp && pkt->payload && pkt->payload_len >= ZERO_COPY_MIN_BYTES &&
+           (fe_opcode_flags(pkt->bth.opcode) & FE_OPF_PAYLOAD) &&
+           fe_pkt_wire_len(pkt) <= FE_MAX_FRAME_LEN;
+}
+
 /* Frames one packet of q into txd[slot]; false when it is not to be sent. */
 static bool encode(struct fe_ep *ep, struct ep_qp *q, const struct fe_pkt *pkt, int slot)
 {
@@ -439,7 +497,13 @@ static bool encode(struct fe_ep *ep, struct ep_qp *q, const struct fe_pkt *pkt, 
     }
     struct fe_dgram *d = &ep->txd[slot];
     int len;
-    if (ep->udp) {
+    d->mid = NULL;
+    if (zero_copy(ep, pkt)) {
+        len = encode_udp_mid(d, pkt);
+        d->ip = q->ip;
+        d->port = q->port;
+        d->tos = (uint8_t)((pkt->dscp << 2) | (pkt->ecn & 3));
+    } else if (ep->udp) {
         len = fe_frame_encode(d->buf, FE_MAX_FRAME_LEN, FE_FRAME_BTH, NULL, 0, pkt);
         d->ip = q->ip;
         d->port = q->port;
@@ -451,7 +515,7 @@ static bool encode(struct fe_ep *ep, struct ep_qp *q, const struct fe_pkt *pkt, 
         ep->st.tx_encode_err++;
         return false;
     }
-    d->len = (uint32_t)len;
+    if (!d->mid) d->len = (uint32_t)len;
     ep->st.tx_pkts++;
     ep->st.tx_bytes += (uint64_t)len;
     return true;

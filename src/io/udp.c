@@ -56,7 +56,7 @@ struct fe_udpsock {
     struct gro_slot gro[GRO_MSGS];
     struct fe_udpsock_stats st;
     struct mmsghdr msg[FE_IO_MAX_BATCH];
-    struct iovec iov[FE_IO_MAX_BATCH];
+    struct iovec iov[3 * FE_IO_MAX_BATCH]; /* tx: up to three pieces per datagram (fe_dgram.mid) */
     struct sockaddr_in addr[FE_IO_MAX_BATCH];
     union tos_cmsg ctl[FE_IO_MAX_BATCH];
 };
@@ -175,43 +175,63 @@ const struct fe_udpsock_stats *fe_udpsock_stats(const struct fe_udpsock *u)
     return &u->st;
 }
 
+/* Bytes of datagram d on the wire. */
+static inline uint32_t dgram_bytes(const struct fe_dgram *d)
+{
+    return d->len + (d->mid ? d->mid_len : 0);
+}
+
 /* How many datagrams from d[0] form one GSO run: same address and TOS, same length except a
  * shorter last one, within the kernel's segment and size limits. */
 static int gso_run(const struct fe_dgram *d, int n)
 {
-    uint32_t seg = d[0].len, total = seg;
+    uint32_t seg = dgram_bytes(&d[0]), total = seg;
     int k = 1;
     if (!seg) return 1;
     while (k < n && k < GSO_MAX_SEGS && d[k].ip == d[0].ip && d[k].port == d[0].port &&
-           d[k].tos == d[0].tos && d[k].len && d[k].len <= seg &&
-           total + d[k].len <= UDP_MAX_PAYLOAD) {
-        total += d[k].len;
-        if (d[k++].len < seg) break;
+           d[k].tos == d[0].tos) {
+        uint32_t len = dgram_bytes(&d[k]);
+        if (!len || len > seg || total + len > UDP_MAX_PAYLOAD) break;
+        total += len;
+        k++;
+        if (len < seg) break;
     }
     return k;
 }
 
+/* The iovecs of one datagram: its bytes, or (mid) head, mid and tail; returns their count. */
+static inline int dgram_iov(struct iovec *iov, const struct fe_dgram *d)
+{
+    if (!d->mid) {
+        iov[0] = (struct iovec){d->buf, d->len};
+        return 1;
+    }
+    int n = 0;
+    if (d->head_len) iov[n++] = (struct iovec){d->buf, d->head_len};
+    iov[n++] = (struct iovec){(void *)(uintptr_t)d->mid, d->mid_len};
+    if (d->len > d->head_len) iov[n++] = (struct iovec){d->buf + d->head_len, d->len - d->head_len};
+    return n;
+}
+
 /* Fills message m for the k datagrams from d[0] (one GSO run when k > 1): the peer's address,
- * one iovec per packet (the kernel gathers them and cuts the run at seg bytes), the TOS and, for
- * a run, the segment size. */
-static inline void tx_fill_msg(struct fe_udpsock *u, int m, struct iovec *iov,
-                               const struct fe_dgram *d, int k)
+ * the packets' iovecs (the kernel gathers them and cuts the run at seg bytes), the TOS and, for
+ * a run, the segment size. Returns the iovecs used. */
+static inline int tx_fill_msg(struct fe_udpsock *u, int m, struct iovec *iov,
+                              const struct fe_dgram *d, int k)
 {
     struct sockaddr_in *sa = &u->addr[m];
     memset(sa, 0, sizeof *sa);
     sa->sin_family = AF_INET;
     sa->sin_addr.s_addr = htonl(d[0].ip);
     sa->sin_port = htons(d[0].port);
-    for (int j = 0; j < k; j++) {
-        iov[j].iov_base = d[j].buf;
-        iov[j].iov_len = d[j].len;
-    }
+    int niov = 0;
+    for (int j = 0; j < k; j++) niov += dgram_iov(iov + niov, &d[j]);
     struct msghdr *h = &u->msg[m].msg_hdr;
     memset(h, 0, sizeof *h);
     h->msg_name = sa;
     h->msg_namelen = sizeof *sa;
     h->msg_iov = iov;
-    h->msg_iovlen = (size_t)k;
+    h->msg_iovlen = (size_t)niov;
     h->msg_control = u->ctl[m].buf;
     h->msg_controllen = CMSG_SPACE(sizeof(int));
     memset(u->ctl[m].buf, 0, sizeof u->ctl[m].buf);
@@ -227,19 +247,20 @@ static inline void tx_fill_msg(struct fe_udpsock *u, int m, struct iovec *iov,
         c->cmsg_level = SOL_UDP;
         c->cmsg_type = UDP_SEGMENT;
         c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
-        uint16_t seg = (uint16_t)d[0].len;
+        uint16_t seg = (uint16_t)dgram_bytes(&d[0]);
         memcpy(CMSG_DATA(c), &seg, sizeof seg);
     }
+    return niov;
 }
 
 /* Builds the messages for d[0..n): returns their count, cnt[m] = datagrams carried by message m. */
 static inline int tx_prepare(struct fe_udpsock *u, const struct fe_dgram *d, int n, int *cnt)
 {
-    int nmsg = 0;
+    int nmsg = 0, niov = 0;
     for (int i = 0; i < n; nmsg++) {
         int k = u->gso ? gso_run(d + i, n - i) : 1;
         cnt[nmsg] = k;
-        tx_fill_msg(u, nmsg, &u->iov[i], d + i, k);
+        niov += tx_fill_msg(u, nmsg, &u->iov[niov], d + i, k);
         i += k;
     }
     return nmsg;
@@ -252,7 +273,7 @@ static inline int tx_count_sent(struct fe_udpsock *u, const struct fe_dgram *d, 
 {
     int done = 0;
     for (int j = m; j < m + r; j++) {
-        for (int q = done; q < done + cnt[j]; q++) u->st.tx_bytes += d[q].len;
+        for (int q = done; q < done + cnt[j]; q++) u->st.tx_bytes += dgram_bytes(&d[q]);
         u->st.tx_dgrams += (uint64_t)cnt[j];
         if (cnt[j] > 1) u->st.tx_gso_sends++;
         done += cnt[j];
@@ -320,6 +341,7 @@ static void gro_take(struct fe_udpsock *u, struct fe_dgram *out, bool borrow)
     out->port = s->port;
     out->tos = s->tos;
     out->ts_ns = s->ts_ns;
+    out->mid = NULL;
     u->gro_off += len;
     if (u->gro_off >= s->len) {
         u->gro_i++;
@@ -455,6 +477,7 @@ static int recv_batch(struct fe_udpsock *u, struct fe_dgram *d, int n, bool borr
         d[i].port = s.port;
         d[i].tos = s.tos;
         d[i].ts_ns = s.ts_ns;
+        d[i].mid = NULL;
     }
     count_rx(u, d, r);
     return r;

@@ -1,8 +1,14 @@
-/* CRC-32 dispatch: a 256-bit VPCLMULQDQ kernel for long buffers on CPUs that have it, else
- * ISA-L (PCLMULQDQ folding; AVX-512 kernel where available), else zlib. All use zlib's calling
- * convention, so callers never see the difference. */
+/* CRC-32 dispatch: for long buffers the fastest kernel on this CPU (a folding kernel from
+ * crc_vpclmul.c or the library), chosen once per process; short buffers and the chosen library
+ * go to ISA-L (PCLMULQDQ folding; AVX-512 kernel where available), else zlib. All use zlib's
+ * calling convention, so callers never see the difference. */
 #include "feroce/icrc.h"
 #include "wire/crc_impl.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 #ifdef FE_HAVE_ISAL
 #include <isa-l/crc.h>
@@ -19,22 +25,6 @@ uint32_t fe_crc32_base(uint32_t crc, const void *buf, size_t len)
 #endif
 }
 
-uint32_t fe_crc32(uint32_t crc, const void *buf, size_t len)
-{
-    if (len >= FE_CRC32_VPCLMUL_MIN && fe_crc32_vpclmul_usable())
-        return fe_crc32_vpclmul(crc, (const uint8_t *)buf, len);
-    return fe_crc32_base(crc, buf, len);
-}
-
-const char *fe_crc32_backend(void)
-{
-#ifdef FE_HAVE_ISAL
-    return fe_crc32_vpclmul_usable() ? "vpclmulqdq-avx2 (>= 256 B) + isa-l" : "isa-l";
-#else
-    return fe_crc32_vpclmul_usable() ? "vpclmulqdq-avx2 (>= 256 B) + zlib" : "zlib";
-#endif
-}
-
 const char *fe_crc32_base_name(void)
 {
 #ifdef FE_HAVE_ISAL
@@ -42,4 +32,153 @@ const char *fe_crc32_base_name(void)
 #else
     return "zlib";
 #endif
+}
+
+const char *fe_crc32_kernel_name(enum fe_crc_kernel k)
+{
+    return k == FE_CRC_FOLD256   ? "vpclmulqdq-256"
+           : k == FE_CRC_FOLD512 ? "vpclmulqdq-512"
+                                 : fe_crc32_base_name();
+}
+
+uint32_t fe_crc32_with(enum fe_crc_kernel k, uint32_t crc, const void *buf, size_t len)
+{
+    fe_crc32_fold_fn f = fe_crc32_fold_of(k);
+    if (f && len >= FE_CRC32_FOLD_MIN) return f(crc, (const uint8_t *)buf, len, NULL);
+    return fe_crc32_base(crc, buf, len);
+}
+
+/* ---- the start-up choice ---- */
+
+enum { PROBE_BYTES = 4096, PROBE_ROUNDS = 7 };
+
+/* The library's way to a masked CRC: the masked head copied, then two calls. */
+static uint32_t base_masked(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64)
+{
+    uint8_t c[FE_CRC32_MASK_BYTES];
+    for (size_t i = 0; i < sizeof c; i++) c[i] = p[i] | mask64[i];
+    return fe_crc32_base(fe_crc32_base(crc, c, sizeof c), p + sizeof c, n - sizeof c);
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Nanoseconds for one pass of kernel k over the probe buffer (as a CRC, or as an ICRC with its
+ * head masked); 0 when the clock fails. */
+static uint64_t time_pass(enum fe_crc_kernel k, bool masked, const uint8_t *buf,
+                          const uint8_t *mask64, uint32_t *sink)
+{
+    fe_crc32_fold_fn f = fe_crc32_fold_of(k);
+    uint64_t t0 = mono_ns();
+    if (f)
+        *sink ^= f(*sink, buf, PROBE_BYTES, masked ? mask64 : NULL);
+    else
+        *sink ^= masked ? base_masked(*sink, buf, PROBE_BYTES, mask64)
+                        : fe_crc32_base(*sink, buf, PROBE_BYTES);
+    uint64_t t1 = mono_ns();
+    return t0 && t1 > t0 ? t1 - t0 : 0;
+}
+
+/* Without a usable measurement: ISA-L where its own 512-bit kernel runs, else the widest folding
+ * kernel below that. */
+static enum fe_crc_kernel fallback_choice(void)
+{
+#ifdef FE_HAVE_ISAL
+    if (fe_crc32_kernel_usable(FE_CRC_FOLD512)) return FE_CRC_BASE;
+#endif
+    return fe_crc32_kernel_usable(FE_CRC_FOLD512)   ? FE_CRC_FOLD512
+           : fe_crc32_kernel_usable(FE_CRC_FOLD256) ? FE_CRC_FOLD256
+                                                    : FE_CRC_BASE;
+}
+
+static volatile uint32_t probe_sink;
+
+/* The fastest of the usable kernels over PROBE_BYTES, the fastest of PROBE_ROUNDS interleaved
+ * passes each (a few microseconds in all). A folding kernel must beat the library by 3 %: within
+ * the noise the library is kept. */
+static enum fe_crc_kernel measure_choice(bool masked)
+{
+    static _Alignas(64) uint8_t buf[PROBE_BYTES];
+    static const uint8_t mask64[FE_CRC32_MASK_BYTES] = {[1] = 0xff, [8] = 0xff, [26] = 0xff};
+    uint64_t best[FE_CRC_KERNELS] = {0};
+    uint32_t sink = 0;
+    for (int r = -1; r < PROBE_ROUNDS; r++) { /* round -1 warms caches and pages */
+        for (int k = 0; k < FE_CRC_KERNELS; k++) {
+            if (!fe_crc32_kernel_usable((enum fe_crc_kernel)k)) continue;
+            uint64_t t = time_pass((enum fe_crc_kernel)k, masked, buf, mask64, &sink);
+            if (!t && r >= 0) return fallback_choice();
+            if (r >= 0 && (!best[k] || t < best[k])) best[k] = t;
+        }
+    }
+    probe_sink = sink; /* keeps the passes */
+    enum fe_crc_kernel pick = FE_CRC_BASE;
+    uint64_t pick_ns = best[FE_CRC_BASE] * 97 / 100;
+    for (int k = FE_CRC_BASE + 1; k < FE_CRC_KERNELS; k++) {
+        if (best[k] && best[k] < pick_ns) {
+            pick = (enum fe_crc_kernel)k;
+            pick_ns = best[k];
+        }
+    }
+    return pick;
+}
+
+/* FEROCE_CRC=name forces a usable kernel (reproducible benchmarks); -1 when not set. */
+static int forced_choice(void)
+{
+    const char *s = getenv("FEROCE_CRC");
+    if (!s) return -1;
+    for (int k = 0; k < FE_CRC_KERNELS; k++)
+        if (!strcmp(s, fe_crc32_kernel_name((enum fe_crc_kernel)k)) &&
+            fe_crc32_kernel_usable((enum fe_crc_kernel)k))
+            return k;
+    return -1;
+}
+
+/* -1 until chosen; relaxed: threads choosing at once may differ in speed, never in results. */
+static atomic_int chosen[2] = {-1, -1};
+
+static enum fe_crc_kernel choose(bool masked)
+{
+    int k = atomic_load_explicit(&chosen[masked], memory_order_relaxed);
+    if (k < 0) {
+        k = forced_choice();
+        if (k < 0) k = (int)measure_choice(masked);
+        atomic_store_explicit(&chosen[masked], k, memory_order_relaxed);
+    }
+    return (enum fe_crc_kernel)k;
+}
+
+enum fe_crc_kernel fe_crc32_kernel(void)
+{
+    return choose(false);
+}
+
+enum fe_crc_kernel fe_crc32_icrc_kernel(void)
+{
+    return choose(true);
+}
+
+uint32_t fe_crc32(uint32_t crc, const void *buf, size_t len)
+{
+    if (len >= FE_CRC32_FOLD_MIN) {
+        fe_crc32_fold_fn f = fe_crc32_fold_of(choose(false));
+        if (f) return f(crc, (const uint8_t *)buf, len, NULL);
+    }
+    return fe_crc32_base(crc, buf, len);
+}
+
+const char *fe_crc32_backend(void)
+{
+#ifdef FE_HAVE_ISAL
+    static const char *const names[FE_CRC_KERNELS] = {"isa-l", "vpclmulqdq-256 (>= 256 B) + isa-l",
+                                                      "vpclmulqdq-512 (>= 256 B) + isa-l"};
+#else
+    static const char *const names[FE_CRC_KERNELS] = {"zlib", "vpclmulqdq-256 (>= 256 B) + zlib",
+                                                      "vpclmulqdq-512 (>= 256 B) + zlib"};
+#endif
+    return names[fe_crc32_kernel()];
 }

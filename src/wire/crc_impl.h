@@ -1,4 +1,5 @@
-/* CRC-32 kernels behind fe_crc32 (private to src/wire). */
+/* CRC-32 kernels behind fe_crc32 (private to src/wire; tests and benchmarks use it to reach
+ * every kernel). */
 #ifndef FE_WIRE_CRC_IMPL_H
 #define FE_WIRE_CRC_IMPL_H
 
@@ -6,11 +7,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 256-bit VPCLMULQDQ folding (AVX2 CPUs with VPCLMULQDQ, e.g. AMD Zen 3, Intel Ice Lake and
- * later). For len >= FE_CRC32_VPCLMUL_MIN; zlib convention like fe_crc32. */
-#define FE_CRC32_VPCLMUL_MIN 256
-uint32_t fe_crc32_vpclmul(uint32_t crc, const uint8_t *p, size_t len);
-/* Whether this CPU (and OS) can run it. */
-bool fe_crc32_vpclmul_usable(void);
+enum fe_crc_kernel {
+    FE_CRC_BASE,    /* the library: ISA-L (its own dispatch), else zlib */
+    FE_CRC_FOLD256, /* carry-less folding on 256-bit registers (AVX2 + VPCLMULQDQ) */
+    FE_CRC_FOLD512, /* the same on 512-bit registers (AVX-512 + VPCLMULQDQ) */
+    FE_CRC_KERNELS
+};
+
+/* The folding kernels take at least this many bytes (shorter: the base). */
+#define FE_CRC32_FOLD_MIN 256
+/* How many leading bytes a folding kernel can OR a mask into. */
+#define FE_CRC32_MASK_BYTES 64
+
+/* zlib convention like fe_crc32, over (p[i] | mask64[i]) for i < 64 and p[i] beyond: the ICRC's
+ * variant fields masked in the same pass. mask64 may be NULL; n >= FE_CRC32_FOLD_MIN. */
+typedef uint32_t (*fe_crc32_fold_fn)(uint32_t crc, const uint8_t *p, size_t n,
+                                     const uint8_t *mask64);
+uint32_t fe_crc32_fold256(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64);
+uint32_t fe_crc32_fold512(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64);
+
+/* Whether this CPU (and OS) can run kernel k; its name ("isa-l", "vpclmulqdq-256", ...). */
+bool fe_crc32_kernel_usable(enum fe_crc_kernel k);
+const char *fe_crc32_kernel_name(enum fe_crc_kernel k);
+/* fe_crc32 on kernel k (usable; any length). */
+uint32_t fe_crc32_with(enum fe_crc_kernel k, uint32_t crc, const void *buf, size_t len);
+
+/* The kernels fe_crc32 uses for long buffers, and the ICRC for long packets (masked in one
+ * pass), chosen once per process: FEROCE_CRC=name in the environment, else the faster on this
+ * CPU in a start-up measurement, a hand-written kernel only when it beats the library. */
+enum fe_crc_kernel fe_crc32_kernel(void);
+enum fe_crc_kernel fe_crc32_icrc_kernel(void);
+/* Folding function of kernel k, NULL for the base. */
+fe_crc32_fold_fn fe_crc32_fold_of(enum fe_crc_kernel k);
 
 #endif

@@ -1,115 +1,275 @@
-/* CRC-32 (reflected 0xEDB88320) by carry-less multiplication folding on 256-bit registers.
+/* CRC-32 (reflected 0xEDB88320) by carry-less multiplication folding on 256- and 512-bit
+ * registers.
  *
- * Why: ISA-L 2.30 has a 512-bit VPCLMULQDQ kernel for AVX-512 CPUs only; on AVX2 CPUs with
- * VPCLMULQDQ (AMD Zen 3, many cloud VMs) it falls back to 128-bit PCLMULQDQ. Folding 32 bytes per
- * instruction pair here is about twice as fast on such CPUs, which is what lets one core verify
- * ICRCs at 100 Gb/s.
+ * Why beside ISA-L: on AVX2 CPUs with VPCLMULQDQ (AMD Zen 3, many cloud VMs) ISA-L falls back to
+ * 128-bit PCLMULQDQ; and for the ICRC these kernels OR the variant-field mask into the first
+ * bytes as they load them, so a packet is one pass instead of a masked copy of its headers and
+ * two library calls. Which kernel runs is measured per CPU (crc.c): one that loses to the
+ * library is not used.
  *
  * How (standard folding, as in Intel's "Fast CRC computation using PCLMULQDQ"): the message is a
  * polynomial over GF(2); a 128-bit lane A = L*x^64 + H (L = its first 8 bytes) moved forward by
  * D bits is congruent to L*(x^(D+64) mod P) + H*(x^D mod P). In the bit-reflected domain the
  * carry-less product carries one extra factor x, so the constants below are x^(D+63) mod P and
- * x^(D-1) mod P, bit-reflected into the top 32 bits of a 64-bit word. Eight accumulators fold 256
- * bytes per round; they are then folded onto each other, then 32 bytes at a time; the last 32
- * bytes and the tail (< 32 bytes) are finished by the base CRC (their CRC from a zero register
- * equals the CRC of the whole message, because folding preserves the value modulo P).
+ * x^(D-1) mod P, bit-reflected into the top 32 bits of a 64-bit word. Several accumulators fold
+ * 256 bytes per round; they are folded onto each other, then onto one 128-bit lane 16 bytes at a
+ * time. The last partial block (r < 16 bytes) joins the lane by a byte shift: the lane's first r
+ * bytes, preceded by zeros, fold 16 bytes onto its other 16 - r bytes followed by the r tail
+ * bytes. Moving the lane forward by 4 bytes (x^32), then its first 8 bytes onto the rest
+ * (x^64), leaves 64 bits that a Barrett reduction takes to the 32-bit register.
  * Constants generated with: r = 1; repeat n times { r <<= 1; if (r >> 32) r ^= 0x104C11DB7 };
- * k = bitreverse32(r) << 32. Checked against zlib on every length 0..3000 and alignment. */
+ * k = bitreverse32(r) << 32; Barrett: P and floor(x^64 / P), both bit-reflected, 33 bits. */
 #include "wire/crc_impl.h"
 
 #include "feroce/icrc.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
-#include <stdatomic.h>
 
 /* {x^(8d+63) mod P, x^(8d-1) mod P} for a fold over d bytes. */
+static const uint64_t k4[2] = {0xccaa009e00000000ull, 0x0000000100000000ull};
+static const uint64_t k16[2] = {0x65673b4600000000ull, 0x9ba54c6f00000000ull};
+static const uint64_t k32[2] = {0x9570d49500000000ull, 0x01b5fd1d00000000ull};
+static const uint64_t k48[2] = {0x69ccfc0d00000000ull, 0x2a28386200000000ull};
+static const uint64_t k64[2] = {0x653d982200000000ull, 0xcad38e8f00000000ull};
+static const uint64_t k96[2] = {0x759fc69d00000000ull, 0x101a233100000000ull};
+static const uint64_t k128[2] = {0x7d657a1000000000ull, 0x7406fa9500000000ull};
+static const uint64_t k160[2] = {0x199560db00000000ull, 0x1d5dce4400000000ull};
+static const uint64_t k192[2] = {0x67f7947600000000ull, 0xc56d949600000000ull};
+static const uint64_t k224[2] = {0x8f739cb400000000ull, 0xd63a56a600000000ull};
 static const uint64_t k256[2] = {0x7cc8e1e700000000ull, 0x03f9f86300000000ull};
-static const uint64_t kd[8][2] = {
-    {0, 0},                                         /* unused: x7 does not move */
-    {0x9570d49500000000ull, 0x01b5fd1d00000000ull}, /*  32 bytes */
-    {0x653d982200000000ull, 0xcad38e8f00000000ull}, /*  64 bytes */
-    {0x759fc69d00000000ull, 0x101a233100000000ull}, /*  96 bytes */
-    {0x7d657a1000000000ull, 0x7406fa9500000000ull}, /* 128 bytes */
-    {0x199560db00000000ull, 0x1d5dce4400000000ull}, /* 160 bytes */
-    {0x67f7947600000000ull, 0xc56d949600000000ull}, /* 192 bytes */
-    {0x8f739cb400000000ull, 0xd63a56a600000000ull}, /* 224 bytes */
+static const uint64_t k_x64 = 0xb8bc676500000000ull; /* x^63 mod P: 8 bytes onto the next 8 */
+static const uint64_t barrett_p = 0x1db710641ull, barrett_mu = 0x1f7011641ull;
+
+/* pshufb indices: from [r] the lane moved up by 16 - r bytes (zeros below), from [16 + r] moved
+ * down by r bytes (zeros above; the high bit also selects the tail bytes in the blend). */
+static const uint8_t shift_tab[48] = {
+    0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f,
+    0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f,
+    0x80, 0x81, 0x82, 0x83, 0x84, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x8b, 0x8c, 0x8d, 0x8e, 0x8f,
 };
 
-#define FE_TARGET __attribute__((target("avx2,vpclmulqdq,pclmul")))
+#define FE_TARGET128 __attribute__((target("pclmul,sse4.1,ssse3")))
+#define FE_TARGET256 __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1,ssse3")))
+#define FE_TARGET512                                                                               \
+    __attribute__((target("avx512f,avx512bw,avx512vl,avx2,vpclmulqdq,pclmul,sse4.1,ssse3")))
 
-FE_TARGET static inline __m256i konst(const uint64_t k[2])
+FE_TARGET128 static inline __m128i k128x(const uint64_t k[2])
+{
+    return _mm_set_epi64x((long long)k[1], (long long)k[0]);
+}
+
+/* Moves lane a forward by the distance k was made for. */
+FE_TARGET128 static inline __m128i fold128(__m128i a, __m128i k)
+{
+    return _mm_xor_si128(_mm_clmulepi64_si128(a, k, 0x00), _mm_clmulepi64_si128(a, k, 0x11));
+}
+
+/* The 32-bit register (zlib convention: inverted) of a 128-bit lane of pending message. */
+FE_TARGET128 static inline uint32_t reduce128(__m128i x)
+{
+    __m128i t = fold128(x, k128x(k4)); /* * x^32 */
+    t = _mm_xor_si128(_mm_clmulepi64_si128(t, _mm_cvtsi64_si128((long long)k_x64), 0x00), t);
+    __m128i v = _mm_srli_si128(t, 8); /* 64 bits, lowest-degree last */
+    __m128i pmu = _mm_set_epi64x((long long)barrett_mu, (long long)barrett_p);
+    __m128i lo32 = _mm_set_epi64x(0, 0xffffffffll);
+    __m128i q = _mm_clmulepi64_si128(_mm_and_si128(v, lo32), pmu, 0x10);
+    q = _mm_clmulepi64_si128(_mm_and_si128(q, lo32), pmu, 0x00);
+    return ~(uint32_t)_mm_extract_epi32(_mm_xor_si128(q, v), 1);
+}
+
+/* Joins the last r < 16 bytes (ending at end, which has 16 readable bytes before it) to the
+ * lane x, and reduces. */
+FE_TARGET128 static inline uint32_t finish128(__m128i x, const uint8_t *end, size_t r)
+{
+    if (r) {
+        __m128i up = _mm_loadu_si128((const void *)(shift_tab + r));
+        __m128i down = _mm_loadu_si128((const void *)(shift_tab + 16 + r));
+        __m128i last = _mm_loadu_si128((const void *)(end - 16));
+        __m128i head = _mm_shuffle_epi8(x, up);
+        __m128i rest = _mm_blendv_epi8(_mm_shuffle_epi8(x, down), last, down);
+        x = _mm_xor_si128(fold128(head, k128x(k16)), rest);
+    }
+    return reduce128(x);
+}
+
+/* Folds whole 16-byte blocks from p + off onto x, then finishes with the tail. */
+FE_TARGET128 static inline uint32_t tail128(__m128i x, const uint8_t *p, size_t off, size_t n)
+{
+    __m128i k = k128x(k16);
+    for (; off + 16 <= n; off += 16)
+        x = _mm_xor_si128(fold128(x, k), _mm_loadu_si128((const void *)(p + off)));
+    return finish128(x, p + n, n - off);
+}
+
+/* ---- 256-bit registers: eight accumulators ---- */
+
+FE_TARGET256 static inline __m256i k256x(const uint64_t k[2])
 {
     return _mm256_set_epi64x((long long)k[1], (long long)k[0], (long long)k[1], (long long)k[0]);
 }
 
-/* Moves both 128-bit lanes of a forward by the distance k was made for. */
-FE_TARGET static inline __m256i fold(__m256i a, __m256i k)
+FE_TARGET256 static inline __m256i fold256(__m256i a, __m256i k)
 {
     return _mm256_xor_si256(_mm256_clmulepi64_epi128(a, k, 0x00),
                             _mm256_clmulepi64_epi128(a, k, 0x11));
 }
 
-FE_TARGET static inline __m256i ld(const uint8_t *p)
+FE_TARGET256 static inline __m256i ld256(const uint8_t *p)
 {
     return _mm256_loadu_si256((const void *)p);
 }
 
-FE_TARGET uint32_t fe_crc32_vpclmul(uint32_t crc, const uint8_t *p, size_t n)
+FE_TARGET256 uint32_t fe_crc32_fold256(uint32_t crc, const uint8_t *p, size_t n,
+                                       const uint8_t *mask64)
 {
-    if (n < FE_CRC32_VPCLMUL_MIN) return fe_crc32_base(crc, p, n);
+    if (n < FE_CRC32_FOLD_MIN) return fe_crc32_base(crc, p, n);
     /* The initial register (~crc in zlib's convention) is XORed into the first 4 bytes. */
-    __m256i x0 = _mm256_xor_si256(ld(p), _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)~crc));
-    __m256i x1 = ld(p + 32), x2 = ld(p + 64), x3 = ld(p + 96), x4 = ld(p + 128);
-    __m256i x5 = ld(p + 160), x6 = ld(p + 192), x7 = ld(p + 224);
-    __m256i k = konst(k256);
+    __m256i x0 = ld256(p), x1 = ld256(p + 32);
+    if (mask64) {
+        x0 = _mm256_or_si256(x0, ld256(mask64));
+        x1 = _mm256_or_si256(x1, ld256(mask64 + 32));
+    }
+    x0 = _mm256_xor_si256(x0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)~crc));
+    __m256i x2 = ld256(p + 64), x3 = ld256(p + 96), x4 = ld256(p + 128);
+    __m256i x5 = ld256(p + 160), x6 = ld256(p + 192), x7 = ld256(p + 224);
+    __m256i k = k256x(k256);
     size_t off = 256;
     for (; off + 256 <= n; off += 256) {
         const uint8_t *q = p + off;
-        x0 = _mm256_xor_si256(fold(x0, k), ld(q));
-        x1 = _mm256_xor_si256(fold(x1, k), ld(q + 32));
-        x2 = _mm256_xor_si256(fold(x2, k), ld(q + 64));
-        x3 = _mm256_xor_si256(fold(x3, k), ld(q + 96));
-        x4 = _mm256_xor_si256(fold(x4, k), ld(q + 128));
-        x5 = _mm256_xor_si256(fold(x5, k), ld(q + 160));
-        x6 = _mm256_xor_si256(fold(x6, k), ld(q + 192));
-        x7 = _mm256_xor_si256(fold(x7, k), ld(q + 224));
+        x0 = _mm256_xor_si256(fold256(x0, k), ld256(q));
+        x1 = _mm256_xor_si256(fold256(x1, k), ld256(q + 32));
+        x2 = _mm256_xor_si256(fold256(x2, k), ld256(q + 64));
+        x3 = _mm256_xor_si256(fold256(x3, k), ld256(q + 96));
+        x4 = _mm256_xor_si256(fold256(x4, k), ld256(q + 128));
+        x5 = _mm256_xor_si256(fold256(x5, k), ld256(q + 160));
+        x6 = _mm256_xor_si256(fold256(x6, k), ld256(q + 192));
+        x7 = _mm256_xor_si256(fold256(x7, k), ld256(q + 224));
     }
     /* x_i sits (7 - i) * 32 bytes before x7: fold them all onto it. */
-    x0 = _mm256_xor_si256(_mm256_xor_si256(fold(x0, konst(kd[7])), fold(x1, konst(kd[6]))),
-                          _mm256_xor_si256(fold(x2, konst(kd[5])), fold(x3, konst(kd[4]))));
-    x4 = _mm256_xor_si256(_mm256_xor_si256(fold(x4, konst(kd[3])), fold(x5, konst(kd[2]))),
-                          _mm256_xor_si256(fold(x6, konst(kd[1])), x7));
+    x0 = _mm256_xor_si256(_mm256_xor_si256(fold256(x0, k256x(k224)), fold256(x1, k256x(k192))),
+                          _mm256_xor_si256(fold256(x2, k256x(k160)), fold256(x3, k256x(k128))));
+    x4 = _mm256_xor_si256(_mm256_xor_si256(fold256(x4, k256x(k96)), fold256(x5, k256x(k64))),
+                          _mm256_xor_si256(fold256(x6, k256x(k32)), x7));
     x0 = _mm256_xor_si256(x0, x4);
-    k = konst(kd[1]);
-    for (; off + 32 <= n; off += 32) x0 = _mm256_xor_si256(fold(x0, k), ld(p + off));
-    uint8_t last[32];
-    _mm256_storeu_si256((void *)last, x0);
-    uint32_t c = fe_crc32_base(0xffffffffu, last, sizeof last); /* from a zero register */
-    return fe_crc32_base(c, p + off, n - off);
+    k = k256x(k32);
+    for (; off + 32 <= n; off += 32) x0 = _mm256_xor_si256(fold256(x0, k), ld256(p + off));
+    __m128i x = _mm_xor_si128(fold128(_mm256_castsi256_si128(x0), k128x(k16)),
+                              _mm256_extracti128_si256(x0, 1));
+    return tail128(x, p, off, n);
 }
 
-bool fe_crc32_vpclmul_usable(void)
+/* ---- 512-bit registers: four accumulators ---- */
+
+FE_TARGET512 static inline __m512i k512x(const uint64_t k[2])
 {
-    /* -1 unknown, 0 no, 1 yes; relaxed: every thread computes the same answer. */
-    static atomic_int usable = -1;
-    int u = atomic_load_explicit(&usable, memory_order_relaxed);
-    if (u < 0) {
-        __builtin_cpu_init();
-        u = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq") &&
-            __builtin_cpu_supports("pclmul");
-        atomic_store_explicit(&usable, u, memory_order_relaxed);
+    return _mm512_broadcast_i32x4(k128x(k));
+}
+
+FE_TARGET512 static inline __m512i fold512(__m512i a, __m512i k)
+{
+    return _mm512_xor_si512(_mm512_clmulepi64_epi128(a, k, 0x00),
+                            _mm512_clmulepi64_epi128(a, k, 0x11));
+}
+
+/* fold512(a, k) ^ b in one three-way XOR */
+FE_TARGET512 static inline __m512i fold512_xor(__m512i a, __m512i k, __m512i b)
+{
+    return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(a, k, 0x00),
+                                     _mm512_clmulepi64_epi128(a, k, 0x11), b, 0x96);
+}
+
+FE_TARGET512 static inline __m512i ld512(const uint8_t *p)
+{
+    return _mm512_loadu_si512((const void *)p);
+}
+
+/* The four lanes of x folded onto its last one. */
+FE_TARGET512 static inline __m128i lanes_to_one(__m512i x)
+{
+    const __m512i k =
+        _mm512_set_epi64(0, 0, (long long)k16[1], (long long)k16[0], (long long)k32[1],
+                         (long long)k32[0], (long long)k48[1], (long long)k48[0]);
+    __m512i f = _mm512_mask_blend_epi64(0xc0, fold512(x, k), x); /* the last lane stays */
+    __m256i h = _mm256_xor_si256(_mm512_castsi512_si256(f), _mm512_extracti64x4_epi64(f, 1));
+    return _mm_xor_si128(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+
+FE_TARGET512 uint32_t fe_crc32_fold512(uint32_t crc, const uint8_t *p, size_t n,
+                                       const uint8_t *mask64)
+{
+    if (n < FE_CRC32_FOLD_MIN) return fe_crc32_base(crc, p, n);
+    __m512i x0 = ld512(p);
+    if (mask64) x0 = _mm512_or_si512(x0, ld512(mask64));
+    x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)~crc)));
+    __m512i x1 = ld512(p + 64), x2 = ld512(p + 128), x3 = ld512(p + 192);
+    __m512i k = k512x(k256);
+    size_t off = 256;
+    for (; off + 256 <= n; off += 256) {
+        const uint8_t *q = p + off;
+        x0 = fold512_xor(x0, k, ld512(q));
+        x1 = fold512_xor(x1, k, ld512(q + 64));
+        x2 = fold512_xor(x2, k, ld512(q + 128));
+        x3 = fold512_xor(x3, k, ld512(q + 192));
     }
-    return u;
+    /* x_i sits (3 - i) * 64 bytes before x3 */
+    x0 = _mm512_ternarylogic_epi64(fold512(x0, k512x(k192)), fold512(x1, k512x(k128)),
+                                   fold512_xor(x2, k512x(k64), x3), 0x96);
+    k = k512x(k64);
+    for (; off + 64 <= n; off += 64) x0 = fold512_xor(x0, k, ld512(p + off));
+    return tail128(lanes_to_one(x0), p, off, n);
+}
+
+static bool cpu_has_fold256(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq") &&
+           __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+}
+
+static bool cpu_has_fold512(void)
+{
+    /* __builtin_cpu_supports reports AVX-512 only when the OS saves the ZMM state */
+    return cpu_has_fold256() && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }
 
 #else
-uint32_t fe_crc32_vpclmul(uint32_t crc, const uint8_t *p, size_t n)
+uint32_t fe_crc32_fold256(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64)
 {
+    (void)mask64;
     return fe_crc32_base(crc, p, n);
 }
-bool fe_crc32_vpclmul_usable(void)
+uint32_t fe_crc32_fold512(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64)
+{
+    (void)mask64;
+    return fe_crc32_base(crc, p, n);
+}
+static bool cpu_has_fold256(void)
+{
+    return false;
+}
+static bool cpu_has_fold512(void)
 {
     return false;
 }
 #endif
+
+bool fe_crc32_kernel_usable(enum fe_crc_kernel k)
+{
+    switch (k) {
+    case FE_CRC_BASE:
+        return true;
+    case FE_CRC_FOLD256:
+        return cpu_has_fold256();
+    case FE_CRC_FOLD512:
+        return cpu_has_fold512();
+    default:
+        return false;
+    }
+}
+
+fe_crc32_fold_fn fe_crc32_fold_of(enum fe_crc_kernel k)
+{
+    return k == FE_CRC_FOLD256 ? fe_crc32_fold256 : k == FE_CRC_FOLD512 ? fe_crc32_fold512 : NULL;
+}

@@ -2,6 +2,7 @@
 #include "feroce/icrc.h"
 #include "feroce/err.h"
 #include "feroce/wire.h"
+#include "wire/crc_impl.h"
 
 #include <string.h>
 
@@ -40,8 +41,8 @@ static size_t mask_ip_headers(uint8_t *c, const uint8_t *ip, size_t len)
 }
 
 /* Below this many covered bytes one CRC call over a full masked copy beats two calls (short
- * CRC calls cost more per byte than a small copy). */
-#define SMALL_COPY_BYTES 256
+ * CRC calls cost more per byte than a small copy). The folding kernels start here too. */
+#define SMALL_COPY_BYTES FE_CRC32_FOLD_MIN
 
 /* The variant-field masks of the common layouts (IPv4 without options, IPv6), OR-ed onto the
  * packet 16 bytes at a time. Why not byte stores into the copy: the CRC then loads 16 bytes that
@@ -94,9 +95,12 @@ int fe_icrc_ip(const uint8_t *ip, size_t len, uint32_t *icrc)
         if (len < hdr + FE_ICRC_LEN) return FE_EINVAL;
         size_t covered = len - FE_ICRC_LEN;
         uint8_t c[SMALL_COPY_BYTES];
+        fe_crc32_fold_fn fold;
         if (covered <= SMALL_COPY_BYTES) {
             masked_copy(c, ip, mask, covered);
             *icrc = fe_crc32(FE_ICRC_SEED, c, covered);
+        } else if ((fold = fe_crc32_fold_of(fe_crc32_icrc_kernel()))) {
+            *icrc = fold(FE_ICRC_SEED, ip, covered, mask); /* masked as it loads: one pass */
         } else {
             masked_copy(c, ip, mask, head);
             *icrc = fe_crc32(fe_crc32(FE_ICRC_SEED, c, head), ip + head, covered - head);
@@ -125,9 +129,18 @@ int fe_icrc_ip_ref(const uint8_t *ip, size_t len, uint8_t *scratch, uint32_t *ic
     return 0;
 }
 
+/* BTH byte 4 (FECN, BECN, reserved) is the only variant field from the BTH on. */
+static const uint8_t mask_bth[FE_CRC32_MASK_BYTES] = {[4] = 0xff};
+
 int fe_icrc_bth(const uint8_t *bth, size_t len, uint32_t *icrc)
 {
     if (len < FE_BTH_LEN + FE_ICRC_LEN) return FE_EINVAL;
+    size_t covered = len - FE_ICRC_LEN;
+    fe_crc32_fold_fn fold;
+    if (covered >= FE_CRC32_FOLD_MIN && (fold = fe_crc32_fold_of(fe_crc32_icrc_kernel()))) {
+        *icrc = fold(FE_ICRC_SEED, bth, covered, mask_bth); /* masked as it loads: one pass */
+        return 0;
+    }
     uint8_t c[FE_BTH_LEN];
     memcpy(c, bth, FE_BTH_LEN);
     c[4] = 0xff;

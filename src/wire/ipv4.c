@@ -4,13 +4,38 @@
 
 #include <string.h>
 
+/* The one's-complement sum does not depend on byte order (RFC 1071): summed in native 32-bit
+ * words, folded, and swapped to network order once at the end, instead of one load and swap
+ * per 16-bit word (this runs on every received IPv4 frame). */
 uint16_t fe_ipv4_checksum(const uint8_t *hdr, size_t hdr_len)
 {
-    uint32_t sum = 0;
-    for (size_t i = 0; i + 1 < hdr_len; i += 2) sum += fe_be16(hdr + i);
-    if (hdr_len & 1) sum += (uint32_t)hdr[hdr_len - 1] << 8;
+    uint64_t sum = 0;
+    size_t i = 0;
+    for (; i + 4 <= hdr_len; i += 4) {
+        uint32_t w;
+        memcpy(&w, hdr + i, 4);
+        sum += w;
+    }
+    if (i + 2 <= hdr_len) {
+        uint16_t w;
+        memcpy(&w, hdr + i, 2);
+        sum += w;
+        i += 2;
+    }
+    if (i < hdr_len) { /* a lone last byte is the high half of a big-endian word */
+        uint8_t w[2] = {hdr[i], 0};
+        uint16_t v;
+        memcpy(&v, w, 2);
+        sum += v;
+    }
+    sum = (sum & 0xffffffffu) + (sum >> 32);
+    sum = (sum & 0xffffffffu) + (sum >> 32);
     while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-    return (uint16_t)~sum;
+    uint16_t c = (uint16_t)~sum, be;
+    uint8_t b[2];
+    memcpy(b, &c, 2);
+    be = (uint16_t)(b[0] << 8 | b[1]); /* native order to the value of the big-endian bytes */
+    return be;
 }
 
 size_t fe_ipv4_parse(const uint8_t *p, size_t len, struct fe_ipv4 *h, enum fe_parse_reason *why)

@@ -10,8 +10,9 @@
 
 #include "wire/crc_impl.h"
 
-/* Every kernel equals zlib's crc32 on every length 0..3000 (all the folding loop's entry and
- * exit cases), every alignment 0..3, chained and from non-zero starting values. */
+/* Every kernel equals zlib's crc32 on every length 0..3000 (all the folding loops' entry and
+ * exit cases, every tail length), every alignment 0..3, chained and from non-zero starting
+ * values; whatever kernel the dispatch chose, fe_crc32 too. */
 static void test_crc32_backend_matches_zlib(void **state)
 {
     (void)state;
@@ -24,8 +25,9 @@ static void test_crc32_backend_matches_zlib(void **state)
             uint32_t z = (uint32_t)crc32(init, buf + a, (uInt)len);
             assert_int_equal(fe_crc32(init, buf + a, len), z);
             assert_int_equal(fe_crc32_base(init, buf + a, len), z);
-            if (len >= FE_CRC32_VPCLMUL_MIN && fe_crc32_vpclmul_usable())
-                assert_int_equal(fe_crc32_vpclmul(init, buf + a, len), z);
+            for (int k = 0; k < FE_CRC_KERNELS; k++)
+                if (fe_crc32_kernel_usable((enum fe_crc_kernel)k))
+                    assert_int_equal(fe_crc32_with((enum fe_crc_kernel)k, init, buf + a, len), z);
         }
     }
     for (size_t len = 3001; len < sizeof buf; len = len * 3 / 2 + 7) {
@@ -35,7 +37,39 @@ static void test_crc32_backend_matches_zlib(void **state)
         assert_int_equal(fe_crc32(fe_crc32(0, buf, h), buf + h, len - h), z);
     }
     assert_non_null(strstr(fe_crc32_backend(), fe_crc32_base_name()));
-    printf("CRC backend on this machine: %s\n", fe_crc32_backend());
+    printf("CRC backend on this machine: %s; ICRC kernel: %s\n", fe_crc32_backend(),
+           fe_crc32_kernel_name(fe_crc32_icrc_kernel()));
+}
+
+/* Every usable kernel, at random lengths and alignments, plain and with a random head mask,
+ * equals zlib over the same (masked) bytes. */
+static void test_crc32_kernels_random(void **state)
+{
+    (void)state;
+    static uint8_t buf[20000], masked[20000];
+    uint8_t mask[FE_CRC32_MASK_BYTES];
+    uint64_t s = 0xc0ffee;
+    for (size_t i = 0; i < sizeof buf; i++) buf[i] = (uint8_t)wt_rand(&s);
+    for (int it = 0; it < 4000; it++) {
+        size_t a = wt_rand(&s) % 64;
+        size_t len = FE_CRC32_FOLD_MIN + wt_rand(&s) % (sizeof buf - 64 - FE_CRC32_FOLD_MIN);
+        uint32_t init = (uint32_t)wt_rand(&s);
+        for (size_t i = 0; i < sizeof mask; i++) {
+            uint64_t r = wt_rand(&s);
+            mask[i] = r % 4 ? 0 : (uint8_t)(r >> 8);
+        }
+        memcpy(masked, buf + a, len);
+        for (size_t i = 0; i < sizeof mask; i++) masked[i] |= mask[i];
+        uint32_t z = (uint32_t)crc32(init, buf + a, (uInt)len);
+        uint32_t zm = (uint32_t)crc32(init, masked, (uInt)len);
+        for (int k = 0; k < FE_CRC_KERNELS; k++) {
+            fe_crc32_fold_fn f = fe_crc32_fold_of((enum fe_crc_kernel)k);
+            if (!f || !fe_crc32_kernel_usable((enum fe_crc_kernel)k)) continue;
+            assert_int_equal(f(init, buf + a, len, NULL), z);
+            assert_int_equal(f(init, buf + a, len, mask), zm);
+        }
+        assert_int_equal(fe_crc32_with(FE_CRC_BASE, init, buf + a, len), z);
+    }
 }
 
 static void test_seed(void **state)
@@ -233,6 +267,24 @@ static void test_bth_framing(void **state)
     assert_int_equal(fe_icrc_verify_bth(p, 64), 1);
 }
 
+/* The BTH framing at every length 16..4300 (the one-pass folding kernels from 256 covered bytes
+ * on) equals zlib over eight 0xFF bytes and the packet with BTH byte 4 masked. */
+static void test_bth_framing_lengths(void **state)
+{
+    (void)state;
+    static uint8_t p[4300], m[8 + 4300];
+    uint64_t s = 0xb7b7;
+    for (size_t i = 0; i < sizeof p; i++) p[i] = (uint8_t)wt_rand(&s);
+    memset(m, 0xff, 8);
+    memcpy(m + 8, p, sizeof p);
+    m[8 + 4] = 0xff;
+    for (size_t len = 16; len <= sizeof p; len++) {
+        uint32_t v;
+        assert_int_equal(fe_icrc_bth(p, len, &v), 0);
+        assert_int_equal(v, (uint32_t)crc32(0, m, (uInt)(8 + len - 4)));
+    }
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -255,6 +307,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32_backend_matches_zlib),
+        cmocka_unit_test(test_crc32_kernels_random),
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_kat_connectx4_cnp),
         cmocka_unit_test(test_kat_scapy_uc),
@@ -262,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_kat_ipv6),
         cmocka_unit_test(test_fast_equals_reference_and_masking),
         cmocka_unit_test(test_bth_framing),
+        cmocka_unit_test(test_bth_framing_lengths),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
