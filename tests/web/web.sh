@@ -10,8 +10,8 @@ if [ -z "$PROMTOOL" ]; then
     echo "SKIP: promtool not found (Debian package 'prometheus'; scripts/deps.sh installs it)"
     exit 77
 fi
-# --web-hold: a slow (sanitizer) build's checks may outlast the 7 s run
-"$FEROCE" demo --rate 200M --duration 7s --web 127.0.0.1:0 --web-hold 60s >"$T/out" 2>"$T/err" &
+# --web-hold: a slow (sanitizer) build's checks may outlast the 10 s run
+"$FEROCE" demo --rate 200M --duration 10s --web 127.0.0.1:0 --web-hold 60s >"$T/out" 2>"$T/err" &
 pid=$!
 dashboard_port "$pid"
 $PY "$(dirname "$0")/web_check.py" "$port" "$T" || { kill "$pid"; fail "web checks"; }

@@ -1,5 +1,5 @@
 """Drives a running `feroce demo|sim|send|recv|switch --web`: JSON, SSE, 404, 405, a huge
-header, garbage, 200 connections, and POST /api/params (refused read-only; applied, validated
+header, garbage, 1000 connections (the demo's rate must not move), and POST /api/params (refused read-only; applied, validated
 and marked with `write`).
 usage: web_check.py PORT OUTDIR [TOOL [write]] (writes OUTDIR/metrics.txt for promtool)."""
 import json
@@ -174,7 +174,20 @@ def check_errors():
             fail("DELETE: %d" % e.code)
 
 
-def flood(n=200):
+def rate_bps(seconds):
+    """The data path's rate from the tool's own counters, over `seconds` of wall clock."""
+    a, t0 = rx_total(state()), time.time()
+    time.sleep(seconds)
+    b, t1 = rx_total(state()), time.time()
+    return (b - a) * 8 / (t1 - t0)
+
+
+def flood(n=1000):
+    """n connections at once, each held a second: the server answers or refuses them, stays
+    up, and the data path's rate (demo: bottleneck-bound, so steady) does not move."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, n + 256)), hard))
     ok = [0]
     lock = threading.Lock()
 
@@ -185,18 +198,26 @@ def flood(n=200):
             if c.recv(12).startswith(b"HTTP/1.1 200"):
                 with lock:
                     ok[0] += 1
-            time.sleep(0.5)  # hold the connection
+            time.sleep(1.0)  # hold the connection
             c.close()
         except OSError:
             pass
 
+    steady = TOOL == "demo" and not WRITE
+    before = rate_bps(1.0) if steady else 0
     ts = [threading.Thread(target=one) for _ in range(n)]
     for t in ts:
         t.start()
+    during = rate_bps(1.0) if steady else 0
     for t in ts:
         t.join()
     state()  # still serving
     print("flood: %d concurrent connections, %d answered 200, server still up" % (n, ok[0]))
+    if steady:
+        print("flood: data path %.1f Mb/s before, %.1f Mb/s during" % (before / 1e6, during / 1e6))
+        if during < 0.8 * before:
+            fail("the flood moved the data path's rate: %.1f -> %.1f Mb/s" %
+                 (before / 1e6, during / 1e6))
 
 
 def stuck_streams(n=4):
@@ -213,10 +234,10 @@ def stuck_streams(n=4):
 
 stuck = stuck_streams()
 check_state()
+flood()  # early, while the run streams
 check_write(check_params())
 check_stream()
 check_errors()
-flood()
 st, ctype, body = get("/metrics")
 if not ctype.startswith("text/plain; version=0.0.4"):
     fail("/metrics content type: " + ctype)
