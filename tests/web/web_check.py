@@ -175,11 +175,14 @@ def check_errors():
 
 
 def rate_bps(seconds):
-    """The data path's rate from the tool's own counters, over `seconds` of wall clock."""
-    a, t0 = rx_total(state()), time.time()
+    """The data path's rate from the tool's own counters over about `seconds`, timed by the
+    samples' own clock (a reply delayed by the flood would otherwise skew it)."""
+    a = state()["sample"]
     time.sleep(seconds)
-    b, t1 = rx_total(state()), time.time()
-    return (b - a) * 8 / (t1 - t0)
+    b = state()["sample"]
+    dt = b["t_s"] - a["t_s"]
+    return (sum(moved(f) for f in b["flows"]) - sum(moved(f) for f in a["flows"])) * 8 / dt \
+        if dt > 0 else 0
 
 
 def flood(n=1000):
@@ -215,7 +218,7 @@ def flood(n=1000):
     print("flood: %d concurrent connections, %d answered 200, server still up" % (n, ok[0]))
     if steady:
         print("flood: data path %.1f Mb/s before, %.1f Mb/s during" % (before / 1e6, during / 1e6))
-        if during < 0.8 * before:
+        if during < 0.9 * before:
             fail("the flood moved the data path's rate: %.1f -> %.1f Mb/s" %
                  (before / 1e6, during / 1e6))
 
