@@ -64,6 +64,8 @@ struct d_child {
     uint64_t built, incomplete;
     unsigned queue;
     double ev_s, gbps, p50, p99;
+    double sum_ev_s, sum_gbps; /* the lines since the table's last row (--web: 10 a second) */
+    unsigned n_lines;
 };
 
 struct demo {
@@ -267,7 +269,7 @@ static int start_builder(struct demo *d, unsigned i, const char *mgr)
                       "120s",
                       "--interval",
                       d->o.web.addr ? "100ms" : "1s"}; /* the page's 10 Hz */
-    unsigned n = 24;
+    unsigned n = 26;                                   /* after --interval */
     if (tables) {
         args[n++] = "--manager";
         args[n++] = (char *)mgr;
@@ -297,6 +299,9 @@ static void take_line(struct d_child *c)
         sscanf(l, "latency p50 %lf ms p99 %lf ms", &p50, &p99) == 2) {
         c->incomplete = inc;
         c->queue = q;
+        c->sum_ev_s += ev;
+        c->sum_gbps += g;
+        c->n_lines++;
         c->built = built;
         c->ev_s = ev;
         c->gbps = g;
@@ -337,7 +342,13 @@ static void print_table(struct demo *d, uint64_t now)
 {
     printf("t=%4.1fs ", (double)(now - d->t0) / 1e9);
     for (unsigned i = 0; i < d->o.n_b; i++) {
-        const struct d_child *c = &d->b[i];
+        struct d_child *c = &d->b[i];
+        if (c->n_lines) { /* the second's mean, not its last line's 100 ms (--web) */
+            c->ev_s = c->sum_ev_s / c->n_lines;
+            c->gbps = c->sum_gbps / c->n_lines;
+            c->sum_ev_s = c->sum_gbps = 0;
+            c->n_lines = 0;
+        }
         const char *tag = c->killed                                          ? "KILLED"
                           : i == d->o.slow && now >= d->t0 + d->o.slow_at_ns ? "slow"
                                                                              : "";
@@ -388,7 +399,8 @@ static void web_fill(void *ctx, struct fe_web_sample *s)
         struct fe_web_builder *x = &s->b[i];
         x->id = i;
         x->up = !c->killed && !c->exited;
-        x->has_built = x->has_slots = true;
+        x->has_built = true;
+        x->has_slots = x->up; /* a killed builder's ring is gone */
         x->built = c->built;
         x->incomplete = c->incomplete;
         x->has_latency = x->up && c->built;
