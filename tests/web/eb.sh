@@ -75,3 +75,10 @@ eport=$(port_of "$T/evm.err") || fail "evm: no dashboard"
 bport=$(port_of "$T/b0.err") || fail "builder: no dashboard"
 check builder "$bport" 1 || fail "builder: dashboard checks"
 check evm "$eport" 2 || fail "evm: dashboard checks"
+# Ctrl-C ends the run, another the hold; a sanitizer build's report would be on stderr
+kill -INT "$BPID" "$EPID"
+sleep 0.5
+kill -INT "$BPID" "$EPID" 2>/dev/null
+wait "$BPID" "$EPID"
+if grep -E "runtime error|Sanitizer" "$T/b0.err" "$T/evm.err"; then fail "sanitizer report"; fi
+echo "builder, evm: ended on Ctrl-C"
