@@ -41,7 +41,9 @@ const PANELS = [
   {id: 'rtt', title: 'PSN-to-ACK latency', unit: 'ms', note: 'mean of the ACKs of the last 250 ms',
    flow: (f, p) => p && f.rtt_count > p.rtt_count ? (f.rtt_sum_ns - p.rtt_sum_ns) / (f.rtt_count - p.rtt_count) / 1e6 : null},
   // Event building: `per` is one or more series per builder (b, its value 5 samples before, dt).
-  {id: 'eb_rate', eb: true, title: 'Built events per builder', unit: 'events/s', note: 'complete events each builder recorded, over 5 samples; grey: the total',
+  // over 4 samples (200 ms): the demo's builders report every 100 ms, and an odd span would
+  // alternate between two and three of their reports
+  {id: 'eb_rate', eb: true, span: 4, title: 'Built events per builder', unit: 'events/s', note: 'complete events each builder recorded, over 200 ms; grey: the total',
    per: [{v: (b, p, dt) => p && b.built != null && p.built != null ? (b.built - p.built) / dt : null}],
    extra: [{label: 'total', color: '#999', width: 2.4, v: (s, p, dt) => p && p.builders ? s.builders.reduce((a, b, i) => a + (b.built - p.builders[i].built), 0) / dt : null}]},
   {id: 'eb_lat', eb: true, title: 'Building latency', unit: 'ms', note: 'first fragment to recorded: p50 solid, p99 dashed',
@@ -171,7 +173,9 @@ function addSample(s) {
   const dt = p ? s.t_s - p.t_s : 0;
   if (p && dt <= 0) return;
   state.t.push(s.t_s * state.tScale);
-  for (const pan of state.panels)
+  for (const pan of state.panels) {
+    const sp = pan.def.span && r.length ? r[Math.max(0, r.length - pan.def.span)] : p;
+    const sdt = sp ? s.t_s - sp.t_s : 0;
     pan.cols.forEach((c, k) => {
       let v;
       if (c.flow !== undefined) {
@@ -179,12 +183,13 @@ function addSample(s) {
         v = f ? pan.def.flow(f, p && p.flows[c.flow], dt) : null;
       } else if (c.builder !== undefined) {
         const b = s.builders && s.builders[c.builder];
-        v = b ? c.per.v(b, p && p.builders && p.builders[c.builder], dt) : null;
+        v = b ? c.per.v(b, sp && sp.builders && sp.builders[c.builder], sdt) : null;
       } else {
-        v = c.extra.v(s, p, dt);
+        v = c.extra.v(s, sp, sdt);
       }
       pan.data[k + 1].push(v);
     });
+  }
   if (state.t.length > MAX_POINTS) {
     state.t.shift();
     for (const pan of state.panels) for (let k = 1; k < pan.data.length; k++) pan.data[k].shift();

@@ -2,9 +2,12 @@
 # The event-building dashboard: `feroce demo --event-building --web` (every builder on one
 # page), then `feroce builder --web` and `feroce evm --web` on their own; each checked while it
 # runs (tests/web/eb_check.py: builder series grow, events/s and latency plausible) and with
-# promtool; the demo's accounting still holds.
+# promtool; the demo's accounting still holds. With OUT and Chromium: the demo's page as
+# headless Chromium draws it, saved to OUT (a test artifact; tests/web/png_check.py).
 set -u
 FEROCE=$1
+OUT=${2:-}
+CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 . "$(dirname "$0")/../script_env.sh"
 . "$(dirname "$0")/dashboard_port.sh"
 PROMTOOL=$(command -v promtool || true)
@@ -44,6 +47,20 @@ pid=$!
 PIDS=$pid
 dashboard_port "$pid"
 check demo "$port" 3 || { kill -INT "$pid"; fail "demo: dashboard checks"; }
+if [ -n "$OUT" ] && [ -n "$CHROMIUM" ]; then
+    sleep 1 # the slowed builder's kill on the charts
+    for _ in 1 2 3; do # blank when shot before the page's requests are answered: again
+        rm -f "$OUT"
+        HOME=$T timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
+            --hide-scrollbars --user-data-dir="$T/chromium" --window-size=1400,900 \
+            --timeout=6000 --screenshot="$OUT" "http://127.0.0.1:$port/" >"$T/chromium.log" 2>&1
+        [ -s "$OUT" ] && $PY "$(dirname "$0")/png_check.py" "$OUT" 40000 && break
+    done
+    $PY "$(dirname "$0")/png_check.py" "$OUT" 40000 || fail "demo: screenshot"
+    echo "demo: screenshot $OUT"
+elif [ -n "$OUT" ]; then
+    echo "no chromium (Debian package 'chromium'): no screenshot"
+fi
 wait_hold "$T/err"
 kill -INT "$pid"
 wait "$pid" || { cat "$T/out" "$T/err"; fail "demo exited $?"; }
