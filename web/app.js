@@ -40,6 +40,22 @@ const PANELS = [
    flow: (f, p, dt) => p ? (f.retx_pkts - p.retx_pkts) / dt : null},
   {id: 'rtt', title: 'PSN-to-ACK latency', unit: 'ms', note: 'mean of the ACKs of the last 250 ms',
    flow: (f, p) => p && f.rtt_count > p.rtt_count ? (f.rtt_sum_ns - p.rtt_sum_ns) / (f.rtt_count - p.rtt_count) / 1e6 : null},
+  // Event building: `per` is one or more series per builder (b, its value 5 samples before, dt).
+  // over 4 samples (200 ms): the demo's builders report every 100 ms, and an odd span would
+  // alternate between two and three of their reports
+  {id: 'eb_rate', eb: true, span: 4, title: 'Built events per builder', unit: 'events/s', note: 'complete events each builder recorded, over 200 ms; grey: the total',
+   per: [{v: (b, p, dt) => p && b.built != null && p.built != null ? (b.built - p.built) / dt : null}],
+   extra: [{label: 'total', color: '#999', width: 2.4, v: (s, p, dt) => p && p.builders ? s.builders.reduce((a, b, i) => a + (b.built - p.builders[i].built), 0) / dt : null}]},
+  {id: 'eb_lat', eb: true, title: 'Building latency', unit: 'ms', note: 'first fragment to recorded: p50 solid, p99 dashed',
+   per: [{suffix: ' p50', v: b => b.latency_p50_s != null ? b.latency_p50_s * 1e3 : null},
+         {suffix: ' p99', dash: [6, 4], v: b => b.latency_p99_s != null ? b.latency_p99_s * 1e3 : null}]},
+  {id: 'eb_loss', eb: true, title: 'Incomplete, lost and busy events', unit: 'events', note: 'since the start: incomplete solid, lost dotted; dashed: throttled by the front-ends (busy)',
+   per: [{suffix: ' incomplete', v: b => b.incomplete},
+         {suffix: ' lost', dash: [2, 3], v: b => b.lost}],
+   extra: [{label: 'busy', color: '#444', dash: [6, 4], v: s => s.busy_events != null ? s.busy_events : null}]},
+  {id: 'eb_slots', eb: true, title: 'Builder slot occupancy', unit: 'slots', note: 'event slots in use; dashed: the ring',
+   per: [{v: b => b.slots_used}],
+   extra: [{label: 'ring', color: '#444', dash: [6, 4], v: s => s.builders && s.builders[0] ? s.builders[0].slots : null}]},
 ];
 
 function el(tag, attrs, text) {
@@ -55,7 +71,7 @@ function fmtNum(v) {
   return a >= 100 ? v.toFixed(0) : a >= 10 ? v.toFixed(1) : a >= 1 ? v.toFixed(2) : v.toFixed(3);
 }
 
-function makePanel(def, nFlows) {
+function makePanel(def, nFlows, nBuilders) {
   const box = el('section', {className: 'panel'});
   box.append(el('h2', {}, def.title + ' (' + def.unit + ')'), el('div', {className: 'note'}, def.note));
   document.getElementById('panels').append(box);
@@ -67,6 +83,12 @@ function makePanel(def, nFlows) {
       series.push({label: flowName(i), stroke: COLORS[i % COLORS.length], width: 1.6,
                    value: (u, v) => fmtNum(v), show: state.shown[i]});
       cols.push({flow: i});
+    }
+  for (let i = 0; def.per && i < nBuilders; i++)
+    for (const per of def.per) {
+      series.push({label: builderName(i) + (per.suffix || ''), stroke: COLORS[i % COLORS.length],
+                   width: 1.6, dash: per.dash, value: (u, v) => fmtNum(v), show: state.shown[i]});
+      cols.push({builder: i, per});
     }
   for (const x of def.extra || []) {
     series.push({label: x.label, stroke: x.color, width: x.width || 1.4, dash: x.dash, fill: x.fill,
@@ -118,23 +140,27 @@ function addMarks(list) {
   for (const pan of state.panels) pan.u.redraw(false);
 }
 
-// "flow 1".. or, for the switch, "port 0"..
+// "flow 1".. or, for the switch, "port 0"..; builders "b0"..
 const flowName = i => state.run.flow_label === 'port' ? 'port ' + i : 'flow ' + (i + 1);
+const builderName = i => 'b' + ((state.run.first_builder || 0) + i);
 
-function buildFlowPicker(n) {
+// The check boxes: flows, or builders when the run has no flows (event building).
+function buildFlowPicker(n, byBuilder) {
   const box = document.getElementById('flows');
-  box.textContent = state.run.flow_label === 'port' ? 'ports: ' : 'flows: ';
+  box.textContent = byBuilder ? 'builders: ' : state.run.flow_label === 'port' ? 'ports: ' : 'flows: ';
   for (let i = 0; i < n; i++) {
     const cb = el('input', {type: 'checkbox', checked: true});
     cb.addEventListener('change', () => {
       state.shown[i] = cb.checked;
       for (const p of state.panels)
-        if (p.def.flow) p.u.setSeries(i + 1, {show: cb.checked});
+        p.cols.forEach((c, k) => {
+          if ((byBuilder ? c.builder : c.flow) === i) p.u.setSeries(k + 1, {show: cb.checked});
+        });
     });
     const lab = el('label');
     const sw = el('span', {className: 'swatch'});
     sw.style.background = COLORS[i % COLORS.length];
-    lab.append(cb, sw, document.createTextNode(flowName(i)));
+    lab.append(cb, sw, document.createTextNode(byBuilder ? builderName(i) : flowName(i)));
     box.append(lab);
   }
 }
@@ -147,17 +173,23 @@ function addSample(s) {
   const dt = p ? s.t_s - p.t_s : 0;
   if (p && dt <= 0) return;
   state.t.push(s.t_s * state.tScale);
-  for (const pan of state.panels)
+  for (const pan of state.panels) {
+    const sp = pan.def.span && r.length ? r[Math.max(0, r.length - pan.def.span)] : p;
+    const sdt = sp ? s.t_s - sp.t_s : 0;
     pan.cols.forEach((c, k) => {
       let v;
       if (c.flow !== undefined) {
         const f = s.flows[c.flow];
         v = f ? pan.def.flow(f, p && p.flows[c.flow], dt) : null;
+      } else if (c.builder !== undefined) {
+        const b = s.builders && s.builders[c.builder];
+        v = b ? c.per.v(b, sp && sp.builders && sp.builders[c.builder], sdt) : null;
       } else {
-        v = c.extra.v(s, p, dt);
+        v = c.extra.v(s, sp, sdt);
       }
       pan.data[k + 1].push(v);
     });
+  }
   if (state.t.length > MAX_POINTS) {
     state.t.shift();
     for (const pan of state.panels) for (let k = 1; k < pan.data.length; k++) pan.data[k].shift();
@@ -250,16 +282,21 @@ async function start() {
   }
   document.getElementById('tool').textContent = st.run.tool;
   document.getElementById('desc').textContent = st.run.description;
-  const n = st.run.flows;
-  state.shown = Array.from({length: n}, () => true);
-  buildFlowPicker(n);
+  const n = st.run.flows, nb = st.run.builders || 0;
+  const byBuilder = n === 0 && nb > 0;
+  state.shown = Array.from({length: byBuilder ? nb : n}, () => true);
+  buildFlowPicker(byBuilder ? nb : n, byBuilder);
   // only the panels this tool has data for: no switch, no queue; no CC, no Rc/Rt/alpha
   const skip = new Set();
   if (st.sample && !st.sample.switch) skip.add('queue');
   if (st.run.cc === 'none') ['rc', 'rt', 'alpha'].forEach(k => skip.add(k));
   if (st.run.counters === false || st.run.tool === 'recv') ['retx', 'rtt'].forEach(k => skip.add(k));
   if (st.run.counters === false && st.run.tool !== 'switch') skip.add('cnp');
-  state.panels = PANELS.filter(d => !skip.has(d.id)).map(d => makePanel(d, n));
+  // event building: its panels only with builders; a run of builders only has no flow panels;
+  // the event manager sees no built events or latencies
+  PANELS.filter(d => d.eb ? !nb : byBuilder).forEach(d => skip.add(d.id));
+  if (st.run.tool === 'evm') ['eb_rate', 'eb_lat'].forEach(k => skip.add(k));
+  state.panels = PANELS.filter(d => !skip.has(d.id)).map(d => makePanel(d, n, nb));
   document.getElementById('pause').addEventListener('click', ev => {
     state.paused = !state.paused;
     ev.target.classList.toggle('on', state.paused);

@@ -18,6 +18,7 @@
 #include "tools/cli.h"
 #include "tools/eb_wire.h"
 #include "tools/io_opts.h"
+#include "web/web.h"
 
 #define B_MAX_FE       1024
 #define B_RING_EVERY   100000000ull /* RING repeated until the front-end writes */
@@ -52,6 +53,7 @@ static const char usage[] =
     "  --events K              stop when every event below K is declared and released\n"
     "  --bind ADDR[:PORT]      data socket (127.0.0.1:4791)   --sc-port PORT (17186)\n"
     "  --duration TIME  --timeout TIME (give up; 120s)  --interval TIME (1s)  --quiet  --json\n"
+    "  --web [ADDR:]PORT  live dashboard (docs/dashboard.md)  --web-hold TIME\n"
     "\n"
     "Live line: built events/s, Gb/s, incomplete, queue, latency (first fragment to recorded)\n"
     "p50/p99. Exit status 0 when every recorded byte verified.\n";
@@ -117,6 +119,7 @@ struct builder {
     uint64_t t0, first_ns, last_built_ns, next_tick, done_ns;
     struct b_stats tick_st;
     bool blocked;
+    size_t web_lat_from; /* the latencies the web view's next sample covers start here */
 };
 
 /* ---- options ---- */
@@ -629,6 +632,34 @@ static int setup_core(struct builder *b)
     return 0;
 }
 
+/* --web: this builder's counters, the latencies since the previous sample, its ring's use. */
+static void web_fill(void *ctx, struct fe_web_sample *s)
+{
+    struct builder *b = ctx;
+    struct fe_web_builder *x = &s->b[0];
+    s->n_builders = 1;
+    x->id = b->o.id;
+    x->up = x->has_built = x->has_bytes = x->has_lost = x->has_slots = true;
+    x->built = b->st.built;
+    x->incomplete = b->st.incomplete;
+    x->bytes = b->st.bytes;
+    x->lost = fe_eb_asm_stats(b->a)->skipped;
+    fe_web_eb_latency(x, b->lat + b->web_lat_from, b->n_lat - b->web_lat_from);
+    b->web_lat_from = b->n_lat;
+    x->slots = b->o.n_slots;
+    for (uint32_t i = 0; i < b->o.n_slots; i++)
+        x->slots_used += fe_eb_asm_slot_state(b->a, i) != FE_EB_SLOT_FREE;
+}
+
+static int start_web(struct builder *b)
+{
+    char desc[256];
+    snprintf(desc, sizeof desc, "event builder %u: %u front-ends, %u slots", b->o.id, b->o.n_fe,
+             b->o.n_slots);
+    struct fe_web_eb_run r = {desc, 1, b->o.id, web_fill, b};
+    return fe_web_io_eb(&b->o.io.web, "builder", &r);
+}
+
 static int setup(struct builder *b)
 {
     int err = 0;
@@ -653,6 +684,7 @@ static int setup(struct builder *b)
     b->t0 = b->tokens_ns = fe_io_now_ns();
     b->next_tick = b->t0 + (b->o.io.interval_ns ? b->o.io.interval_ns : UINT64_MAX / 2);
     fe_cli_catch_stop_signals();
+    if (start_web(b)) return -1;
     return open_sources(b, b->t0);
 }
 
@@ -694,6 +726,7 @@ static uint64_t next_wake(const struct builder *b, uint64_t now)
     if ((t = consume_due(b, now)) < dl) dl = t;
     if (b->next_announce_ns < dl) dl = b->next_announce_ns;
     if (b->next_tick < dl) dl = b->next_tick;
+    dl = fe_web_io_deadline(&b->o.io.web, dl);
     for (unsigned k = 0; k < b->o.n_fe; k++)
         if ((t = fe_sc_host_next_deadline(&b->src[k].host)) < dl) dl = t;
     if (dl > now + 20000000ull) dl = now + 20000000ull;
@@ -720,6 +753,7 @@ static void run_loop(struct builder *b)
         fe_ep_poll_tx(b->ep, now, 512);
         sc_output(b, now);
         announce(b, now);
+        fe_web_io_step(&b->o.io.web, now);
         if (b->o.io.interval_ns && now >= b->next_tick && !b->o.io.quiet && !b->o.io.json)
             live(b, now);
         if (!b->done_ns && all_done(b)) b->done_ns = now;
@@ -839,9 +873,11 @@ static int run(int argc, char **argv)
         rc = 1;
         if (setup(b) == 0) {
             run_loop(b);
+            b->web_lat_from = b->n_lat; /* the summary sorts them: none for the last sample */
             rc = summary(b);
         }
     }
+    fe_web_io_finish(&b->o.io.web, "builder");
     destroy(b);
     return rc;
 }

@@ -15,6 +15,7 @@
 #include "tools/cli.h"
 #include "tools/eb_wire.h"
 #include "tools/io_opts.h"
+#include "web/web.h"
 
 #define M_MAX_FE       4096
 #define M_MAX_B        1024
@@ -39,7 +40,8 @@ static const char usage[] =
     "  --builder-timeout TIME  silent longer: no new events (300ms)\n"
     "  --record FILE           the assignment record: every chunk issued, as its 64-byte TABLE\n"
     "  --events K              exit once every front-end passed K (after --linger, 1s)\n"
-    "  --timeout TIME (120s)  --interval TIME (1s)  --quiet  --json\n";
+    "  --timeout TIME (120s)  --interval TIME (1s)  --quiet  --json\n"
+    "  --web [ADDR:]PORT  live dashboard (docs/dashboard.md)  --web-hold TIME\n";
 
 struct m_opts {
     uint32_t ip;
@@ -49,6 +51,7 @@ struct m_opts {
     uint8_t policy;
     bool reserve_given, lead_given, quiet, json;
     const char *record;
+    struct fe_web_opts web;
 };
 
 struct m_peer {
@@ -120,6 +123,8 @@ static int parse(int argc, char **argv, struct m_opts *o)
         {FE_OPT_TIME_("--interval", o->interval_ns)},
         {FE_OPT_FLAG_("--quiet", o->quiet)},
         {FE_OPT_FLAG_("--json", o->json)},
+        {FE_OPT_STR_("--web", o->web.addr)},
+        {FE_OPT_TIME_("--web-hold", o->web.hold_ns)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -276,6 +281,36 @@ static void live(struct evm *v, uint64_t now)
     fflush(stdout);
 }
 
+/* --web: each builder's state at the manager (up, slots not yet free to assign) and the
+ * front-ends' throttled events. */
+static void web_fill(void *ctx, struct fe_web_sample *s)
+{
+    struct evm *v = ctx;
+    s->n_builders = v->o.n_builders < FE_WEB_MAX_BUILDERS ? v->o.n_builders : FE_WEB_MAX_BUILDERS;
+    for (unsigned i = 0; i < s->n_builders; i++) {
+        struct fe_web_builder *x = &s->b[i];
+        x->id = i;
+        x->up = !v->have_mgr || v->mgr.b[i].up;
+        x->has_slots = v->have_mgr;
+        uint32_t free = v->have_mgr ? fe_eb_mgr_credits(&v->mgr, (uint16_t)i) : 0;
+        x->slots = v->o.n_slots;
+        x->slots_used = free < v->o.n_slots ? v->o.n_slots - free : 0;
+    }
+    s->has_busy = true;
+    for (unsigned i = 0; i < v->o.n_fe; i++) s->busy_events += v->fe[i].busy;
+}
+
+static int start_web(struct evm *v)
+{
+    char desc[256];
+    snprintf(desc, sizeof desc,
+             "event manager: %u builders, %u front-ends, %u slots each; slots in use are those "
+             "not yet free to assign",
+             v->o.n_builders, v->o.n_fe, v->o.n_slots);
+    struct fe_web_eb_run r = {desc, v->o.n_builders, 0, web_fill, v};
+    return fe_web_io_eb(&v->o.web, "evm", &r);
+}
+
 static int setup(struct evm *v)
 {
     v->record_fd = -1;
@@ -311,7 +346,7 @@ static int setup(struct evm *v)
     v->t0 = fe_io_now_ns();
     v->next_tick = v->t0 + v->o.interval_ns;
     fe_cli_catch_stop_signals();
-    return 0;
+    return start_web(v);
 }
 
 static void run_loop(struct evm *v)
@@ -323,11 +358,13 @@ static void run_loop(struct evm *v)
         repeat(v, now);
         forward_progress(v, now);
         live(v, now);
+        fe_web_io_step(&v->o.web, now);
         if (v->all_passed_ns && now >= v->all_passed_ns + v->o.linger_ns) break;
         if (fe_cli_signals || now >= v->t0 + v->o.timeout_ns) break;
         uint64_t dl = v->next_forward < v->next_repeat ? v->next_forward : v->next_repeat;
         if (v->have_mgr && fe_eb_mgr_next_deadline(&v->mgr) < dl)
             dl = fe_eb_mgr_next_deadline(&v->mgr);
+        dl = fe_web_io_deadline(&v->o.web, dl);
         int tags[2];
         (void)fe_loop_wait(v->loop, dl > now ? dl : now, tags, 2);
     }
@@ -368,6 +405,7 @@ static int run(int argc, char **argv)
             rc = summary(v);
         }
     }
+    fe_web_io_finish(&v->o.web, "evm");
     if (v->have_mgr) fe_eb_mgr_free(&v->mgr);
     fe_udpsock_close(v->sock);
     fe_loop_destroy(v->loop);

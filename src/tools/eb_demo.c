@@ -17,6 +17,8 @@
 
 #include "tools/cli.h"
 #include "tools/eb_wire.h"
+#include "web/web.h"
+#include "web/web_io.h"
 
 #define D_MAX_FE 8
 #define D_MAX_B  8
@@ -39,7 +41,8 @@ static const char eb_usage[] =
     "  --base A.B         loopback addresses A.B.1.x front-ends, A.B.2.x builders, A.B.3.1\n"
     "                     the manager (127.78)\n"
     "  --keep DIR         keep the records and logs in DIR (default: a temporary directory,\n"
-    "                     removed)\n";
+    "                     removed)\n"
+    "  --web [ADDR:]PORT  live dashboard of every builder (docs/dashboard.md)  --web-hold TIME\n";
 
 struct d_opts {
     uint32_t n_fe, n_b, slots, slow;
@@ -47,6 +50,7 @@ struct d_opts {
     const char *sizes, *keep, *base;
     uint8_t policy;
     bool slow_given;
+    struct fe_web_opts web;
 };
 
 struct d_child {
@@ -57,8 +61,11 @@ struct d_child {
     bool killed, exited;
     int status;
     /* the builder's newest live line */
-    uint64_t built;
+    uint64_t built, incomplete;
+    unsigned queue;
     double ev_s, gbps, p50, p99;
+    double sum_ev_s, sum_gbps; /* the lines since the table's last row (--web: 10 a second) */
+    unsigned n_lines;
 };
 
 struct demo {
@@ -110,6 +117,8 @@ static int parse(int argc, char **argv, struct d_opts *o)
         {FE_OPT_TIME_("--kill-at", o->kill_at_ns)},
         {FE_OPT_STR_("--base", o->base)},
         {FE_OPT_STR_("--keep", o->keep)},
+        {FE_OPT_STR_("--web", o->web.addr)},
+        {FE_OPT_TIME_("--web-hold", o->web.hold_ns)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -259,8 +268,8 @@ static int start_builder(struct demo *d, unsigned i, const char *mgr)
                       "--timeout",
                       "120s",
                       "--interval",
-                      "1s"};
-    unsigned n = 24;
+                      d->o.web.addr ? "100ms" : "1s"}; /* the page's 10 Hz */
+    unsigned n = 26;                                   /* after --interval */
     if (tables) {
         args[n++] = "--manager";
         args[n++] = (char *)mgr;
@@ -275,15 +284,24 @@ static int start_builder(struct demo *d, unsigned i, const char *mgr)
     return spawn(d, &d->b[i], NULL, args);
 }
 
-/* A builder's live line: "builder B: t=Ts built N (X ev/s, Y Gb/s) ... p50 P ms p99 Q ms" */
+/* A builder's live line: "builder B: t=Ts built N (X ev/s, Y Gb/s) incomplete I queue Q ...
+ * p50 P ms p99 Q ms" */
 static void take_line(struct d_child *c)
 {
-    uint64_t built;
+    uint64_t built, inc;
+    unsigned q;
     double ev, g, p50, p99;
     const char *s = strstr(c->line, " built ");
     const char *l = strstr(c->line, "latency p50 ");
-    if (s && l && sscanf(s, " built %" SCNu64 " (%lf ev/s, %lf Gb/s)", &built, &ev, &g) == 3 &&
+    const char *i = strstr(c->line, " incomplete ");
+    if (s && l && i && sscanf(s, " built %" SCNu64 " (%lf ev/s, %lf Gb/s)", &built, &ev, &g) == 3 &&
+        sscanf(i, " incomplete %" SCNu64 " queue %u", &inc, &q) == 2 &&
         sscanf(l, "latency p50 %lf ms p99 %lf ms", &p50, &p99) == 2) {
+        c->incomplete = inc;
+        c->queue = q;
+        c->sum_ev_s += ev;
+        c->sum_gbps += g;
+        c->n_lines++;
         c->built = built;
         c->ev_s = ev;
         c->gbps = g;
@@ -324,7 +342,13 @@ static void print_table(struct demo *d, uint64_t now)
 {
     printf("t=%4.1fs ", (double)(now - d->t0) / 1e9);
     for (unsigned i = 0; i < d->o.n_b; i++) {
-        const struct d_child *c = &d->b[i];
+        struct d_child *c = &d->b[i];
+        if (c->n_lines) { /* the second's mean, not its last line's 100 ms (--web) */
+            c->ev_s = c->sum_ev_s / c->n_lines;
+            c->gbps = c->sum_gbps / c->n_lines;
+            c->sum_ev_s = c->sum_gbps = 0;
+            c->n_lines = 0;
+        }
         const char *tag = c->killed                                          ? "KILLED"
                           : i == d->o.slow && now >= d->t0 + d->o.slow_at_ns ? "slow"
                                                                              : "";
@@ -365,6 +389,39 @@ static void kill_all(struct demo *d)
         }
 }
 
+/* --web: each builder as its newest live line has it (a killed one stays at its last). */
+static void web_fill(void *ctx, struct fe_web_sample *s)
+{
+    struct demo *d = ctx;
+    s->n_builders = d->o.n_b < FE_WEB_MAX_BUILDERS ? d->o.n_b : FE_WEB_MAX_BUILDERS;
+    for (unsigned i = 0; i < s->n_builders; i++) {
+        const struct d_child *c = &d->b[i];
+        struct fe_web_builder *x = &s->b[i];
+        x->id = i;
+        x->up = !c->killed && !c->exited;
+        x->has_built = true;
+        x->has_slots = x->up; /* a killed builder's ring is gone */
+        x->built = c->built;
+        x->incomplete = c->incomplete;
+        x->has_latency = x->up && c->built;
+        x->lat_p50_ns = (uint64_t)(c->p50 * 1e6);
+        x->lat_p99_ns = (uint64_t)(c->p99 * 1e6);
+        x->slots_used = c->queue;
+        x->slots = d->o.slots;
+    }
+}
+
+static int start_web(struct demo *d)
+{
+    char desc[256];
+    snprintf(desc, sizeof desc,
+             "event building on loopback: %u front-ends, %u builders (b%u slowed, then killed); "
+             "each builder as its live line reports it every 100 ms",
+             d->o.n_fe, d->o.n_b, d->o.slow);
+    struct fe_web_eb_run r = {desc, d->o.n_b, 0, web_fill, d};
+    return fe_web_io_eb(&d->o.web, "demo", &r);
+}
+
 static void watch(struct demo *d)
 {
     uint64_t next = d->t0 + 1000000000ull;
@@ -376,10 +433,12 @@ static void watch(struct demo *d)
                 p[n] = (struct pollfd){.fd = d->b[i].out, .events = POLLIN};
                 map[n++] = i;
             }
-        (void)poll(p, n, 100);
+        uint64_t t = fe_wall_ns(), dl = fe_web_io_deadline(&d->o.web, t + 100000000ull);
+        (void)poll(p, n, dl > t ? (int)((dl - t + 999999) / 1000000) : 0);
         for (unsigned k = 0; k < n; k++)
             if (p[k].revents) read_lines(&d->b[map[k]]);
         uint64_t now = fe_wall_ns();
+        fe_web_io_step(&d->o.web, now);
         struct d_child *slow = &d->b[d->o.slow];
         if (!d->built_ns && slow->built) d->built_ns = now; /* building started */
         if (d->o.kill_at_ns && d->built_ns && !slow->killed &&
@@ -502,6 +561,10 @@ int fe_eb_demo_main(int argc, char **argv)
            (double)d->o.slow_at_ns / 1e9, kill_s);
     fflush(stdout);
     fe_cli_catch_stop_signals();
+    if (start_web(d)) {
+        remove_dir(d);
+        goto out;
+    }
     print_header(d);
     d->t0 = fe_wall_ns();
     if (start_all(d) == 0) {
@@ -520,6 +583,7 @@ int fe_eb_demo_main(int argc, char **argv)
     for (unsigned i = 0; i < d->o.n_b; i++)
         if (d->b[i].out >= 0) close(d->b[i].out);
     remove_dir(d);
+    fe_web_io_finish(&d->o.web, "demo");
 out:
     free(d);
     return rc;

@@ -254,17 +254,53 @@ static void put_flow_json(struct sbuf *b, const struct fe_web_flow *f, unsigned 
         f->rtt_max_ns);
 }
 
+/* A duration in seconds, or null when the tool does not see it. */
+static void put_seconds(struct sbuf *b, const char *name, bool has, uint64_t ns)
+{
+    if (has)
+        put(b, ",\"%s\":%.9f", name, (double)ns / 1e9);
+    else
+        put(b, ",\"%s\":null", name);
+}
+
+static void put_builder_json(struct sbuf *b, const struct fe_web_builder *x, unsigned i)
+{
+    put(b, "%s{\"builder\":%" PRIu32 ",\"up\":%s", i ? "," : "", x->id, x->up ? "true" : "false");
+    put_count(b, "built", x->has_built, x->built);
+    put_count(b, "incomplete", x->has_built, x->incomplete);
+    put_count(b, "bytes", x->has_bytes, x->bytes);
+    put_count(b, "lost", x->has_lost, x->lost);
+    put_seconds(b, "latency_p50_s", x->has_latency, x->lat_p50_ns);
+    put_seconds(b, "latency_p99_s", x->has_latency, x->lat_p99_ns);
+    put_count(b, "slots_used", x->has_slots, x->slots_used);
+    put_count(b, "slots", x->has_slots, x->slots);
+    put(b, "}");
+}
+
+/* Event building: the builders, and the front-ends' throttled events (only when there is). */
+static void put_eb_json(struct sbuf *b, const struct fe_web_sample *s)
+{
+    if (!s->n_builders) return;
+    put(b, ",\"builders\":[");
+    for (unsigned i = 0; i < s->n_builders && i < FE_WEB_MAX_BUILDERS; i++)
+        put_builder_json(b, &s->b[i], i);
+    put(b, "]");
+    put_count(b, "busy_events", s->has_busy, s->busy_events);
+}
+
 /* One sample as a JSON object (the SSE events and /api/state's "sample"). */
 static void put_sample_json(struct sbuf *b, const struct fe_web_sample *s, uint64_t seq)
 {
     put(b, "{\"seq\":%" PRIu64 ",\"t_s\":%.6f,\"flows\":[", seq, (double)s->t_ns / 1e9);
     for (unsigned i = 0; i < s->n_flows && i < FE_WEB_MAX_FLOWS; i++) put_flow_json(b, &s->f[i], i);
+    put(b, "]");
+    put_eb_json(b, s);
     const struct fe_web_port *p = &s->bottleneck;
     if (!p->has) {
-        put(b, "],\"switch\":null}");
+        put(b, ",\"switch\":null}");
         return;
     }
-    put(b, "],\"switch\":{\"port\":");
+    put(b, ",\"switch\":{\"port\":");
     put_json_str(b, p->name);
     put(b,
         ",\"rate_bps\":%" PRIu64 ",\"kmin_bytes\":%" PRIu64 ",\"kmax_bytes\":%" PRIu64
@@ -290,7 +326,7 @@ static void put_run_json(struct sbuf *b, const struct fe_web_run *r)
     put_json_str(b, r->flow_label ? r->flow_label : "flow");
     put(b, ",\"cc\":");
     put_json_str(b, r->ccp && r->ccp->algo ? r->ccp->algo->name : r->cc_name ? r->cc_name : "none");
-    put(b, "}");
+    put(b, ",\"builders\":%u,\"first_builder\":%" PRIu32 "}", r->n_builders, r->first_builder);
 }
 
 /* The parameter changes so far, oldest first: what the charts mark. */
@@ -485,6 +521,64 @@ static void put_switch(struct sbuf *b, const struct fe_web_sample *s)
         p->drops_loss);
 }
 
+/* One line per builder: `has` picks the builders that see the value. */
+#define PER_BUILDER(b, s, name, has, fmt, expr)                                                    \
+    for (unsigned i = 0; i < (s)->n_builders && i < FE_WEB_MAX_BUILDERS; i++) {                    \
+        const struct fe_web_builder *x = &(s)->b[i];                                               \
+        if (has) put(b, "feroce_eb_%s{builder=\"%" PRIu32 "\"} " fmt "\n", name, x->id, expr);     \
+    }
+
+static void put_eb_latency(struct sbuf *b, const struct fe_web_sample *s)
+{
+    metric_head(b, "eb_build_latency_p50_seconds", "gauge",
+                "Median time from an event's first fragment to its record, recent events.");
+    PER_BUILDER(b, s, "build_latency_p50_seconds", x->has_latency, "%.9f",
+                (double)x->lat_p50_ns / 1e9);
+    metric_head(b, "eb_build_latency_p99_seconds", "gauge",
+                "99th percentile of the same, recent events.");
+    PER_BUILDER(b, s, "build_latency_p99_seconds", x->has_latency, "%.9f",
+                (double)x->lat_p99_ns / 1e9);
+}
+
+/* Event building: a family only when some builder has the value (an empty family is noise). */
+static void put_eb(struct sbuf *b, const struct fe_web_sample *s)
+{
+    bool built = false, bytes = false, lost = false, lat = false, slots = false;
+    for (unsigned i = 0; i < s->n_builders && i < FE_WEB_MAX_BUILDERS; i++) {
+        built |= s->b[i].has_built, bytes |= s->b[i].has_bytes, lost |= s->b[i].has_lost;
+        lat |= s->b[i].has_latency, slots |= s->b[i].has_slots;
+    }
+    metric_head(b, "eb_builder_up", "gauge", "1 while the builder runs (not killed, not down).");
+    PER_BUILDER(b, s, "builder_up", true, "%d", x->up ? 1 : 0);
+    if (built) {
+        metric_head(b, "eb_built_events_total", "counter", "Events built complete.");
+        PER_BUILDER(b, s, "built_events_total", x->has_built, "%" PRIu64, x->built);
+        metric_head(b, "eb_incomplete_events_total", "counter",
+                    "Events declared incomplete (a source missing at the event timeout).");
+        PER_BUILDER(b, s, "incomplete_events_total", x->has_built, "%" PRIu64, x->incomplete);
+    }
+    if (bytes) {
+        metric_head(b, "eb_recorded_bytes_total", "counter", "Bytes of events recorded.");
+        PER_BUILDER(b, s, "recorded_bytes_total", x->has_bytes, "%" PRIu64, x->bytes);
+    }
+    if (lost) {
+        metric_head(b, "eb_lost_events_total", "counter", "Ring positions no fragment reached.");
+        PER_BUILDER(b, s, "lost_events_total", x->has_lost, "%" PRIu64, x->lost);
+    }
+    if (lat) put_eb_latency(b, s);
+    if (slots) {
+        metric_head(b, "eb_slots_used", "gauge", "Event slots of the ring in use.");
+        PER_BUILDER(b, s, "slots_used", x->has_slots, "%" PRIu32, x->slots_used);
+        metric_head(b, "eb_slots", "gauge", "Event slots of the ring.");
+        PER_BUILDER(b, s, "slots", x->has_slots, "%" PRIu32, x->slots);
+    }
+    if (s->has_busy) {
+        metric_head(b, "eb_busy_events_total", "counter",
+                    "Events the front-ends throttled for want of an assignment.");
+        put(b, "feroce_eb_busy_events_total %" PRIu64 "\n", s->busy_events);
+    }
+}
+
 static void build_metrics(struct fe_web *w, struct sbuf *b)
 {
     struct fe_web_sample s;
@@ -503,12 +597,13 @@ static void build_metrics(struct fe_web *w, struct sbuf *b)
     put(b, "feroce_run_elapsed_seconds %.6f\n", (double)s.t_ns / 1e9);
     if (w->run->flow_label && !strcmp(w->run->flow_label, "port")) {
         put_port_bytes(b, &s);
-    } else {
+    } else if (s.n_flows) {
         put_flow_counters(b, &s);
         put_flow_cc(b, &s);
         put_flow_latency(b, &s);
     }
     if (s.bottleneck.has) put_switch(b, &s);
+    if (s.n_builders) put_eb(b, &s);
 }
 
 /* ---- the server ---- */

@@ -5,9 +5,9 @@
  * fe_web_push and fe_web_take_params never wait on the server, so a slow or hostile client
  * cannot slow the data path. Outside the core: only the CLI links it.
  *
- * Extension point: a tool with more to show (event building: built events/s per builder,
- * building latency, incomplete/lost counts) adds its fields to struct fe_web_sample, writes
- * them in put_sample_json/build_metrics (web.c) and a panel in web/app.js (PANELS). */
+ * Extension point: a tool with more to show adds its fields to struct fe_web_sample, writes
+ * them in put_sample_json/build_metrics (web.c) and a panel in web/app.js (PANELS), as event
+ * building does (struct fe_web_builder, web_eb.c, the EB panels). */
 #ifndef FE_WEB_H
 #define FE_WEB_H
 
@@ -47,11 +47,29 @@ struct fe_web_port {
     uint64_t tx_bytes, marked, drops_full, drops_loss;
 };
 
+#define FE_WEB_MAX_BUILDERS 8
+
+/* One event builder at one instant (event building); counters since the start. A has_ flag is
+ * false when the tool does not see that value (the event manager sees no built events). */
+struct fe_web_builder {
+    uint32_t id;
+    bool up; /* false: killed, or marked down by the event manager */
+    bool has_built, has_bytes, has_lost, has_latency, has_slots;
+    uint64_t built, incomplete, bytes; /* events built and declared incomplete, bytes recorded */
+    uint64_t lost;                     /* ring positions no fragment reached */
+    uint64_t lat_p50_ns, lat_p99_ns;   /* first fragment to recorded, recent events */
+    uint32_t slots_used, slots;        /* event slots held (assembling or queued) of the ring */
+};
+
 struct fe_web_sample {
     uint64_t t_ns; /* since the run started streaming (simulated time for the simulator) */
     unsigned n_flows;
     struct fe_web_flow f[FE_WEB_MAX_FLOWS];
     struct fe_web_port bottleneck;
+    unsigned n_builders; /* event building (0: none) */
+    struct fe_web_builder b[FE_WEB_MAX_BUILDERS];
+    bool has_busy;
+    uint64_t busy_events; /* events the front-ends throttled (no assignment), summed */
 };
 
 /* What the run is: fixed for its whole life (the server reads it without a lock). */
@@ -70,6 +88,8 @@ struct fe_web_run {
     const char *cc_name;            /* the CC's name when there is no ccp (a replayed trace) */
     const char *flow_label;         /* what a "flow" is: "flow" (default), "port" (switch) */
     bool no_counters;               /* no CNP, retransmission or latency counters (a trace) */
+    unsigned n_builders;            /* event building: builders shown (0: none); their ids */
+    uint32_t first_builder;         /* are first_builder.. */
 };
 
 struct fe_web_limits {

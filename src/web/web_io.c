@@ -16,7 +16,7 @@
 
 #define SAMPLE_NS 50000000ull /* 20 samples a second, as the demo */
 
-enum tool { SEND, RECV, SWITCH };
+enum tool { SEND, RECV, SWITCH, EB };
 
 struct fe_web_io {
     enum tool tool;
@@ -29,6 +29,7 @@ struct fe_web_io {
     unsigned bottleneck; /* the switch's shaped port */
     uint64_t t0, next_ns;
     unsigned slot[FE_WEB_MAX_FLOWS]; /* send: the front-end's flow slots shown */
+    struct fe_web_eb_run eb;
 };
 
 /* ---- samples ---- */
@@ -119,6 +120,7 @@ static void push_sample(struct fe_web_io *x, uint64_t now)
     if (x->tool == SEND) sample_send(x, s);
     if (x->tool == RECV) sample_recv(x, s);
     if (x->tool == SWITCH) sample_switch(x, s);
+    if (x->tool == EB) x->eb.fill(x->eb.ctx, s);
     fe_web_push(x->w, s);
     free(s);
 }
@@ -237,6 +239,42 @@ int fe_web_io_switch(struct fe_web_opts *o, struct fe_eswitch *s, const struct f
              "port's output",
              n, x->bottleneck, (double)c->rate_bps / 1e9, c->ecn ? ", RED/ECN" : "");
     return start(o, x, "switch");
+}
+
+int fe_web_io_eb(struct fe_web_opts *o, const char *cmd, const struct fe_web_eb_run *r)
+{
+    if (!o->addr) return 0;
+    struct fe_web_io *x = calloc(1, sizeof *x);
+    if (!x) return -1;
+    x->tool = EB;
+    x->eb = *r;
+    x->run.n_builders = r->n_builders < FE_WEB_MAX_BUILDERS ? r->n_builders : FE_WEB_MAX_BUILDERS;
+    x->run.first_builder = r->first_builder;
+    snprintf(x->run.description, sizeof x->run.description, "%s", r->description);
+    return start(o, x, cmd);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+#define LAT_MAX 4096
+
+void fe_web_eb_latency(struct fe_web_builder *x, const uint64_t *lat, size_t n)
+{
+    static uint64_t tmp[LAT_MAX]; /* the tool's one thread only */
+    if (n > LAT_MAX) {
+        lat += n - LAT_MAX;
+        n = LAT_MAX;
+    }
+    x->has_latency = n > 0;
+    if (!n) return;
+    memcpy(tmp, lat, n * sizeof *tmp);
+    qsort(tmp, n, sizeof *tmp, cmp_u64);
+    x->lat_p50_ns = tmp[(size_t)(0.5 * (double)(n - 1) + 0.5)];
+    x->lat_p99_ns = tmp[(size_t)(0.99 * (double)(n - 1) + 0.5)];
 }
 
 void fe_web_io_finish(struct fe_web_opts *o, const char *cmd)
