@@ -47,19 +47,13 @@ pid=$!
 PIDS=$pid
 dashboard_port "$pid"
 check demo "$port" 3 || { kill -INT "$pid"; fail "demo: dashboard checks"; }
-if [ -n "$OUT" ] && [ -n "$CHROMIUM" ]; then
+if [ -n "$OUT" ] && [ -n "$CHROMIUM" ] && command -v chromedriver >/dev/null; then
     sleep 1 # the slowed builder's kill on the charts
-    for _ in 1 2 3; do # blank when shot before the page's requests are answered: again
-        rm -f "$OUT"
-        HOME=$T timeout 90 "$CHROMIUM" --headless=new --no-sandbox --disable-gpu \
-            --hide-scrollbars --user-data-dir="$T/chromium" --window-size=1400,900 \
-            --timeout=6000 --screenshot="$OUT" "http://127.0.0.1:$port/" >"$T/chromium.log" 2>&1
-        [ -s "$OUT" ] && $PY "$(dirname "$0")/png_check.py" "$OUT" 40000 && break
-    done
-    $PY "$(dirname "$0")/png_check.py" "$OUT" 40000 || fail "demo: screenshot"
+    $PY "$(dirname "$0")/browser.py" "http://127.0.0.1:$port/" "$OUT" --static --size 1400x900 &&
+        $PY "$(dirname "$0")/png_check.py" "$OUT" 40000 || fail "demo: the page in the browser"
     echo "demo: screenshot $OUT"
 elif [ -n "$OUT" ]; then
-    echo "no chromium (Debian package 'chromium'): no screenshot"
+    echo "no chromium or chromedriver (Debian packages 'chromium', 'chromium-driver'): no screenshot"
 fi
 wait_hold "$T/err"
 kill -INT "$pid"
