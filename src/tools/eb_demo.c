@@ -35,9 +35,9 @@ static const char eb_usage[] =
     "  --frag-bytes N|MIN-MAX (1K-4K)  --slots S (64)\n"
     "  --policy availability|round-robin (availability)\n"
     "  --slow B --slow-at TIME --slow-rate RATE   builder B's consumer drops to RATE TIME after\n"
-    "                     it built its first event (the last builder, 2s, 40Mbps)\n"
+    "                     it built its first event (the last builder, 1s, 40Mbps)\n"
     "  --kill-at TIME     SIGKILL the slow builder that long after it built its first event\n"
-    "                     (4s; 0 = never)\n"
+    "                     (2.5s; 0 = never)\n"
     "  --base A.B         loopback addresses A.B.1.x front-ends, A.B.2.x builders, A.B.3.1\n"
     "                     the manager (127.78)\n"
     "  --keep DIR         keep the records and logs in DIR (default: a temporary directory,\n"
@@ -96,9 +96,9 @@ static int parse(int argc, char **argv, struct d_opts *o)
     o->slots = 64;
     o->events = 40000;
     o->trigger_hz = 10000;
-    o->slow_at_ns = 2000000000ull;
+    o->slow_at_ns = 1000000000ull;
     o->slow_bps = 40000000ull;
-    o->kill_at_ns = 4000000000ull;
+    o->kill_at_ns = 2500000000ull;
     o->sizes = "1K-4K";
     o->base = "127.78";
     bool flag = false;
@@ -334,7 +334,7 @@ static void print_header(const struct demo *d)
 {
     printf("        ");
     for (unsigned i = 0; i < d->o.n_b; i++)
-        printf("| b%u  built  ev/s     Gb/s   p50    p99 ms       ", i);
+        printf("| b%u %6s %7s %10s %5s %9s %-6s", i, "built", "ev/s", "Gb/s", "p50", "p99 ms", "");
     printf("\n");
 }
 
