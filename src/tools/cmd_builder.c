@@ -139,23 +139,6 @@ static int manager_opt(const char *val, void *p)
     return 0;
 }
 
-static int policy_opt(const char *val, void *p)
-{
-    uint8_t *pol = p;
-    if (!strcmp(val, "availability"))
-        *pol = FE_EB_POLICY_TABLES;
-    else if (!strcmp(val, "round-robin"))
-        *pol = FE_EB_POLICY_RR;
-    else
-        return -1;
-    return 0;
-}
-
-static int sizes_opt(const char *val, void *p)
-{
-    return fe_ebw_sizes_parse(val, p, "--frag-bytes");
-}
-
 static int check_opts(struct b_opts *o)
 {
     const char *why = NULL;
@@ -196,13 +179,13 @@ static int parse(int argc, char **argv, struct b_opts *o)
         {FE_OPT_U32MAX_("--id", id, FE_EB_MAX_BUILDERS - 1), .seen = &have_id,
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_FN_("--fe", fe_list_opt, o)},
-        {FE_OPT_FN_("--policy", policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_FN_("--policy", fe_ebw_policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--builders", o->n_builders, FE_EB_MAX_BUILDERS), .min = 1,
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_FN_("--manager", manager_opt, o)},
         {FE_OPT_U32MAX_("--slots", o->n_slots, 4096), .min = 2, .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_SIZE_("--frag-max", fmax), .min = 1, .max = 64u << 20, .flags = FE_OPT_SAY_INVALID},
-        {FE_OPT_FN_("--frag-bytes", sizes_opt, &o->sizes)},
+        {FE_OPT_FN_("--frag-bytes", fe_ebw_sizes_opt, &o->sizes)},
         {FE_OPT_TIME_("--event-timeout", o->event_timeout_ns), .min = 1000000,
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_RATE_("--consume-rate", o->consume_bps)},

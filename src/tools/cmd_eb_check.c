@@ -75,23 +75,6 @@ static int builder_opt(const char *val, void *p)
     return 0;
 }
 
-static int policy_opt(const char *val, void *p)
-{
-    uint8_t *pol = p;
-    if (!strcmp(val, "availability"))
-        *pol = FE_EB_POLICY_TABLES;
-    else if (!strcmp(val, "round-robin"))
-        *pol = FE_EB_POLICY_RR;
-    else
-        return -1;
-    return 0;
-}
-
-static int sizes_opt(const char *val, void *p)
-{
-    return fe_ebw_sizes_parse(val, p, "--frag-bytes");
-}
-
 static int parse(int argc, char **argv, struct c_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -102,9 +85,9 @@ static int parse(int argc, char **argv, struct c_opts *o)
         {FE_OPT_U32MAX_("--sources", o->n_sources, FE_EB_MAX_SOURCES), .min = 1,
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_FN_("--builder", builder_opt, o)},
-        {FE_OPT_FN_("--policy", policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_FN_("--policy", fe_ebw_policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_STR_("--assignments", o->assignments)},
-        {FE_OPT_FN_("--frag-bytes", sizes_opt, &o->sizes)},
+        {FE_OPT_FN_("--frag-bytes", fe_ebw_sizes_opt, &o->sizes)},
         {FE_OPT_FLAG_("--json", o->json)},
         {0},
     };

@@ -74,18 +74,6 @@ struct evm {
     uint64_t repeats;
 };
 
-static int policy_opt(const char *val, void *p)
-{
-    uint8_t *pol = p;
-    if (!strcmp(val, "availability"))
-        *pol = FE_EB_POLICY_TABLES;
-    else if (!strcmp(val, "round-robin"))
-        *pol = FE_EB_POLICY_RR;
-    else
-        return -1;
-    return 0;
-}
-
 static int bind_opt(const char *val, void *p)
 {
     struct m_opts *o = p;
@@ -108,7 +96,7 @@ static int parse(int argc, char **argv, struct m_opts *o)
         {FE_OPT_U32MAX_("--builders", o->n_builders, M_MAX_B), .min = 1,
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--frontends", o->n_fe, M_MAX_FE), .min = 1, .flags = FE_OPT_SAY_INVALID},
-        {FE_OPT_FN_("--policy", policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_FN_("--policy", fe_ebw_policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--slots", o->n_slots, 4096), .min = 2, .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--reserve", o->reserve, 4096), .seen = &o->reserve_given},
         {FE_OPT_UINT_("--lead", o->lead), .min = 1, .seen = &o->lead_given,

@@ -76,18 +76,6 @@ struct demo {
     uint64_t t0, built_ns;
 };
 
-static int policy_opt(const char *val, void *p)
-{
-    uint8_t *pol = p;
-    if (!strcmp(val, "availability"))
-        *pol = FE_EB_POLICY_TABLES;
-    else if (!strcmp(val, "round-robin"))
-        *pol = FE_EB_POLICY_RR;
-    else
-        return -1;
-    return 0;
-}
-
 static int parse(int argc, char **argv, struct d_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -110,7 +98,7 @@ static int parse(int argc, char **argv, struct d_opts *o)
         {FE_OPT_UINT_("--trigger-hz", o->trigger_hz)},
         {FE_OPT_STR_("--frag-bytes", o->sizes)},
         {FE_OPT_U32MAX_("--slots", o->slots, 4096), .min = 2},
-        {FE_OPT_FN_("--policy", policy_opt, &o->policy)},
+        {FE_OPT_FN_("--policy", fe_ebw_policy_opt, &o->policy)},
         {FE_OPT_U32MAX_("--slow", o->slow, D_MAX_B - 1), .seen = &o->slow_given},
         {FE_OPT_TIME_("--slow-at", o->slow_at_ns)},
         {FE_OPT_RATE_("--slow-rate", o->slow_bps), .min = 1},

@@ -107,11 +107,6 @@ static int manager_opt(const char *val, void *p)
     return 0;
 }
 
-static int sizes_opt(const char *val, void *p)
-{
-    return fe_ebw_sizes_parse(val, p, "--frag-bytes");
-}
-
 static int busy_opt(const char *val, void *p)
 {
     bool *wait = p;
@@ -156,7 +151,7 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_UINT_("--events", o->events), .min = 1, .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_UINT_("--trigger-hz", o->trigger_hz)},
-        {FE_OPT_FN_("--frag-bytes", sizes_opt, &o->sizes)},
+        {FE_OPT_FN_("--frag-bytes", fe_ebw_sizes_opt, &o->sizes)},
         {FE_OPT_FN_("--manager", manager_opt, o)},
         {FE_OPT_FN_("--sc", sc_opt, o), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_FN_("--busy", busy_opt, &o->busy_wait), .flags = FE_OPT_SAY_INVALID},

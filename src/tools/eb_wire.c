@@ -53,6 +53,23 @@ int fe_ebw_sizes_parse(const char *s, struct fe_ebw_sizes *z, const char *what)
     return 0;
 }
 
+int fe_ebw_sizes_opt(const char *val, void *p)
+{
+    return fe_ebw_sizes_parse(val, p, "--frag-bytes");
+}
+
+int fe_ebw_policy_opt(const char *val, void *p)
+{
+    uint8_t *pol = p;
+    if (!strcmp(val, "availability"))
+        *pol = FE_EB_POLICY_TABLES;
+    else if (!strcmp(val, "round-robin"))
+        *pol = FE_EB_POLICY_RR;
+    else
+        return -1;
+    return 0;
+}
+
 uint32_t fe_ebw_match_event(const uint8_t *buf, size_t len, uint64_t event, uint32_t n_sources,
                             const struct fe_ebw_sizes *z, size_t *used)
 {

@@ -30,6 +30,10 @@ struct fe_ebw_sizes {
 uint32_t fe_ebw_frag_bytes(const struct fe_ebw_sizes *z, uint64_t event, uint32_t source);
 /* "N" or "MIN-MAX" with units (K, M); 0 or -1 after a message naming `what`. */
 int fe_ebw_sizes_parse(const char *s, struct fe_ebw_sizes *z, const char *what);
+/* fe_cli option parsers shared by the event-building commands: --frag-bytes into a struct
+ * fe_ebw_sizes, --policy availability|round-robin into a uint8_t FE_EB_POLICY_*. */
+int fe_ebw_sizes_opt(const char *val, void *p);
+int fe_ebw_policy_opt(const char *val, void *p);
 
 /* Verifies one event's data as recorded (the arrived fragments in source order): walks the
  * sources in order and takes each one whose fragment is next in buf. Returns the number of
