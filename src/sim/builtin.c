@@ -33,6 +33,22 @@ static void red_dcqcn_paper(struct fe_sim_scenario *sc)
     sc->sw.red[0] = (struct fe_sim_red){G10, 5000, 200000, 10000};
 }
 
+/* The 2015 paper's DCQCN as profile 0, with its RED: g = 1/256, alpha and rate timers 55 us,
+ * F = 5, R_AI 40 Mb/s, CNPs at most every 50 us. Its 10 MB byte counter exceeds what the
+ * ConnectX register holds (32767 x 64 B = 2 MiB); R_HAI is not given there: 200 Mb/s. */
+static int dcqcn_paper(struct fe_sim_scenario *sc, char *err, size_t cap)
+{
+    red_dcqcn_paper(sc);
+    int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn",
+                                    "dce_tcp_g=1020,dce_tcp_rtt=55,rpg_time_reset=55,"
+                                    "rpg_byte_reset=32767,rpg_threshold=5,rpg_ai_rate=40,"
+                                    "rpg_hai_rate=200",
+                                    err, cap);
+    if (rc < 0) return rc;
+    sc->host.cnp_interval_ns = 50000;
+    return 0;
+}
+
 /* receiver 0 - root 1 - leaves 2, 3, 4; senders 5-6 on 2, 7-10 on 3, 11-12 on 4 */
 static int advcam(struct fe_sim_scenario *sc, bool dcqcn, char *err, size_t cap)
 {
@@ -47,17 +63,8 @@ static int advcam(struct fe_sim_scenario *sc, bool dcqcn, char *err, size_t cap)
         fe_sim_scenario_add_link(sc, s, leaf, G10, 1000, 0);
     }
     if (dcqcn) {
-        red_dcqcn_paper(sc);
-        /* The 2015 paper: g = 1/256, alpha and rate timers 55 us, F = 5, R_AI 40 Mb/s, CNPs
-         * at most every 50 us. Its 10 MB byte counter exceeds what the ConnectX register holds
-         * (32767 x 64 B = 2 MiB); R_HAI is not given there: 200 Mb/s. */
-        int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn",
-                                        "dce_tcp_g=1020,dce_tcp_rtt=55,rpg_time_reset=55,"
-                                        "rpg_byte_reset=32767,rpg_threshold=5,rpg_ai_rate=40,"
-                                        "rpg_hai_rate=200",
-                                        err, cap);
+        int rc = dcqcn_paper(sc, err, cap);
         if (rc < 0) return rc;
-        sc->host.cnp_interval_ns = 50000;
     }
     /* Equal flows; with DCQCN the last sender has more, so that it is seen climbing to line rate
      * once the others are done. DCQCN's shares fluctuate by +-20 % over 10 ms windows with these
@@ -170,14 +177,8 @@ static int advcam_eb(struct fe_sim_scenario *sc, char *err, size_t cap)
         fe_sim_scenario_add_link(sc, (uint32_t)n, 3, G10, 1000, 0);
         e->builders[e->n_builders++] = (uint32_t)n;
     }
-    red_dcqcn_paper(sc);
-    int rc = fe_sim_scenario_set_cc(sc, 0, "dcqcn",
-                                    "dce_tcp_g=1020,dce_tcp_rtt=55,rpg_time_reset=55,"
-                                    "rpg_byte_reset=32767,rpg_threshold=5,rpg_ai_rate=40,"
-                                    "rpg_hai_rate=200",
-                                    err, cap);
+    int rc = dcqcn_paper(sc, err, cap);
     if (rc < 0) return rc;
-    sc->host.cnp_interval_ns = 50000;
     e->rate_hz = 30000;
     e->events = 6000;
     e->frag_bytes = e->frag_max_bytes = 8192;
