@@ -70,7 +70,8 @@ enum vtype {
     V_EBPOLICY,  /* round-robin | availability */
     V_EBTRIGGER, /* periodic | poisson */
     V_EBDIST,    /* fixed | uniform | exponential | normal */
-    V_EBBUILDER  /* an index into eb.builders, or none */
+    V_EBBUILDER, /* an index into eb.builders, or none */
+    V_EBCC       /* a congestion-control profile by name (needs the scenario's profiles) */
 };
 
 struct setting {
@@ -134,7 +135,7 @@ static const struct setting settings[] = {
     {"eb", "fe_queue", V_U32, EB(fe_queue), 1, 4096, "send WRs per front-end/builder QP"},
     {"eb", "tokens", V_U32, EB(tokens), 0, 65535, "senders per builder at once; 0 = any"},
     {"eb", "rnr_timer", V_U8, EB(rnr_timer), 0, 31, "IB RNR timer code of builders"},
-    {"eb", "cc", V_U8, EB(cc), 0, FE_SIM_MAX_CC - 1, "CC profile index of the pairs"},
+    {"eb", "cc", V_EBCC, EB(cc), 0, 0, "CC profile of the pairs, by name"},
     {"eb", "ctrl_delay", V_TIME, EB(ctrl_delay_ns), 0, 1e12, "control plane, one way"},
     {"eb", "ctrl_interval", V_TIME, EB(ctrl_interval_ns), 1, 1e12, "announce/progress period"},
     {"eb", "lead_events", V_U64, EB(lead_events), 1, 1000000, "tables ahead of front-ends"},
@@ -323,7 +324,29 @@ static int set_eb_builder(const struct setting *s, const char *value, char *dst)
     return 0;
 }
 
-/* per value type: its parser, and what a value must be */
+/* The index of the congestion-control profile named label, as flows name theirs (profile 0
+ * also answers to "default"); -1 when there is none. */
+static int cc_profile(const struct fe_sim_scenario *sc, const char *label)
+{
+    for (uint32_t i = 0; i < sc->n_cc; i++)
+        if (!strcmp(sc->cc[i].label, label) || (i == 0 && !strcmp(label, "default"))) return (int)i;
+    return -1;
+}
+
+/* eb.cc: a profile name, resolved now (a later relabelling, as by ns3_compat, keeps it) */
+static int set_eb_cc(struct fe_sim_scenario *sc, const char *value, char *msg, size_t cap)
+{
+    int i = cc_profile(sc, value);
+    if (i < 0) {
+        snprintf(msg, cap, "eb.cc: no congestion-control profile named '%s' (see profiles:)",
+                 value);
+        return FE_EINVAL;
+    }
+    sc->eb.cc = (uint8_t)i;
+    return 0;
+}
+
+/* per value type: its parser, and what a value must be (V_EBCC: set_eb_cc) */
 static const struct vtype_ops {
     int (*set)(const struct setting *s, const char *value, char *dst);
     const char *what;
@@ -352,6 +375,7 @@ static const struct vtype_ops {
 static int apply_setting(struct fe_sim_scenario *sc, const struct setting *s, const char *value,
                          char *msg, size_t cap)
 {
+    if (s->type == V_EBCC) return set_eb_cc(sc, value, msg, cap);
     int rc = vtypes[s->type].set(s, value, (char *)sc + s->off);
     if (rc == FE_ERANGE)
         snprintf(msg, cap, "%s.%s: '%s' out of range [%g, %g]", s->section, s->key, value, s->min,
@@ -894,13 +918,10 @@ static int cc_index(struct yctx *c, yaml_node_t *n, uint8_t *out)
 {
     const char *label = scalar(n);
     if (!label) return yerr(c, n, "flow.cc must be a profile name");
-    for (uint32_t i = 0; i < c->sc->n_cc; i++) {
-        if (!strcmp(c->sc->cc[i].label, label) || (i == 0 && !strcmp(label, "default"))) {
-            *out = (uint8_t)i;
-            return 0;
-        }
-    }
-    return yerr(c, n, "no congestion-control profile named '%s' (see profiles:)", label);
+    int i = cc_profile(c->sc, label);
+    if (i < 0) return yerr(c, n, "no congestion-control profile named '%s' (see profiles:)", label);
+    *out = (uint8_t)i;
+    return 0;
 }
 
 /* Every host, or the hosts named in a list. */

@@ -19,7 +19,10 @@ const bool sw_flow_field_is_real[SW_N_FLOW_FIELDS] = {SW_FLOW_FIELDS(SW_REAL)};
 #undef SW_NAME
 #undef SW_REAL
 
-#define RESULT_MAGIC "feroce-sweep-result 1"
+/* The format's version changes with the metric list: a result file of another version is
+ * refused by name rather than misread. */
+#define RESULT_MAGIC     "feroce-sweep-result 2"
+#define RESULT_MAGIC_OLD "feroce-sweep-result "
 
 void sw_result_init(struct sw_result *r, const char *id)
 {
@@ -128,6 +131,46 @@ static uint64_t peak_switch_queue(const struct fe_sim *sim)
     return peak;
 }
 
+/* Per builder: the smallest share of the built events, the lowest and highest built rate, the
+ * most slots held at once; what sizing the builders looks at. */
+static void collect_eb_builders(const struct fe_sim *sim, const struct fe_sim_eb_stats *st,
+                                double *m)
+{
+    double min_share = NAN, min_bps = NAN, max_bps = NAN, peak_slots = 0;
+    for (uint32_t b = 0; b < FE_SIM_EB_MAX_HOSTS; b++) {
+        struct fe_sim_eb_builder_stats bs;
+        if (fe_sim_eb_builder_stats(sim, b, &bs)) break;
+        double share = st->built ? (double)bs.built / (double)st->built : NAN;
+        double bps = bs.gbps * 1e9;
+        if (!(share >= min_share)) min_share = share;
+        if (!(bps >= min_bps)) min_bps = bps;
+        if (!(bps <= max_bps)) max_bps = bps;
+        if (bs.max_slots_used > peak_slots) peak_slots = bs.max_slots_used;
+    }
+    m[SW_M_eb_min_built_share] = min_share;
+    m[SW_M_eb_min_builder_throughput] = min_bps;
+    m[SW_M_eb_max_builder_throughput] = max_bps;
+    m[SW_M_eb_peak_slots] = peak_slots;
+}
+
+/* The ledger's counts and the building latency (built events only: none built, no latency). */
+static void collect_eb(const struct fe_sim *sim, double *m)
+{
+    if (!fe_sim_eb_enabled(sim)) return; /* the eb_ metrics stay NaN: NULL in the database */
+    struct fe_sim_eb_stats st;
+    fe_sim_eb_stats(sim, &st);
+    m[SW_M_eb_triggered] = (double)st.triggered;
+    m[SW_M_eb_built] = (double)st.built;
+    m[SW_M_eb_incomplete] = (double)st.incomplete;
+    m[SW_M_eb_lost] = (double)st.lost;
+    m[SW_M_eb_busy] = (double)st.busy;
+    m[SW_M_eb_latency_p50] = st.built ? (double)st.latency_p50_ns : NAN;
+    m[SW_M_eb_latency_p99] = st.built ? (double)st.latency_p99_ns : NAN;
+    m[SW_M_eb_latency_max] = st.built ? (double)st.latency_max_ns : NAN;
+    m[SW_M_eb_rnr_naks] = (double)st.rnr_naks;
+    collect_eb_builders(sim, &st, m);
+}
+
 static void collect_metrics(const struct fe_sim *sim, struct sw_result *r)
 {
     struct fe_sim_stats st;
@@ -153,6 +196,7 @@ static void collect_metrics(const struct fe_sim *sim, struct sw_result *r)
     m[SW_M_cnps] = (double)st.cnps;
     m[SW_M_retx] = (double)st.retx_pkts;
     m[SW_M_timeouts] = (double)st.timeouts;
+    collect_eb(sim, m);
     collect_flows(sim, r);
 }
 
@@ -332,9 +376,23 @@ static int parse_body(const char **p, const char *end, struct sw_result *r)
     return 0;
 }
 
+/* A result written by a feroce with another metric list (its first line names the format). */
+static bool other_version(const char *text, size_t len)
+{
+    size_t n = strlen(RESULT_MAGIC_OLD), m = strlen(RESULT_MAGIC);
+    return len > n && !memcmp(text, RESULT_MAGIC_OLD, n) &&
+           !(len > m && !memcmp(text, RESULT_MAGIC, m) && text[m] == '\n');
+}
+
 int sw_result_parse(const char *text, size_t len, struct sw_result *r, char *err, size_t err_cap)
 {
     sw_result_init(r, NULL);
+    if (other_version(text, len)) {
+        snprintf(err, err_cap,
+                 "a result written by another version of feroce (other metrics): "
+                 "run its point again");
+        return -1;
+    }
     const char *p = text, *end = text + len;
     if (parse_header(&p, end, r) || parse_body(&p, end, r) || p != end) {
         sw_result_free(r);

@@ -56,9 +56,22 @@ static int find_col(const struct cols *c, const char *name, size_t len)
     return -1;
 }
 
-/* The columns to show: given (A,B,...), every one (CSV), or the parameters and main metrics. */
-static int pick_cols(const struct cols *c, const struct sw_report_opts *o, bool all, int *pick,
-                     size_t *n, char *err, size_t err_cap)
+/* Whether any run built events (a database from before the eb_ columns has none). */
+static bool has_eb(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM runs WHERE eb_triggered IS NOT NULL LIMIT 1", -1, &st,
+                           NULL))
+        return false;
+    bool yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* The columns to show: given (A,B,...), every one (CSV), or the parameters and main metrics
+ * (event building's when runs built events: their flows are the builders' pairs). */
+static int pick_cols(const struct cols *c, const struct sw_report_opts *o, bool all, bool eb,
+                     int *pick, size_t *n, char *err, size_t err_cap)
 {
     *n = 0;
     if (o->columns) {
@@ -86,10 +99,25 @@ static int pick_cols(const struct cols *c, const struct sw_report_opts *o, bool 
                                             "fct_p99", "peak_queue", "peak_buffer", "pfc_pauses",
                                             "drops",   "ecn_marks",  "cnps",        "retx",
                                             "wall_s",  "error",      NULL};
-    for (int i = 0; main_cols[i]; i++) {
-        if ((!strcmp(main_cols[i], "status") || !strcmp(main_cols[i], "error")) && !o->failed_too)
-            continue;
-        int k = find_col(c, main_cols[i], strlen(main_cols[i]));
+    static const char *const eb_cols[] = {"seed",
+                                          "status",
+                                          "eb_built",
+                                          "eb_incomplete",
+                                          "eb_lost",
+                                          "eb_busy",
+                                          "eb_latency_p50",
+                                          "eb_latency_p99",
+                                          "eb_min_built_share",
+                                          "eb_min_builder_throughput",
+                                          "eb_peak_slots",
+                                          "eb_rnr_naks",
+                                          "wall_s",
+                                          "error",
+                                          NULL};
+    const char *const *main = eb ? eb_cols : main_cols;
+    for (int i = 0; main[i]; i++) {
+        if ((!strcmp(main[i], "status") || !strcmp(main[i], "error")) && !o->failed_too) continue;
+        int k = find_col(c, main[i], strlen(main[i]));
         if (k >= 0) pick[(*n)++] = k;
     }
     return 0;
@@ -228,7 +256,8 @@ static int table_or_csv(sqlite3 *db, const struct cols *c, const struct sw_repor
 {
     int pick[256];
     size_t n;
-    if (pick_cols(c, o, o->csv != NULL, pick, &n, err, err_cap)) return -1;
+    bool eb = !o->columns && !o->csv && has_eb(db);
+    if (pick_cols(c, o, o->csv != NULL, eb, pick, &n, err, err_cap)) return -1;
     char *sql = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&sql, &len);
@@ -457,7 +486,10 @@ static int plot(sqlite3 *db, const struct cols *c, const struct sw_report_opts *
     else
         fprintf(ms, "SELECT \"%s\", avg(%s) FROM runs", o->x, m.text);
     where_sql(ms, q, o->failed_too);
-    fprintf(ms, o->y ? " GROUP BY 1, 2 ORDER BY 1, 2" : " GROUP BY 1 ORDER BY 1");
+    /* lines: each y's points in a row, as gnuplot breaks a line at the other series' NaNs */
+    fprintf(ms, !o->y  ? " GROUP BY 1 ORDER BY 1"
+                : heat ? " GROUP BY 1, 2 ORDER BY 1, 2"
+                       : " GROUP BY 1, 2 ORDER BY 2, 1");
     fclose(ms);
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);

@@ -154,6 +154,98 @@ static int check_campaign(sqlite3 *db, const struct sw_campaign *c, char *err, s
     return rc;
 }
 
+/* The runs table's column names (n of them), or NULL. */
+static char **runs_columns(sqlite3 *db, size_t *n)
+{
+    sqlite3_stmt *st;
+    char **names = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info('runs')", -1, &st, NULL))
+        return NULL;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char **nn = realloc(names, (*n + 1) * sizeof(*nn));
+        const unsigned char *t = sqlite3_column_text(st, 0);
+        if (!nn) break;
+        names = nn;
+        names[*n] = strdup(t ? (const char *)t : "");
+        if (names[*n]) (*n)++;
+    }
+    sqlite3_finalize(st);
+    return names;
+}
+
+static bool has_column(char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name)) return true;
+    return false;
+}
+
+static long long count_runs(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    long long n = -1;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM runs", -1, &st, NULL)) return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return n;
+}
+
+/* Whether the campaign's points build events (the base scenario, or a parameter that names
+ * front-ends). */
+static bool campaign_has_eb(const struct sw_campaign *c)
+{
+    if (c->base.eb.n_frontends) return true;
+    for (uint32_t i = 0; i < c->spec.n_params; i++)
+        if (!strcmp(c->spec.params[i].key, "eb.frontends")) return true;
+    return false;
+}
+
+/* Adds the metric columns a database made by an older feroce lacks, which resumes it: its
+ * points keep NULL there. Refused when those are event-building metrics of an event-building
+ * campaign with points stored (they would stay without them), and when the columns are not
+ * this feroce's after that (a database of a newer one). */
+static int check_columns(sqlite3 *db, const struct sw_campaign *c, char *err, size_t err_cap)
+{
+    size_t n = 0;
+    char **names = runs_columns(db, &n);
+    struct sbuf b = {0};
+    const char *missing = NULL;
+    size_t added = 0;
+    sb_add(&b, "BEGIN;");
+    for (int i = 0; i < SW_N_METRICS; i++) {
+        if (has_column(names, n, sw_metric_names[i])) continue;
+        if (!missing) missing = sw_metric_names[i];
+        added++;
+        sb_add(&b, " ALTER TABLE runs ADD COLUMN %s %s;", sw_metric_names[i],
+               sw_metric_is_real[i] ? "REAL" : "INTEGER");
+    }
+    sb_add(&b, " COMMIT;");
+    size_t want = 8 + (size_t)c->spec.n_params + SW_N_METRICS;
+    int rc = names && b.s ? 0 : dberr(db, "database", err, err_cap);
+    long long stored = rc || !missing ? 0 : count_runs(db);
+    if (!rc && missing && stored > 0 && !strncmp(missing, "eb_", 3) && campaign_has_eb(c)) {
+        snprintf(err, err_cap,
+                 "the database was made by an older feroce without the event-building metrics "
+                 "(%s, ...): its %lld stored points would have none; give another --db, or "
+                 "delete it to start over",
+                 missing, stored);
+        rc = -1;
+    }
+    if (!rc && n + added != want) {
+        snprintf(err, err_cap,
+                 "the database's runs table has %zu columns where this feroce writes %zu (made "
+                 "by another version?): give another --db, or delete it to start over",
+                 n + added, want);
+        rc = -1;
+    }
+    if (!rc && missing) rc = exec(db, b.s, err, err_cap);
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    free(b.s);
+    return rc;
+}
+
 static int prepare(struct sw_store *s, const struct sw_campaign *c, char *err, size_t err_cap)
 {
     struct sbuf b = {0};
@@ -204,6 +296,7 @@ struct sw_store *sw_store_open(const char *path, const struct sw_campaign *c, ch
     if (!rc) rc = exec(s->db, schema, err, err_cap);
     free(schema);
     if (!rc) rc = check_campaign(s->db, c, err, err_cap);
+    if (!rc) rc = check_columns(s->db, c, err, err_cap);
     if (!rc) rc = prepare(s, c, err, err_cap);
     s->writer = !rc;
     if (rc) {

@@ -105,7 +105,9 @@ void sw_hash_hex(const void *data, size_t len, uint64_t seed, char out[SW_ID_LEN
 /* ---- point.c ---- */
 enum sw_status { SW_OK = 0, SW_FAILED = 1 };
 
-/* Run metrics, columns of the runs table (name, unit in docs/sweep.md). */
+/* Run metrics, columns of the runs table (name, unit in docs/sweep.md). The eb_ ones are NULL
+ * (NaN here) for scenarios without event building. A database whose runs table lacks a column
+ * added here is migrated or refused by store.c (check_columns). */
 #define SW_METRICS(X)                                                                              \
     X(sim_time_ns, INT)                                                                            \
     X(events, INT)                                                                                 \
@@ -131,7 +133,20 @@ enum sw_status { SW_OK = 0, SW_FAILED = 1 };
     X(ecn_marks, INT)                                                                              \
     X(cnps, INT)                                                                                   \
     X(retx, INT)                                                                                   \
-    X(timeouts, INT)
+    X(timeouts, INT)                                                                               \
+    X(eb_triggered, INT)                                                                           \
+    X(eb_built, INT)                                                                               \
+    X(eb_incomplete, INT)                                                                          \
+    X(eb_lost, INT)                                                                                \
+    X(eb_busy, INT)                                                                                \
+    X(eb_latency_p50, INT)                                                                         \
+    X(eb_latency_p99, INT)                                                                         \
+    X(eb_latency_max, INT)                                                                         \
+    X(eb_min_built_share, REAL)                                                                    \
+    X(eb_min_builder_throughput, REAL)                                                             \
+    X(eb_max_builder_throughput, REAL)                                                             \
+    X(eb_peak_slots, INT)                                                                          \
+    X(eb_rnr_naks, INT)
 enum sw_metric {
 #define SW_M_ENUM(n, t) SW_M_##n,
     SW_METRICS(SW_M_ENUM)

@@ -196,6 +196,7 @@ static void test_yaml_scenario(void **s)
     assert_int_equal(sc.eb.slow_builder, 1);
     assert_int_equal(sc.eb.slow_bps, 500000000);
     assert_int_equal(sc.eb.leave_builder, FE_SIM_EB_NONE);
+    assert_int_equal(sc.eb.cc, 1); /* the profile named pairs */
     struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
     assert_non_null(sim);
     assert_int_equal(fe_sim_run(sim, FE_SIM_NO_TIME), 1);
@@ -263,11 +264,27 @@ static void test_settings_refused(void **s)
     struct fe_sim_scenario sc;
     char err[256] = "";
     assert_int_equal(fe_sim_builtin_load("advcam-eb", &sc, err, sizeof(err)), 0);
-    static const char *const bad[] = {
-        "eb.policy=fastest",   "eb.trigger=sometimes", "eb.frag_dist=zipf",  "eb.slots=1",
-        "eb.frontends=nosuch", "eb.slow_builder=x",    "eb.frontends=spine", "eb.nokey=1"};
+    static const char *const bad[] = {"eb.policy=fastest",
+                                      "eb.trigger=sometimes",
+                                      "eb.frag_dist=zipf",
+                                      "eb.slots=1",
+                                      "eb.frontends=nosuch",
+                                      "eb.slow_builder=x",
+                                      "eb.frontends=spine",
+                                      "eb.nokey=1",
+                                      "eb.cc=nosuch",
+                                      "eb.cc=1",
+                                      "eb.cc="};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (!fe_sim_scenario_set(&sc, bad[i], err, sizeof(err))) fail_msg("%s accepted", bad[i]);
+    assert_non_null(strstr(err, "no congestion-control profile named ''"));
+    /* eb.cc names a profile as flows' cc: do; profile 0 also answers to "default" */
+    assert_int_equal(fe_sim_scenario_set_cc(&sc, -1, "dcqcn", "", err, sizeof(err)), 1);
+    snprintf(sc.cc[1].label, sizeof(sc.cc[1].label), "pairs");
+    assert_int_equal(fe_sim_scenario_set(&sc, "eb.cc=pairs", err, sizeof(err)), 0);
+    assert_int_equal(sc.eb.cc, 1);
+    assert_int_equal(fe_sim_scenario_set(&sc, "eb.cc=default", err, sizeof(err)), 0);
+    assert_int_equal(sc.eb.cc, 0);
     assert_int_equal(fe_sim_scenario_set(&sc, "eb.frontends=fe0,fe1", err, sizeof(err)), 0);
     assert_int_equal(sc.eb.n_frontends, 2);
     assert_int_equal(fe_sim_scenario_set(&sc, "eb.frag_bytes=64KiB", err, sizeof(err)), 0);

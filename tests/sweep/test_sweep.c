@@ -396,7 +396,7 @@ static void test_task_and_collect(void **state)
     char half[800];
     snprintf(half, sizeof(half), "%s/0123456789abcdef.res", dir);
     f = fopen(half, "w");
-    fputs("feroce-sweep-result 1\nid 0123456789abcdef\nstatus ok\n", f);
+    fputs("feroce-sweep-result 2\nid 0123456789abcdef\nstatus ok\n", f);
     fclose(f);
     assert_int_equal(sw_collect(&c, s, dir, &added, &files, err, sizeof(err)), 0);
     assert_int_equal(added, 0);
@@ -438,6 +438,10 @@ static void test_result_text(void **state)
     /* every truncation is refused */
     for (size_t n = 0; n < len; n++)
         assert_int_not_equal(sw_result_parse(text, n, &back, err, sizeof(err)), 0);
+    /* a result of the format before the event-building metrics is refused by name */
+    text[strlen("feroce-sweep-result ")] = '1';
+    assert_int_not_equal(sw_result_parse(text, len, &back, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "another version"));
     free(text);
     sw_result_free(&r);
 }
