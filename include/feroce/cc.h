@@ -112,6 +112,11 @@ struct fe_cc_algo {
     void (*on_timer)(void *ctx, uint64_t now_ns, struct fe_cc_out *out);
     /* Writes up to `max` traced variables (e.g. Rc, Rt, alpha, T, BC); returns how many. */
     int (*trace)(const void *ctx, struct fe_cc_trace *vals, int max);
+    /* New parameter values while the algorithm runs, as a register write to firmware: the
+     * state (rates, alpha, timers' phase) is kept and the new values apply from the next event
+     * that reads them. NULL: a change restarts the algorithm (fe_cc_set_params). */
+    void (*set_params)(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
+                       struct fe_cc_out *out);
 };
 
 /* Registry. */
@@ -144,6 +149,9 @@ size_t fe_cc_instance_size(const struct fe_cc_algo *algo);
 /* Zeroes the context and calls the algorithm's init. The algorithm is p->algo; with p NULL,
  * cc->algo (set by the caller) with its defaults; with neither, "none". */
 void fe_cc_init(struct fe_cc *cc, const struct fe_cc_params *p, const struct fe_cc_env *env);
+/* Changes the parameters of a running instance of the same algorithm: the algorithm's
+ * set_params where it has one (returns true: state kept), else fe_cc_init (false: restarted). */
+bool fe_cc_set_params(struct fe_cc *cc, const struct fe_cc_params *p, const struct fe_cc_env *env);
 
 static inline void fe_cc_on_send(struct fe_cc *cc, uint64_t now_ns, uint32_t bytes)
 {

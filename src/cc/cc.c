@@ -34,6 +34,18 @@ void fe_cc_init(struct fe_cc *cc, const struct fe_cc_params *p, const struct fe_
     if (algo->init) algo->init(cc->ctx, p, &e, &cc->out);
 }
 
+bool fe_cc_set_params(struct fe_cc *cc, const struct fe_cc_params *p, const struct fe_cc_env *env)
+{
+    if (!cc->algo->set_params || p->algo != cc->algo) {
+        fe_cc_init(cc, p, env);
+        return false;
+    }
+    struct fe_cc_env e = {0};
+    if (env) e = *env;
+    cc->algo->set_params(cc->ctx, p, &e, &cc->out);
+    return true;
+}
+
 void fe_cc_on_timer(struct fe_cc *cc, uint64_t now_ns)
 {
     if (!cc->algo->on_timer) {

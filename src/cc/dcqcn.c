@@ -446,10 +446,9 @@ static void init_ns3(struct dcqcn *s, const double *v, uint64_t line_bps)
     set_periods(s, v[N3_ALPHA_PERIOD], v[N3_DEC_PERIOD], v[N3_TIME_RESET]);
 }
 
-static void dcqcn_init(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
-                       struct fe_cc_out *out)
+/* The profile's settings from p, with its reset state (rates at the maximum, alpha initial). */
+static void load_profile(struct dcqcn *s, const struct fe_cc_params *p, const struct fe_cc_env *env)
 {
-    struct dcqcn *s = ctx;
     uint64_t line_bps = env->line_rate_bps ? env->line_rate_bps : 100000000000ull;
     if (p->algo == &fe_cc_dcqcn_surf) {
         s->profile = P_SURF;
@@ -461,10 +460,33 @@ static void dcqcn_init(void *ctx, const struct fe_cc_params *p, const struct fe_
         s->profile = P_CONNECTX;
         init_connectx(s, p->v, line_bps);
     }
+}
+
+static void dcqcn_init(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
+                       struct fe_cc_out *out)
+{
+    struct dcqcn *s = ctx;
+    load_profile(s, p, env);
     s->alpha_d = 1.0;
     for (int e = 0; e < N_EV; e++) s->next[e] = NEVER;
     out->window_bytes = FE_CC_UNLIMITED;
     out->credit_bytes = FE_CC_UNLIMITED;
+    publish(s, out);
+}
+
+/* A register write while running: the settings change, the state stays. The rates are kept
+ * within the new bounds; timers already armed fire when they were due, the next ones at the
+ * new periods (the firmware's counters compare against the register from then on). */
+static void dcqcn_set_params(void *ctx, const struct fe_cc_params *p, const struct fe_cc_env *env,
+                             struct fe_cc_out *out)
+{
+    struct dcqcn *s = ctx;
+    uint64_t rc = s->rc, rt = s->rt;
+    uint32_t alpha = s->alpha;
+    load_profile(s, p, env);
+    s->alpha = alpha;
+    s->rc = rc > s->max_rate ? s->max_rate : rc < s->min_rate ? s->min_rate : rc;
+    s->rt = rt > s->max_rate ? s->max_rate : rt < s->min_rate ? s->min_rate : rt;
     publish(s, out);
 }
 
@@ -575,8 +597,8 @@ static const struct fe_cc_param ns3_params[] = {
 
 #define DCQCN_COMMON                                                                               \
     .ctx_size = sizeof(struct dcqcn), .init = dcqcn_init, .on_send = dcqcn_send,                   \
-    .on_ack = dcqcn_ack, .on_cnp = dcqcn_cnp, .on_timer = dcqcn_timer, .trace = dcqcn_trace,      \
-    .caps = FE_CC_CAP_DCQCN
+    .on_ack = dcqcn_ack, .on_cnp = dcqcn_cnp, .on_timer = dcqcn_timer, .trace = dcqcn_trace,       \
+    .set_params = dcqcn_set_params, .caps = FE_CC_CAP_DCQCN
 
 const struct fe_cc_algo fe_cc_dcqcn = {
     .name = "dcqcn",

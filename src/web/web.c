@@ -935,7 +935,7 @@ bool fe_web_retune_qp(struct fe_qp *qp, const struct fe_cc_params *p, uint64_t n
                             .mtu_bytes = cfg->mtu_bytes,
                             .base_rtt_ns = cfg->base_rtt_ns,
                             .now_ns = now_ns};
-    fe_cc_init(cc, p, &env);
+    fe_cc_set_params(cc, p, &env);
     return true;
 }
 

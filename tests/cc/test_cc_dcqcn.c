@@ -220,6 +220,41 @@ static void connectx_cut(void **state)
     }
 }
 
+/* A live parameter change (the dashboard's --web-write, a firmware register write): after the
+ * cut of connectx_cut (Rc 5054, alpha 1008), a new R_AI keeps the state; a new minimum rate
+ * above Rc lifts Rc to it; alpha is not reset to its initial value. An algorithm without
+ * set_params restarts. */
+static void connectx_live_params(void **state)
+{
+    (void)state;
+    struct fe_cc *cc = mk(mem_a, "dcqcn", "");
+    fe_cc_on_cnp(cc, 0);
+    fe_cc_on_cnp(cc, 500);
+    fe_cc_on_timer(cc, 3000);
+    fe_cc_on_timer(cc, 4000);
+    assert_int_equal(RC(cc), 5054);
+    assert_int_equal(ALPHA(cc), 1008);
+    struct fe_cc_params p;
+    char err[200];
+    struct fe_cc_env env = {.line_rate_bps = LINE_10G, .mtu_bytes = 4096, .now_ns = 4000};
+    fe_cc_params_default(&p, cc->algo);
+    assert_int_equal(fe_cc_params_parse(&p, "rpg_ai_rate=10", err, sizeof err), 0);
+    assert_true(fe_cc_set_params(cc, &p, &env));
+    assert_int_equal(RC(cc), 5054);
+    assert_int_equal(RT(cc), 10000);
+    assert_int_equal(ALPHA(cc), 1008);
+    assert_int_equal(cc->out.rate_Bps, 5054u * 125000u);
+    assert_int_equal(fe_cc_params_parse(&p, "rpg_min_rate=7000", err, sizeof err), 0);
+    assert_true(fe_cc_set_params(cc, &p, &env));
+    assert_int_equal(RC(cc), 7000);
+    assert_int_equal(ALPHA(cc), 1008);
+    assert_int_equal(cc->out.rate_Bps, 7000u * 125000u);
+
+    struct fe_cc *t = mk(mem_b, "timely", "");
+    fe_cc_params_default(&p, t->algo);
+    assert_false(fe_cc_set_params(t, &p, &env));
+}
+
 /* ConnectX clamp flags. rpg_gd = 1 makes every cut exactly the min_dec_fac bound (Rc/2), since
  * Rc x alpha >> 1 >= Rc for any alpha >= 2; increase timer 10 us.
  * CNPs at 0 and 500: cut at 4000: Rc = 5000; no increase yet, so no clamp: Rt = 10 000.
@@ -428,6 +463,7 @@ int main(void)
         cmocka_unit_test(connectx_first_cnp),
         cmocka_unit_test(connectx_cut),
         cmocka_unit_test(connectx_clamp_flags),
+        cmocka_unit_test(connectx_live_params),
         cmocka_unit_test(connectx_ai_hai_byte_counter),
         cmocka_unit_test(connectx_alpha_decay),
         cmocka_unit_test(ns3_first_cnp_cuts),
