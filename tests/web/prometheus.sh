@@ -10,7 +10,7 @@ if [ -z "$PROM" ]; then
     echo "SKIP: prometheus not found (Debian package 'prometheus')"
     exit 77
 fi
-"$FEROCE" demo --rate 200M --duration 30s --senders 2 --web 127.0.0.1:0 --web-hold 30s \
+"$FEROCE" demo --base 127.83.0.0 --rate 200M --duration 30s --senders 2 --web 127.0.0.1:0 --web-hold 30s \
     >"$T/out" 2>"$T/err" &
 pid=$!
 dashboard_port "$pid"

@@ -15,7 +15,7 @@ if [ -z "$CHROMIUM" ] || ! command -v chromedriver >/dev/null; then
     echo "SKIP: chromium or chromedriver not found (Debian packages 'chromium', 'chromium-driver')"
     exit 77
 fi
-"$FEROCE" demo --rate 200M --duration 30s --web 127.0.0.1:0 --web-hold 20s --web-write \
+"$FEROCE" demo --base 127.82.0.0 --rate 200M --duration 30s --web 127.0.0.1:0 --web-hold 20s --web-write \
     >"$T/out" 2>"$T/err" &
 pid=$!
 dashboard_port "$pid"

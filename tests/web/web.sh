@@ -11,7 +11,7 @@ if [ -z "$PROMTOOL" ]; then
     exit 77
 fi
 # --web-hold: a slow (sanitizer) build's checks may outlast the 10 s run
-"$FEROCE" demo --rate 200M --duration 10s --web 127.0.0.1:0 --web-hold 60s >"$T/out" 2>"$T/err" &
+"$FEROCE" demo --base 127.81.0.0 --rate 200M --duration 10s --web 127.0.0.1:0 --web-hold 60s >"$T/out" 2>"$T/err" &
 pid=$!
 dashboard_port "$pid"
 $PY "$(dirname "$0")/web_check.py" "$port" "$T" || { kill "$pid"; fail "web checks"; }

@@ -5,7 +5,7 @@ set -u
 FEROCE=$1
 . "$(dirname "$0")/../script_env.sh"
 . "$(dirname "$0")/dashboard_port.sh"
-"$FEROCE" demo --rate 200M --duration 6s --web-hold 8s --web 127.0.0.1:0 --web-write >"$T/out" 2>"$T/err" &
+"$FEROCE" demo --base 127.84.0.0 --rate 200M --duration 6s --web-hold 8s --web 127.0.0.1:0 --web-write >"$T/out" 2>"$T/err" &
 pid=$!
 dashboard_port "$pid"
 $PY "$(dirname "$0")/web_check.py" "$port" "$T" demo write || { kill "$pid"; fail "web checks"; }
