@@ -63,6 +63,15 @@ static inline struct fe_eb_target fe_eb_rr_assign(uint64_t event, uint32_t n_bui
                              (uint32_t)((event / n_builders) % n_slots)};
     return t;
 }
+/* Round-robin: may a front-end write event's fragment now, given its builder's announced
+ * watermark `released`? Only once the slot is free: an RNIC places a multi-packet WRITE's data
+ * before it checks for the receive the immediate needs, so an RNR NAK alone would come after
+ * the slot's previous event was overwritten. (Tables: the manager's credits see to it.) */
+static inline bool fe_eb_rr_may_write(uint64_t event, uint32_t n_builders, uint64_t released,
+                                      uint32_t n_slots)
+{
+    return event / n_builders < released + n_slots;
+}
 
 /* Where a fragment goes in the builder's memory (relative to its registered base). */
 static inline uint64_t fe_eb_frag_offset(uint32_t slot, uint64_t slot_bytes, uint32_t source,

@@ -345,9 +345,8 @@ static int send_fragment(struct ebs *s, uint64_t e, const struct fe_eb_target *t
     }
     struct ebs_flow *f = &s->flow[b->flow];
     if (f->posted - f->completed >= EBS_WINDOW || !fe_qp_sq_room(f->qp)) return STALL;
-    /* round-robin: the slot must be free before any packet of the fragment goes (with tables,
-     * the manager's credits see to it) */
-    if (s->policy == FE_EB_POLICY_RR && e / s->o.n_builders >= b->released + b->ring.n_slots)
+    if (s->policy == FE_EB_POLICY_RR &&
+        !fe_eb_rr_may_write(e, s->o.n_builders, b->released, b->ring.n_slots))
         return STALL;
     uint32_t len = fe_ebw_frag_bytes(&s->o.sizes, e, s->o.source);
     uint8_t *buf = f->pool + (size_t)(f->posted % EBS_WINDOW) * b->ring.frag_max_bytes;

@@ -30,6 +30,19 @@ static void round_robin(void **state)
     assert_int_equal(fe_eb_frag_offset(3, 4096, 5, 256), 3 * 4096 + 5 * 256);
 }
 
+/* Round-robin writes only into free slots: 3 builders, 4 slots; with nothing released, events
+ * 0..11 (positions 0..3) may go and event 12 (position 4, slot 0 again) waits until the builder
+ * has released one position. */
+static void round_robin_may_write(void **state)
+{
+    (void)state;
+    for (uint64_t e = 0; e < 12; e++) assert_true(fe_eb_rr_may_write(e, 3, 0, 4));
+    assert_false(fe_eb_rr_may_write(12, 3, 0, 4));
+    assert_false(fe_eb_rr_may_write(14, 3, 0, 4));
+    assert_true(fe_eb_rr_may_write(12, 3, 1, 4));
+    assert_false(fe_eb_rr_may_write(15, 3, 1, 4));
+}
+
 static struct fe_eb_table chunk(uint64_t first, unsigned n, const struct fe_eb_run *runs)
 {
     struct fe_eb_table c;
@@ -359,10 +372,15 @@ static void manager_chunks_chain(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(round_robin),          cmocka_unit_test(fe_table_lookup),
-        cmocka_unit_test(manager_interleaves),  cmocka_unit_test(full_builder_gets_nothing),
-        cmocka_unit_test(silent_builder_bound), cmocka_unit_test(manager_bad_config),
-        cmocka_unit_test(runs_merge),           cmocka_unit_test(skipped_events_and_positions),
+        cmocka_unit_test(round_robin),
+        cmocka_unit_test(round_robin_may_write),
+        cmocka_unit_test(fe_table_lookup),
+        cmocka_unit_test(manager_interleaves),
+        cmocka_unit_test(full_builder_gets_nothing),
+        cmocka_unit_test(silent_builder_bound),
+        cmocka_unit_test(manager_bad_config),
+        cmocka_unit_test(runs_merge),
+        cmocka_unit_test(skipped_events_and_positions),
         cmocka_unit_test(manager_chunks_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
