@@ -15,8 +15,10 @@
 #include "feroce/frontend.h"
 #include "feroce/io.h"
 #include "feroce/report.h"
+#include "feroce/sidechannel.h"
 #include "feroce/stats.h"
 #include "tools/cli.h"
+#include "tools/io_opts.h"
 #include "tools/eb_wire.h"
 #ifdef FE_HAVE_WEB
 #include "web/web.h"
@@ -45,7 +47,7 @@ static const char usage[] =
     "  --loss P           random loss at the bottleneck (0)\n"
     "  --msg-size SIZE    message size (2 ms at the rate, 4K..64K), --mtu N (4096)\n"
     "  --base ADDR        loopback addresses used: ADDR+1 receiver, +2.. senders, +100 switch\n"
-    "                     (127.77.0.0)\n"
+    "                     (127.77.0.0, else the first free of 127.77.1-31.0)\n"
     "  --probe            only measure what one core carries (Gb/s) and exit\n"
     "  --web [ADDR:]PORT  serve a live dashboard, JSON, SSE and Prometheus metrics there\n"
     "                     (address 127.0.0.1 by default; docs/dashboard.md)\n"
@@ -593,6 +595,7 @@ struct demo_opts {
     bool web_write;                     /* --web-write */
     uint64_t web_hold_ns;               /* --web-hold */
     uint64_t kmin, kmax, queue, replay; /* 0: scaled to the rate */
+    bool base_given;                    /* --base: else the first free of 32 (pick_base) */
 };
 
 static int param_opt(const char *val, void *p)
@@ -658,7 +661,7 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
         {FE_OPT_FN_("--loss", ppm_opt, &c->loss_ppm)},
         {FE_OPT_SIZE_("--msg-size", c->msg_bytes), .min = 1, .max = 16u << 20},
         {FE_OPT_FN_("--mtu", mtu_opt, &c->mtu)},
-        {FE_OPT_FN_("--base", base_opt, &c->base_ip)},
+        {FE_OPT_FN_("--base", base_opt, &c->base_ip), .seen = &o->base_given},
         {FE_OPT_FLAG_("--json", c->json)},
         {FE_OPT_FLAG_("--quiet", o->quiet)},
         {FE_OPT_FLAG_("--probe", o->probe_only)},
@@ -686,6 +689,33 @@ static int parse_opts(int argc, char **argv, struct demo_opts *o)
     }
 #endif
     return 0;
+}
+
+/* Whether the UDP ports a run at c->base_ip binds are free. */
+static bool base_free(const struct demo_cfg *c)
+{
+    if (!fe_io_udp_port_free(ip_at(c, 1), FE_ROCEV2_UDP_PORT)) return false;
+    for (unsigned i = 0; i < c->senders; i++)
+        if (!fe_io_udp_port_free(ip_at(c, 100), (uint16_t)(7001 + i)) ||
+            !fe_io_udp_port_free(ip_at(c, 2 + i), FE_ROCEV2_UDP_PORT) ||
+            !fe_io_udp_port_free(ip_at(c, 2 + i), FE_SC_PORT))
+            return false;
+    return true;
+}
+
+/* No --base: the first of 127.77.0.0, 127.77.1.0, ... 127.77.31.0 whose ports are free, so
+ * that two demos on one machine (two users, or tests run in parallel) do not collide. */
+static void pick_base(struct demo_cfg *c)
+{
+    uint32_t first = c->base_ip;
+    for (unsigned k = 0; k < 32; k++, c->base_ip += 256) {
+        if (!base_free(c)) continue;
+        if (k)
+            fprintf(stderr,
+                    "feroce demo: 127.77.0.x is in use (another demo?), using 127.77.%u.x\n", k);
+        return;
+    }
+    c->base_ip = first; /* all taken: the run says which bind failed */
 }
 
 /* --probe: what one core carries, and nothing else. */
@@ -919,6 +949,7 @@ static int run(int argc, char **argv)
     if (parse_opts(argc, argv, &o)) return 2;
     struct demo_cfg *c = &o.c;
     fe_cli_catch_stop_signals();
+    if (!o.base_given) pick_base(c);
     if (o.probe_only) return print_probe(c);
     if (o.talk)
         printf("feroce demo: %u front-ends -> emulated ECN switch -> 1 DAQ receiver, on loopback\n",

@@ -15,8 +15,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "feroce/sidechannel.h"
+#include "feroce/wire.h"
 #include "tools/cli.h"
 #include "tools/eb_wire.h"
+#include "tools/io_opts.h"
 #include "web/web.h"
 #include "web/web_io.h"
 
@@ -39,7 +42,7 @@ static const char eb_usage[] =
     "  --kill-at TIME     SIGKILL the slow builder that long after it built its first event\n"
     "                     (2.5s; 0 = never)\n"
     "  --base A.B         loopback addresses A.B.1.x front-ends, A.B.2.x builders, A.B.3.1\n"
-    "                     the manager (127.78)\n"
+    "                     the manager (127.78, else the first free of 127.86-99)\n"
     "  --keep DIR         keep the records and logs in DIR (default: a temporary directory,\n"
     "                     removed)\n"
     "  --web [ADDR:]PORT  live dashboard of every builder (docs/dashboard.md)  --web-hold TIME\n";
@@ -49,7 +52,8 @@ struct d_opts {
     uint64_t events, trigger_hz, slow_at_ns, slow_bps, kill_at_ns;
     const char *sizes, *keep, *base;
     uint8_t policy;
-    bool slow_given;
+    bool slow_given, base_given;
+    char base_buf[16]; /* the base pick_base chose */
     struct fe_web_opts web;
 };
 
@@ -75,6 +79,38 @@ struct demo {
     struct d_child fe[D_MAX_FE], b[D_MAX_B], evm;
     uint64_t t0, built_ns;
 };
+
+#define D_BUILDER_SC_PORT 17186 /* feroce builder's side-channel reply port */
+
+/* Whether the UDP ports the processes of a run at 127.B bind are free. */
+static bool base_free(const struct d_opts *o, uint32_t b)
+{
+    uint32_t net = 127u << 24 | b << 16;
+    if (!fe_io_udp_port_free(net | 3u << 8 | 1u, 17200)) return false;
+    for (uint32_t i = 1; i <= o->n_fe; i++)
+        if (!fe_io_udp_port_free(net | 1u << 8 | i, FE_ROCEV2_UDP_PORT) ||
+            !fe_io_udp_port_free(net | 1u << 8 | i, FE_SC_PORT))
+            return false;
+    for (uint32_t i = 1; i <= o->n_b; i++)
+        if (!fe_io_udp_port_free(net | 2u << 8 | i, FE_ROCEV2_UDP_PORT) ||
+            !fe_io_udp_port_free(net | 2u << 8 | i, D_BUILDER_SC_PORT))
+            return false;
+    return true;
+}
+
+/* No --base: 127.78, else the first free of 127.86 .. 127.99, so that two demos on one machine
+ * (two users, or tests run in parallel) do not collide. */
+static void pick_base(struct d_opts *o)
+{
+    for (uint32_t b = 78; b <= 99; b = b == 78 ? 86 : b + 1) {
+        if (!base_free(o, b)) continue;
+        snprintf(o->base_buf, sizeof o->base_buf, "127.%u", b);
+        o->base = o->base_buf;
+        if (b != 78)
+            fprintf(stderr, "feroce demo: 127.78 is in use (another demo?), using %s\n", o->base);
+        return;
+    }
+}
 
 static int parse(int argc, char **argv, struct d_opts *o)
 {
@@ -103,7 +139,7 @@ static int parse(int argc, char **argv, struct d_opts *o)
         {FE_OPT_TIME_("--slow-at", o->slow_at_ns)},
         {FE_OPT_RATE_("--slow-rate", o->slow_bps), .min = 1},
         {FE_OPT_TIME_("--kill-at", o->kill_at_ns)},
-        {FE_OPT_STR_("--base", o->base)},
+        {FE_OPT_STR_("--base", o->base), .seen = &o->base_given},
         {FE_OPT_STR_("--keep", o->keep)},
         {FE_OPT_STR_("--web", o->web.addr)},
         {FE_OPT_TIME_("--web-hold", o->web.hold_ns)},
@@ -125,6 +161,7 @@ static int parse(int argc, char **argv, struct d_opts *o)
         fprintf(stderr, "feroce demo: --base must be 127.B (a loopback /16)\n");
         return -1;
     }
+    if (!o->base_given) pick_base(o);
     return 0;
 }
 

@@ -1,8 +1,13 @@
 /* Options shared by feroce send and feroce recv (io_opts.h). */
 #include "tools/io_opts.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "feroce/io.h"
 #include "feroce/wire.h"
@@ -87,4 +92,18 @@ int fe_io_opts_check(const char *cmd, const struct fe_ep_config *ep)
         return -1;
     }
     return 0;
+}
+
+bool fe_io_udp_port_free(uint32_t ip, uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return true; /* cannot tell: the run reports its own error */
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(ip);
+    bool taken = bind(fd, (struct sockaddr *)&a, sizeof a) && errno == EADDRINUSE;
+    close(fd);
+    return !taken;
 }

@@ -36,6 +36,10 @@ int fe_io_bind_opt(const char *val, void *ep);
  * message. */
 int fe_io_opts_check(const char *cmd, const struct fe_ep_config *ep);
 
+/* Whether UDP port `port` of `ip` (host order) is free to bind: the demos pick loopback
+ * addresses that another demo on the machine does not hold. */
+bool fe_io_udp_port_free(uint32_t ip, uint16_t port);
+
 struct fe_loop;
 /* A tool's wait for its next event: until deadline_ns, or 1 ms while the endpoint's socket is
  * full (asking the loop for its writability then, data_fd; *blocked keeps what was asked).
