@@ -320,7 +320,18 @@ void sim_eb_flow_started(struct fe_sim *sim, uint32_t flow)
         if (fe_qp_post_recv(qp, 0, NULL, 0)) break;
 }
 
-/* The watermark moved: receives for the slots it freed, and the positions it passed forgotten. */
+/* Round-robin: the builder tells its front-ends the new watermark over the control plane (the
+ * wire's builders announce it to them), which lets them write the events of the freed slots. */
+static void announce_released(struct fe_sim *sim, struct sim_eb *eb, uint16_t b, uint64_t w)
+{
+    if (eb->cfg.policy != FE_SIM_EB_ROUND_ROBIN) return;
+    for (uint32_t s = 0; s < eb->cfg.n_frontends; s++)
+        eb_timer_set(sim, eb, sim->now + eb->cfg.ctrl_delay_ns, T_RELEASED,
+                     s * eb->cfg.n_builders + b, w, NULL);
+}
+
+/* The watermark moved: receives for the slots it freed, the positions it passed forgotten, the
+ * front-ends told. */
 static void refill_receives(struct fe_sim *sim, struct sim_eb *eb, uint16_t b)
 {
     struct eb_builder *bd = &eb->bs[b];
@@ -329,6 +340,7 @@ static void refill_receives(struct fe_sim *sim, struct sim_eb *eb, uint16_t b)
     post_receives(sim, eb, b, w - bd->posted_w);
     bd->posted_w = w;
     if (bd->pos) fe_eb_positions_forget(bd->pos, w);
+    announce_released(sim, eb, b, w);
 }
 
 /* ---- slot occupancy ---- */
@@ -503,9 +515,11 @@ static void post_waiting(struct fe_sim *sim, struct sim_eb *eb, struct eb_pair *
     struct sim_flow *f = &sim->flows[p->flow];
     struct sim_qp *sq = f->req;
     if (!sq || !sq->qp || (eb->cfg.tokens && !p->token)) return;
-    bool posted = false;
+    bool posted = false, rr = eb->cfg.policy == FE_SIM_EB_ROUND_ROBIN;
     while (p->q_n && fe_qp_sq_room(sq->qp)) {
         const struct eb_frag *fr = &p->q[p->q_head];
+        if (rr && !fe_eb_rr_may_write(fr->event, eb->cfg.n_builders, p->released, eb->cfg.slots))
+            break; /* its slot still holds an event the builder has not released */
         struct fe_wr wr = {.op = FE_WR_WRITE_IMM,
                            .cookie = fr->event,
                            .len = fr->len_bytes,
@@ -539,6 +553,14 @@ void eb_send_fragment(struct fe_sim *sim, struct sim_eb *eb, uint32_t fe, uint16
         eb_timer_set(sim, eb, sim->now + eb->cfg.ctrl_delay_ns, T_TOKEN_ASK,
                      (uint32_t)(p - eb->pairs), 0, NULL);
     }
+    post_waiting(sim, eb, p);
+}
+
+void eb_released(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair, uint64_t released)
+{
+    struct eb_pair *p = &eb->pairs[pair];
+    if (released <= p->released || p->dead) return;
+    p->released = released;
     post_waiting(sim, eb, p);
 }
 

@@ -35,6 +35,9 @@ struct eb_pair {
     /* the token limit (cfg.tokens): the pair sends only while it holds its builder's token */
     bool token, token_asked;
     uint64_t posted, completed; /* WRs */
+    /* round-robin: its builder's released watermark as the front-end last heard it; a fragment
+     * of event E goes only while fe_eb_rr_may_write says its slot is free (as on the wire) */
+    uint64_t released;
 };
 
 struct eb_fe {
@@ -79,6 +82,7 @@ enum eb_timer_kind {
     T_TOKEN_ASK,  /* at a builder's token manager: idx pair asks for a token */
     T_TOKEN_GIVE, /* at pair idx's front-end: the token */
     T_TOKEN_BACK, /* at a builder's token manager: idx pair gives it back */
+    T_RELEASED,   /* round-robin, at pair idx's front-end: its builder released below val */
 };
 
 struct eb_timer {
@@ -145,6 +149,7 @@ void eb_leave(struct fe_sim *sim, struct sim_eb *eb, uint16_t b);
 void eb_token_ask(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair);
 void eb_token_give(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair);
 void eb_token_back(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair);
+void eb_released(struct fe_sim *sim, struct sim_eb *eb, uint32_t pair, uint64_t released);
 void eb_final(struct sim_eb *eb, uint64_t now, uint64_t event, enum fe_eb_final state, uint16_t b,
               uint32_t n_missing);
 

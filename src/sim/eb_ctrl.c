@@ -323,6 +323,9 @@ static void run_timer(struct fe_sim *sim, struct sim_eb *eb, const struct eb_tim
     case T_LEAVE:
         eb_leave(sim, eb, b);
         break;
+    case T_RELEASED:
+        eb_released(sim, eb, t->idx, t->val);
+        break;
     }
 }
 
