@@ -20,6 +20,8 @@
 #define DIRECT_GATHER_BYTES    65536u
 #define DIRECT_RECV_MSGS       3 /* the middle packets, the last one, the next message's first */
 #define DIRECT_BACKOFF         8
+_Static_assert((size_t)FE_IO_MAX_BATCH *RX_BUF_LEN >= 2 * DIRECT_GATHER_BYTES,
+               "rxmem holds a gathered datagram and the overflow of a plan");
 
 struct ep_qp {
     struct fe_qp *qp;
