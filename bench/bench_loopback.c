@@ -47,7 +47,9 @@ struct run {
     double secs;
     double cpu_tx_s, cpu_rx_s; /* CPU time each thread used during the measured window */
     int err;
-    uint64_t web_bytes; /* what the client read from the dashboard */
+    uint64_t web_bytes;  /* what the client read from the dashboard */
+    double direct_share; /* of the data packets received, those whose payload went straight into
+                          * the ring */
 };
 
 static void pin(int cpu)
@@ -202,6 +204,8 @@ static void *feroce_rx(void *arg)
             r->cpu_tx_s -= tx0;
             r->cpu_rx_s -= rx0;
             if (fe_daq_flow(d, 0)->verify_errors || fe_daq_flow(d, 0)->qp_error) r->err = FE_EIO;
+            const struct fe_ep_stats *es = fe_ep_stats(fe_daq_ep(d));
+            r->direct_share = es->rx_pkts ? (double)es->rx_direct_pkts / (double)es->rx_pkts : 0;
             break;
         }
     }
@@ -433,6 +437,7 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
     atomic_store(&r->rx_ready, false);
     atomic_store(&r->tx_known, false);
     r->bytes = 0;
+    r->direct_share = 0;
     r->secs = r->cpu_tx_s = r->cpu_rx_s = 0;
     r->err = 0;
     pthread_t a, b;
@@ -491,9 +496,9 @@ static double run_feroce(struct run *r, bool verify, int *err)
 static void print_cpu(const char *what, const struct run *r)
 {
     printf("       %s: per CPU-second of the busier thread %.2f Gb/s (sender had %.0f %% of a "
-           "core, receiver %.0f %%)\n",
+           "core, receiver %.0f %%); payloads received in place %.0f %%\n",
            what, per_core(r), r->secs > 0 ? 100 * r->cpu_tx_s / r->secs : 0,
-           r->secs > 0 ? 100 * r->cpu_rx_s / r->secs : 0);
+           r->secs > 0 ? 100 * r->cpu_rx_s / r->secs : 0, 100 * r->direct_share);
 }
 
 static int run(int argc, char **argv)

@@ -44,11 +44,12 @@ int fe_allow_parse(const char *s, struct fe_sc_cidr *list, unsigned *n);
 #define FE_EP_LEARN_PEER 1u
 
 struct fe_ep_stats {
-    uint64_t rx_dgrams;   /* datagrams / frames received */
-    uint64_t rx_pkts;     /* RoCE packets handed to a QP */
-    uint64_t rx_parse;    /* refused by the decoder (reasons in `parse`) */
-    uint64_t rx_bad_icrc; /* handed to the QP, which drops and counts them */
-    uint64_t rx_no_qp;    /* DestQP not on this endpoint */
+    uint64_t rx_dgrams;      /* datagrams / frames received */
+    uint64_t rx_pkts;        /* RoCE packets handed to a QP */
+    uint64_t rx_direct_pkts; /* UDP: of those, received with the payload straight in place */
+    uint64_t rx_parse;       /* refused by the decoder (reasons in `parse`) */
+    uint64_t rx_bad_icrc;    /* handed to the QP, which drops and counts them */
+    uint64_t rx_no_qp;       /* DestQP not on this endpoint */
     uint64_t rx_trunc;
     uint64_t rx_other; /* raw: frames that are not RoCE, ARP or ICMP for us */
     /* Refused before the QP saw them (as rxe's check_addr for RC): from a source IP that is

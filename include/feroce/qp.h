@@ -203,6 +203,15 @@ int fe_qp_rx(struct fe_qp *qp, uint64_t now_ns, const struct fe_pkt *pkt);
 int fe_qp_rx_frame(struct fe_qp *qp, uint64_t now_ns, const uint8_t *buf, size_t len,
                    enum fe_framing framing, bool verify_icrc);
 
+/* Where the responder would place the next in-sequence packet of the RDMA WRITE in progress:
+ * its PSN, the region bytes it writes (*dst, the rest of the message, *left_bytes) and the path
+ * MTU (every packet but the last carries exactly that). 0 when no WRITE with bytes left is in
+ * progress into a region with memory. A driver may receive payloads straight there: fe_qp_rx
+ * does not copy a payload already where it belongs, and bytes that land there for a packet
+ * that is not executed are written again by the packets that complete the message. */
+int fe_qp_rx_write_next(const struct fe_qp *qp, uint32_t *psn, uint8_t **dst, uint64_t *left_bytes,
+                        uint32_t *mtu_bytes);
+
 /* Absolute time of the next thing to do: a retransmit or RNR timer, a CC timer, or the pacer's
  * release of pending data (<= now when a packet is ready). FE_NO_DEADLINE when idle. */
 uint64_t fe_qp_next_deadline(const struct fe_qp *qp);

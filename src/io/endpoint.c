@@ -3,6 +3,7 @@
  * receives, decodes and dispatches by destination QPN. */
 #include "feroce/endpoint.h"
 #include "feroce/icrc.h"
+#include "io/udp_rx.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,16 @@
 #define RX_BUF_LEN      9216         /* a jumbo frame: anything longer is truncated and counted */
 #define ROCE_SPORT_BASE 40128        /* raw: UDP source port = 40128 + local QPN, as the firmware */
 #define ARP_WAIT_NS     100000000ull /* fe_raw_resolve asks again at most this often */
+/* Receiving into a WRITE's region: at most this many packets predicted (the kernel's GSO limit
+ * on older kernels), in one datagram of at most this size, with this many datagrams asked for
+ * in the same call. rxmem holds the gathered datagram and what goes beyond the prediction. */
+#define DIRECT_MAX_SEGS        64
+#define DIRECT_MAX_DGRAM_BYTES 65507u
+#define DIRECT_GATHER_BYTES    65536u
+#define DIRECT_RECV_MSGS       3 /* the middle packets, the last one, the next message's first */
+#define DIRECT_BACKOFF         8
+_Static_assert((size_t)FE_IO_MAX_BATCH *RX_BUF_LEN >= 2 * DIRECT_GATHER_BYTES,
+               "rxmem holds a gathered datagram and the overflow of a plan");
 
 struct ep_qp {
     struct fe_qp *qp;
@@ -47,6 +58,14 @@ struct fe_ep {
     int tx_head, tx_n;
     uint8_t *txmem, *rxmem;
     struct fe_dgram txd[FE_IO_MAX_BATCH], rxd[FE_IO_MAX_BATCH];
+    /* receive straight into a WRITE's region: the predicted packets' BTHs and ICRCs */
+    uint8_t dir_hdr[DIRECT_MAX_SEGS][FE_BTH_LEN];
+    uint8_t dir_tail[DIRECT_MAX_SEGS][FE_ICRC_LEN];
+    struct iovec dir_iov[3 * DIRECT_MAX_SEGS + 1];
+    unsigned dir_backoff; /* receives to go as usual before the next plan */
+    bool dir_recent;      /* the last datagram received by a plan was as predicted */
+    bool dir_whole;       /* ... and it held all the middle packets left: the datagrams after it are
+                           * the last packet and the next message's first, received in the same call */
 };
 
 int fe_backend_parse(const char *s, enum fe_backend *out)
@@ -342,6 +361,28 @@ static void learn_peer(struct fe_ep *ep, struct ep_qp *q, const struct fe_dgram 
     }
 }
 
+/* A decoded packet from src_ip to its QP, when the source may send to it. fr: the frame it
+ * came in (raw backend; learning reads its MAC). */
+static void deliver(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d,
+                    const struct fe_frame *fr, const struct fe_pkt *pkt, uint32_t src_ip)
+{
+    struct ep_qp *q = find_qpn(ep, pkt->bth.dqpn);
+    if (!q) {
+        ep->st.rx_no_qp++;
+        return;
+    }
+    if (q->src_pinned && src_ip != q->ip) {
+        ep->st.rx_refused_source++;
+        return;
+    }
+    if (pkt->icrc == FE_ICRC_BAD) ep->st.rx_bad_icrc++;
+    ep->st.rx_pkts++;
+    bool learn = (q->flags & FE_EP_LEARN_PEER) && pkt->icrc != FE_ICRC_BAD;
+    uint64_t executed = learn ? fe_qp_counters(q->qp)->rx_pkts : 0;
+    int rc = fe_qp_rx(q->qp, now_ns, pkt);
+    if (learn && rc == 0 && fe_qp_counters(q->qp)->rx_pkts != executed) learn_peer(ep, q, d, fr);
+}
+
 static void rx_one(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d)
 {
     if (ep->udp && ep->cfg.n_allow && !allowed(ep, d->ip)) { /* before the ICRC is computed */
@@ -355,35 +396,197 @@ static void rx_one(struct fe_ep *ep, uint64_t now_ns, const struct fe_dgram *d)
         ep->st.rx_refused_allow++;
         return;
     }
-    struct ep_qp *q = find_qpn(ep, fr.pkt.bth.dqpn);
-    if (!q) {
-        ep->st.rx_no_qp++;
-        return;
+    deliver(ep, now_ns, d, &fr, &fr.pkt, src_ip);
+}
+
+/* ---- receive straight into the region of a WRITE in progress (UDP with GRO) ----
+ * The payloads of a message's middle packets are the bulk of its bytes. While a WRITE is in
+ * progress their place is known before they arrive (fe_qp_rx_write_next), so the first datagram
+ * of a receive is scattered: each predicted packet's BTH and ICRC into small buffers, its payload
+ * where the responder would put it. Whatever does not fit the prediction (another opcode, PSN,
+ * QP or size) is gathered back into one buffer and handled as any datagram: the bytes it left
+ * in the region are written again by the packets that complete the message. */
+
+/* The prediction for the next datagram: k packets of seg bytes from psn on for QP q. */
+struct direct_plan {
+    struct ep_qp *q;
+    uint32_t psn, mtu, k, seg;
+    uint8_t *dst;
+};
+
+/* A plan when the QP of the last packet is in the middle of a WRITE with two packets or more
+ * to come (the last one's header differs: it is not predicted). */
+static bool plan_direct(struct fe_ep *ep, struct direct_plan *p)
+{
+    if (ep->last_hit >= ep->n_qps) return false;
+    p->q = &ep->qps[ep->last_hit];
+    uint64_t left;
+    if (!fe_qp_rx_write_next(p->q->qp, &p->psn, &p->dst, &left, &p->mtu) || left <= p->mtu ||
+        p->mtu % 4)
+        return false;
+    p->seg = FE_BTH_LEN + p->mtu + FE_ICRC_LEN;
+    uint64_t k = (left - 1) / p->mtu;
+    if (k > DIRECT_MAX_SEGS) k = DIRECT_MAX_SEGS;
+    if (k > DIRECT_MAX_DGRAM_BYTES / p->seg) k = DIRECT_MAX_DGRAM_BYTES / p->seg;
+    p->k = (uint32_t)k;
+    return k > 0;
+}
+
+/* The iovecs of the plan; a last one takes what goes beyond it. Returns their count. */
+static int direct_iov(struct fe_ep *ep, const struct direct_plan *p)
+{
+    int n = 0;
+    for (uint32_t j = 0; j < p->k; j++) {
+        ep->dir_iov[n++] = (struct iovec){ep->dir_hdr[j], FE_BTH_LEN};
+        ep->dir_iov[n++] = (struct iovec){p->dst + (size_t)j * p->mtu, p->mtu};
+        ep->dir_iov[n++] = (struct iovec){ep->dir_tail[j], FE_ICRC_LEN};
     }
-    if (q->src_pinned && src_ip != q->ip) {
-        ep->st.rx_refused_source++;
-        return;
+    ep->dir_iov[n++] = (struct iovec){ep->rxmem + DIRECT_GATHER_BYTES, DIRECT_GATHER_BYTES};
+    return n;
+}
+
+/* Whether the datagram is what the plan predicted: m packets (*m) of its size, each a WRITE
+ * MIDDLE of its QP with the next PSN and no pad. */
+static bool direct_matches(struct fe_ep *ep, const struct direct_plan *p,
+                           const struct fe_udp_rx *rx, uint32_t *m, struct fe_bth *bth)
+{
+    uint32_t seg = rx->seg ? rx->seg : rx->len;
+    if (rx->trunc || seg != p->seg || rx->len % seg || rx->len / seg > p->k) return false;
+    *m = rx->len / seg;
+    for (uint32_t j = 0; j < *m; j++) {
+        enum fe_parse_reason why;
+        if (!fe_bth_parse(ep->dir_hdr[j], FE_BTH_LEN, &bth[j], &why) ||
+            bth[j].opcode != FE_OP_WRITE_MIDDLE || bth[j].padcnt || bth[j].dqpn != p->q->qpn ||
+            bth[j].psn != ((p->psn + j) & FE_PSN_MASK))
+            return false;
     }
-    if (fr.pkt.icrc == FE_ICRC_BAD) ep->st.rx_bad_icrc++;
-    ep->st.rx_pkts++;
-    bool learn = (q->flags & FE_EP_LEARN_PEER) && fr.pkt.icrc != FE_ICRC_BAD;
-    uint64_t executed = learn ? fe_qp_counters(q->qp)->rx_pkts : 0;
-    int rc = fe_qp_rx(q->qp, now_ns, &fr.pkt);
-    if (learn && rc == 0 && fe_qp_counters(q->qp)->rx_pkts != executed) learn_peer(ep, q, d, &fr);
+    return true;
+}
+
+/* The ICRC of predicted packet j, over its pieces as fe_icrc_bth does over the whole. */
+static uint8_t direct_icrc(struct fe_ep *ep, const struct direct_plan *p, uint32_t j)
+{
+    if (!ep->cfg.verify_icrc) return FE_ICRC_UNCHECKED;
+    uint8_t h[FE_BTH_LEN];
+    memcpy(h, ep->dir_hdr[j], FE_BTH_LEN);
+    h[4] = 0xff; /* BTH byte 4 (FECN, BECN, reserved): variant */
+    uint32_t crc = fe_crc32(FE_ICRC_SEED, h, FE_BTH_LEN);
+    crc = fe_crc32(crc, p->dst + (size_t)j * p->mtu, p->mtu);
+    if (crc == fe_icrc_load(ep->dir_tail[j])) {
+        ep->st.parse.ok++;
+        return FE_ICRC_OK;
+    }
+    ep->st.parse.rejected[FE_PR_ICRC]++;
+    return FE_ICRC_BAD;
+}
+
+/* The m predicted packets, their payloads already in place. */
+static void direct_deliver(struct fe_ep *ep, uint64_t now_ns, const struct direct_plan *p,
+                           const struct fe_udp_rx *rx, uint32_t m, const struct fe_bth *bth)
+{
+    struct fe_dgram d = {.ip = rx->ip, .port = rx->port, .tos = rx->tos, .ts_ns = rx->ts_ns};
+    for (uint32_t j = 0; j < m; j++) {
+        if (ep->cfg.n_allow && !allowed(ep, rx->ip)) {
+            ep->st.rx_refused_allow++;
+            continue;
+        }
+        struct fe_pkt pkt = {.bth = bth[j],
+                             .payload = p->dst + (size_t)j * p->mtu,
+                             .payload_len = p->mtu,
+                             .ecn = rx->tos & 3};
+        pkt.icrc = direct_icrc(ep, p, j);
+        deliver(ep, now_ns, &d, NULL, &pkt, rx->ip);
+    }
+}
+
+/* A datagram that did not fit the plan: its pieces gathered into one buffer in order, then
+ * handled segment by segment as any other. Returns the segments. */
+static uint32_t direct_fallback(struct fe_ep *ep, uint64_t now_ns, int niov,
+                                const struct fe_udp_rx *rx)
+{
+    uint32_t len = 0;
+    for (int i = 0; i < niov && len < rx->len; i++) {
+        uint32_t take = rx->len - len < ep->dir_iov[i].iov_len ? rx->len - len
+                                                               : (uint32_t)ep->dir_iov[i].iov_len;
+        memmove(ep->rxmem + len, ep->dir_iov[i].iov_base, take);
+        len += take;
+    }
+    uint32_t seg = rx->seg ? rx->seg : len, n = 0;
+    for (uint32_t off = 0; off < len || (!len && !n); off += seg, n++) {
+        struct fe_dgram d = {.buf = ep->rxmem + off,
+                             .len = len - off < seg ? len - off : seg,
+                             .ip = rx->ip,
+                             .port = rx->port,
+                             .tos = rx->tos,
+                             .trunc = rx->trunc,
+                             .ts_ns = rx->ts_ns};
+        rx_one(ep, now_ns, &d);
+        if (!seg) break;
+    }
+    return n ? n : 1;
+}
+
+/* One receive with the first datagram scattered by the plan. Returns the packets handled, 0
+ * when the socket was empty, -1 without a plan (the caller receives as usual); *drained when
+ * the socket had no more than was asked for. */
+static int rx_direct(struct fe_ep *ep, uint64_t now_ns, int want, bool *drained)
+{
+    struct direct_plan p;
+    if (ep->dir_backoff) {
+        ep->dir_backoff--;
+        return -1;
+    }
+    if (!plan_direct(ep, &p)) return -1;
+    int niov = direct_iov(ep, &p);
+    struct fe_udp_rx rx;
+    int r = fe_udpsock_recv_scatter(ep->udp, ep->dir_iov, niov, want, &rx);
+    if (r == FE_ENOTSUP) return -1;
+    *drained = r < want;
+    if (r <= 0) return 0;
+    struct fe_bth bth[DIRECT_MAX_SEGS];
+    uint32_t m;
+    ep->dir_recent = direct_matches(ep, &p, &rx, &m, bth);
+    if (ep->dir_recent) {
+        ep->dir_whole = m == p.k;
+        ep->st.rx_direct_pkts += m;
+        direct_deliver(ep, now_ns, &p, &rx, m, bth);
+    } else {
+        /* Traffic the plan does not foresee (several QPs interleaved, a resend): the gather
+         * is a copy more, so the next receives go as usual before the next try. */
+        ep->dir_backoff = DIRECT_BACKOFF;
+        m = direct_fallback(ep, now_ns, niov, &rx);
+    }
+    ep->st.rx_dgrams += m;
+    return (int)m;
 }
 
 int fe_ep_poll_rx(struct fe_ep *ep, uint64_t now_ns, int budget)
 {
     int total = 0;
+    bool drained = false; /* the last receive emptied the socket */
     while (total < budget) {
         int want = budget - total;
         if (want > (int)ep->cfg.batch) want = (int)ep->cfg.batch;
+        /* segments kept from the last call come first; the socket is read after them */
+        int kept = ep->udp ? fe_udpsock_rx_pending(ep->udp) : 0;
+        if (ep->udp && !kept) {
+            if (drained) break;
+            int msgs = ep->dir_whole ? DIRECT_RECV_MSGS : 1;
+            int got = rx_direct(ep, now_ns, want < msgs ? want : msgs, &drained);
+            if (got == 0) break;
+            if (got > 0) {
+                total += got;
+                continue;
+            }
+            /* Between two messages of a stream received in place, one datagram (the next first
+             * packet) puts the next receive back on the plan; a batch would take the middle
+             * packets that follow it as well, into the socket's buffers. */
+            if (ep->dir_recent) want = 1;
+        }
         for (int i = 0; i < want; i++) {
             ep->rxd[i].buf = ep->rxmem + (size_t)i * RX_BUF_LEN;
             ep->rxd[i].cap = RX_BUF_LEN;
         }
-        /* segments kept from the last call come first; the socket is read after them */
-        int kept = ep->udp ? fe_udpsock_rx_pending(ep->udp) : 0;
         int n = ep->udp ? fe_udpsock_recv_borrow(ep->udp, ep->rxd, want)
                         : fe_raw_recv(ep->raw, ep->rxd, want);
         if (n <= 0) break;
@@ -529,7 +732,12 @@ int fe_ep_poll_tx(struct fe_ep *ep, uint64_t now_ns, int budget)
         int fill = 0, misses = 0;
         int cap = (int)ep->cfg.batch;
         if (cap > budget - sent) cap = budget - sent;
-        while (fill < cap && misses < (int)ep->n_qps) {
+        int cap_max = budget - sent < FE_IO_MAX_BATCH ? budget - sent : FE_IO_MAX_BATCH;
+        bool open_msg = false; /* the last packet framed is not its message's last */
+        /* A message's packets of one size go as one GSO run, received as one GRO datagram
+         * (scattered into place at the receiver): a batch goes past its size, up to the
+         * largest, rather than cut a message. */
+        while ((fill < cap || (open_msg && fill < cap_max)) && misses < (int)ep->n_qps) {
             if (ep->rr >= ep->n_qps) ep->rr = 0;
             struct ep_qp *q = &ep->qps[ep->rr++];
             struct fe_pkt pkt;
@@ -538,6 +746,8 @@ int fe_ep_poll_tx(struct fe_ep *ep, uint64_t now_ns, int budget)
                 continue;
             }
             misses = 0;
+            unsigned fl = fe_opcode_flags(pkt.bth.opcode);
+            open_msg = (fl & FE_OPF_PAYLOAD) && !(fl & FE_OPF_LAST);
             if (encode(ep, q, &pkt, fill)) fill++;
         }
         if (fill == 0) break;

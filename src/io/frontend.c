@@ -13,6 +13,13 @@ struct flow_rt {
     uint8_t *mem; /* window x msg_bytes: messages posted and not yet completed */
     size_t mem_len;
     uint32_t window;
+    /* Buffers are reused last-freed first: a message takes the buffer of the message that
+     * completed last, so the buffers in use are about those in flight, not the whole window,
+     * and stay in cache between fill, ICRC and the kernel's copy (round robin over a window
+     * of megabytes would miss the cache on every fill). */
+    uint32_t *buf_of;    /* window entries: the buffer of message seq, at seq % window */
+    uint32_t *free_bufs; /* window entries: a stack of free buffers, n_free of them */
+    uint32_t n_free;
     uint64_t next_post_ns;
     uint64_t data_pkts;   /* data packets seen by the drop hook */
     uint32_t psn_dropped; /* bit j: drop_psn[j] already dropped once */
@@ -106,6 +113,7 @@ static int flow_open(struct fe_frontend *f, unsigned i, uint32_t local_qpn,
     struct flow_rt *rt = &f->rt[i];
     free(rt->mem);
     free(rt->dropped);
+    free(rt->buf_of);
     memset(fl, 0, sizeof *fl);
     memset(rt, 0, sizeof *rt);
     if (f->cfg.drop_every && !(rt->dropped = calloc(DROP_BITS / 64, sizeof(uint64_t)))) {
@@ -144,6 +152,31 @@ static int flow_open(struct fe_frontend *f, unsigned i, uint32_t local_qpn,
     return 0;
 }
 
+/* The buffers of a stream of w messages of msg_bytes: all free. Messages of the last stream
+ * still in flight keep theirs (the transport sends from them until they complete): then the
+ * layout stays, and a stream that needs another one cannot start. */
+static bool flow_buffers(struct fe_frontend_flow *fl, struct flow_rt *rt, uint32_t w,
+                         uint32_t msg_bytes)
+{
+    if (fl->posted != fl->completed)
+        return rt->buf_of && w == rt->window && msg_bytes == fl->stream.msg_bytes;
+    size_t need = (size_t)w * msg_bytes;
+    if (rt->mem_len < need) {
+        uint8_t *m = realloc(rt->mem, need);
+        if (!m) return false;
+        rt->mem = m;
+        rt->mem_len = need;
+    }
+    uint32_t *idx = realloc(rt->buf_of, 2 * (size_t)w * sizeof *idx);
+    if (!idx) return false;
+    rt->buf_of = idx;
+    rt->free_bufs = idx + w;
+    for (uint32_t k = 0; k < w; k++) rt->free_bufs[k] = w - 1 - k; /* buffer 0 on top */
+    rt->n_free = w;
+    rt->window = w;
+    return true;
+}
+
 static void flow_start(struct fe_frontend *f, unsigned i, const struct fe_sc_tx_meta *tx,
                        uint64_t now_ns)
 {
@@ -166,18 +199,11 @@ static void flow_start(struct fe_frontend *f, unsigned i, const struct fe_sc_tx_
     if (w > f->cfg.qp.sq_depth) w = f->cfg.qp.sq_depth;
     if (w > MAX_WINDOW) w = MAX_WINDOW;
     if (w < 1) w = 1;
-    size_t need = (size_t)w * s.msg_bytes;
-    if (rt->mem_len < need) {
-        uint8_t *m = realloc(rt->mem, need);
-        if (!m) {
-            fl->error = true;
-            return;
-        }
-        rt->mem = m;
-        rt->mem_len = need;
+    if (!flow_buffers(fl, rt, (uint32_t)w, s.msg_bytes)) {
+        fl->error = true;
+        return;
     }
     /* A new stream continues the sequence numbers: the receiver's ring and immediates go on. */
-    rt->window = (uint32_t)w;
     rt->next_post_ns = now_ns;
     fl->stream = s;
     fl->streaming = true;
@@ -207,7 +233,9 @@ static void flow_post(struct fe_frontend *f, unsigned i, uint64_t now_ns)
     struct flow_rt *rt = &f->rt[i];
     const struct fe_stream_config *s = &fl->stream;
     while (can_post(fl, rt) && now_ns >= rt->next_post_ns) {
-        uint8_t *buf = rt->mem + (size_t)(fl->posted % rt->window) * s->msg_bytes;
+        if (!rt->n_free) break; /* cannot happen: a free buffer per message not in flight */
+        uint32_t b = rt->free_bufs[rt->n_free - 1];
+        uint8_t *buf = rt->mem + (size_t)b * s->msg_bytes;
         fe_data_fill(s->pattern, buf, s->msg_bytes, fl->qpn, fl->posted);
         enum fe_wr_op op = s->op;
         if (op == FE_WR_WRITE_IMM && !fe_stream_has_imm(fl->posted, s->count, s->imm_every))
@@ -227,6 +255,8 @@ static void flow_post(struct fe_frontend *f, unsigned i, uint64_t now_ns)
             fl->streaming = false;
             break;
         }
+        rt->buf_of[fl->posted % rt->window] = b;
+        rt->n_free--;
         fl->posted++;
         if (s->gap_ns) { /* a late post catches up by at most one gap */
             uint64_t base = rt->next_post_ns + s->gap_ns < now_ns ? now_ns : rt->next_post_ns;
@@ -244,6 +274,9 @@ static void flow_complete(struct fe_frontend *f, unsigned i, uint64_t now_ns)
     while ((n = fe_qp_poll_cq(fl->qp, cqe, 64)) > 0) {
         for (int k = 0; k < n; k++) {
             if (cqe[k].status == FE_WC_SUCCESS) {
+                struct flow_rt *rt = &f->rt[i];
+                if (rt->n_free < rt->window) /* messages complete in order */
+                    rt->free_bufs[rt->n_free++] = rt->buf_of[fl->completed % rt->window];
                 fl->completed++;
                 fl->bytes_completed += cqe[k].byte_len ? cqe[k].byte_len : fl->stream.msg_bytes;
             } else if (!fl->error) {
@@ -510,6 +543,7 @@ void fe_frontend_destroy(struct fe_frontend *f)
         flow_close(f, i);
         free(f->rt[i].mem);
         free(f->rt[i].dropped);
+        free(f->rt[i].buf_of);
     }
     fe_udpsock_close(f->sc_sock);
     fe_udpsock_close(f->sc_reply_sock);

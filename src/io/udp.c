@@ -6,6 +6,7 @@
  * Optionally (gro) the receiver takes UDP GRO super-datagrams and splits them by segment size. */
 #include "feroce/io.h"
 #include "io/sockbuf.h"
+#include "io/udp_rx.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -427,6 +428,58 @@ int fe_udpsock_rx_pending(const struct fe_udpsock *u)
     return k;
 }
 
+/* Fills msg[0..n) for a receive into the GRO buffers, slot i into buffer i. */
+static void rx_prepare_gro(struct fe_udpsock *u, int n)
+{
+    uint8_t *bufs[GRO_MSGS];
+    uint32_t caps[GRO_MSGS];
+    for (int i = 0; i < n; i++) {
+        bufs[i] = u->gro_buf + (size_t)i * GRO_BUF_BYTES;
+        caps[i] = GRO_BUF_BYTES;
+    }
+    rx_prepare(u, n, bufs, caps);
+}
+
+/* Metadata of the r messages just received into the GRO slots; they are kept from slot `from`
+ * on. */
+static void gro_keep(struct fe_udpsock *u, int r, int from)
+{
+    int64_t off = u->timestamps && r > 0 ? fe_io_realtime_offset_ns() : 0;
+    for (int i = 0; i < r; i++) {
+        rx_meta(u, i, off, &u->gro[i]);
+        if (u->gro[i].seg && u->gro[i].len > u->gro[i].seg) u->st.rx_gro_dgrams++;
+    }
+    u->gro_n = r > 0 ? r : 0;
+    u->gro_i = r > from ? from : u->gro_n;
+    u->gro_off = 0;
+}
+
+int fe_udpsock_recv_scatter(struct fe_udpsock *u, const struct iovec *iov, int niov, int n,
+                            struct fe_udp_rx *first)
+{
+    if (!u->gro_buf || u->gro_i < u->gro_n) return FE_ENOTSUP;
+    if (n > GRO_MSGS) n = GRO_MSGS;
+    if (n < 1) n = 1;
+    rx_prepare_gro(u, n);
+    u->msg[0].msg_hdr.msg_iov = (struct iovec *)(uintptr_t)iov; /* the kernel only reads it */
+    u->msg[0].msg_hdr.msg_iovlen = (size_t)niov;
+    int r = recv_calls(u, n);
+    if (r <= 0) return r;
+    gro_keep(u, r, 1);
+    const struct gro_slot *s = &u->gro[0];
+    *first = (struct fe_udp_rx){.len = s->len,
+                                .seg = s->seg,
+                                .trunc = s->trunc,
+                                .ip = s->ip,
+                                .port = s->port,
+                                .tos = s->tos,
+                                .ts_ns = s->ts_ns};
+    u->st.rx_dgrams += s->seg ? (s->len + s->seg - 1) / s->seg : 1;
+    u->st.rx_bytes += s->len;
+    if (s->trunc) u->st.rx_trunc++;
+    return r;
+}
+
 static int recv_batch(struct fe_udpsock *u, struct fe_dgram *d, int n, bool borrow)
 {
     if (n <= 0) return 0;
@@ -440,21 +493,10 @@ static int recv_batch(struct fe_udpsock *u, struct fe_dgram *d, int n, bool borr
         /* Borrowed segments live in the GRO buffers: no new receive over them in this call. */
         if (out < n && !(borrow && out)) {
             int want = n - out < GRO_MSGS ? n - out : GRO_MSGS;
-            for (int i = 0; i < want; i++) {
-                bufs[i] = u->gro_buf + (size_t)i * GRO_BUF_BYTES;
-                caps[i] = GRO_BUF_BYTES;
-            }
-            rx_prepare(u, want, bufs, caps);
+            rx_prepare_gro(u, want);
             int r = recv_calls(u, want);
             if (r < 0 && !out) return r;
-            int64_t off = u->timestamps && r > 0 ? fe_io_realtime_offset_ns() : 0;
-            for (int i = 0; i < r; i++) {
-                rx_meta(u, i, off, &u->gro[i]);
-                if (u->gro[i].seg && u->gro[i].len > u->gro[i].seg) u->st.rx_gro_dgrams++;
-            }
-            u->gro_n = r > 0 ? r : 0;
-            u->gro_i = 0;
-            u->gro_off = 0;
+            gro_keep(u, r, 0);
             while (out < n && u->gro_i < u->gro_n) gro_take(u, &d[out++], borrow);
         }
         count_rx(u, d, out);

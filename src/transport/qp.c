@@ -327,6 +327,21 @@ int fe_qp_post_send(struct fe_qp *qp, const struct fe_wr *wr)
     return rc;
 }
 
+int fe_qp_rx_write_next(const struct fe_qp *qp, uint32_t *psn, uint8_t **dst, uint64_t *left_bytes,
+                        uint32_t *mtu_bytes)
+{
+    const struct fe_resp *r = &qp->resp;
+    if (qp->state != FE_QPS_RTS || !r->in_msg || r->msg_send || r->msg_mr < 0 || !r->msg_left)
+        return 0;
+    const struct fe_mr *mr = &r->mr[r->msg_mr];
+    if (!mr->base) return 0;
+    *psn = r->epsn;
+    *dst = mr->base + (r->msg_va - mr->va);
+    *left_bytes = r->msg_left;
+    *mtu_bytes = r->mtu_bytes;
+    return 1;
+}
+
 uint32_t fe_qp_sq_unstarted(const struct fe_qp *qp)
 {
     return qp->req.tail_seq - qp->req.send_seq;

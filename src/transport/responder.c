@@ -354,7 +354,10 @@ STEP void place_payload(const struct fe_resp *r, const struct fe_pkt *pkt, uint3
 {
     if (!len) return;
     const struct fe_mr *mr = &r->mr[w->mi];
-    if (mr->base && pkt->payload) memcpy(mr->base + (w->va - mr->va), pkt->payload, len);
+    if (!mr->base || !pkt->payload) return;
+    uint8_t *dst = mr->base + (w->va - mr->va);
+    /* a driver may have received the payload where it belongs (fe_qp_rx_write_next) */
+    if (pkt->payload != dst) memmove(dst, pkt->payload, len);
 }
 
 /* After the payload: the message goes on at the next VA, or its last packet ends it (and a
