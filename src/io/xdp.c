@@ -112,7 +112,7 @@ bool fe_xdp_built(void)
 
 /* libbpf and libxdp print their own diagnostics; the last one becomes part of our reason. */
 static char last_msg[160];
-static int keep_msg(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static int keep_msg(const char *fmt, va_list ap)
 {
     char m[sizeof last_msg];
     vsnprintf(m, sizeof m, fmt, ap);
@@ -121,11 +121,13 @@ static int keep_msg(const char *fmt, va_list ap)
     if (l) memcpy(last_msg, m, l + 1);
     return 0;
 }
-static int libbpf_msg(enum libbpf_print_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int libbpf_msg(enum libbpf_print_level level,
+                                                            const char *fmt, va_list ap)
 {
     return level == LIBBPF_DEBUG ? 0 : keep_msg(fmt, ap);
 }
-static int libxdp_msg(enum libxdp_print_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int libxdp_msg(enum libxdp_print_level level,
+                                                            const char *fmt, va_list ap)
 {
     return level == LIBXDP_DEBUG ? 0 : keep_msg(fmt, ap);
 }
