@@ -22,6 +22,14 @@
 
 #define MAX_REPS 15
 
+/* Set by SIGINT/SIGTERM: the runs stop, the namespaces are still removed. */
+static volatile sig_atomic_t stop_asked;
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_asked = 1;
+}
+
 struct bench {
     char ns_rx[32], ns_tx[32], dir[64];
     uint64_t reps, seconds;
@@ -257,7 +265,7 @@ static int measure_mtu(const struct bench *b, struct mtu_result *m)
     double g[2][MAX_REPS], ratio[MAX_REPS];
     unsigned n = 0;
     if (setup(b, m->link_mtu)) return -1;
-    for (unsigned r = 0; r < b->reps; r++) {
+    for (unsigned r = 0; r < b->reps && !stop_asked; r++) {
         struct sample s[2];
         for (int j = 0; j < 2; j++) {
             int k = (int)(r % 2) ^ j;
@@ -346,18 +354,29 @@ static int run(int argc, char **argv)
     snprintf(b.dir, sizeof b.dir, "/tmp/feroce-bench-raw-XXXXXX");
     if (!mkdtemp(b.dir)) return 1;
     struct mtu_result m[2] = {{.mtu = 1024, .link_mtu = 1500}, {.mtu = 4096, .link_mtu = 9000}};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     int rc = 0;
-    for (unsigned i = 0; i < 2; i++) {
-        if (measure_mtu(&b, &m[i])) {
-            fprintf(stderr, "bench raw: no verified pair of runs at MTU %u\n", m[i].mtu);
+    unsigned done = 0;
+    for (; done < 2 && !stop_asked; done++) {
+        if (measure_mtu(&b, &m[done])) {
+            fprintf(stderr, "bench raw: no verified pair of runs at MTU %u\n", m[done].mtu);
             rc = 1;
         }
     }
     teardown(&b, true);
+    if (stop_asked) {
+        fprintf(stderr, "bench raw: interrupted\n");
+        rc = 1;
+        if (done) done--; /* the MTU under way when asked is incomplete */
+    }
     if (b.json)
-        print_json(m, 2);
+        print_json(m, done);
     else
-        print_text(m, 2, &b);
+        print_text(m, done, &b);
     return rc;
 }
 
