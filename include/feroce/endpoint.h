@@ -115,6 +115,8 @@ const struct fe_ep_stats *fe_ep_stats(const struct fe_ep *ep);
 /* The backend's own counters (NULL for the other backend). */
 const struct fe_udpsock_stats *fe_ep_udp_stats(const struct fe_ep *ep);
 const struct fe_raw_stats *fe_ep_raw_stats(const struct fe_ep *ep);
+/* The raw backend's path (fe_raw_kind_name), NULL for UDP. */
+const char *fe_ep_raw_kind_name(const struct fe_ep *ep);
 
 #ifdef __cplusplus
 }

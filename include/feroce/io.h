@@ -107,7 +107,13 @@ int fe_udpsock_recv_borrow(struct fe_udpsock *u, struct fe_dgram *d, int n);
 int fe_udpsock_rx_pending(const struct fe_udpsock *u);
 const struct fe_udpsock_stats *fe_udpsock_stats(const struct fe_udpsock *u);
 
-/* ---- raw Ethernet (AF_PACKET) ---- */
+/* ---- raw Ethernet (AF_PACKET or AF_XDP) ---- */
+/* The kernel path that carries the frames. AF_XDP takes every frame of the interface's queue 0
+ * away from the kernel's stack (libxdp's redirect program), so auto picks it only where that
+ * loses nothing: one receive queue, no kernel IPv4 address, no timestamps, not promiscuous. */
+enum fe_raw_kind { FE_RAW_AUTO, FE_RAW_PACKET, FE_RAW_XDP };
+int fe_raw_kind_parse(const char *s, enum fe_raw_kind *kind); /* auto|packet|xdp */
+
 struct fe_raw_config {
     char ifname[32];
     uint8_t mac[6]; /* this endpoint's MAC; all zero = the interface's */
@@ -116,6 +122,7 @@ struct fe_raw_config {
     bool answer_arp_icmp; /* as the firmware does */
     bool timestamps;      /* report each frame's kernel arrival time (fe_dgram.ts_ns) */
     uint64_t rcvbuf_bytes, sndbuf_bytes;
+    enum fe_raw_kind kind; /* xdp: AF_XDP, or AF_PACKET with a message when it cannot be set up */
 };
 void fe_raw_config_default(struct fe_raw_config *cfg);
 
@@ -123,7 +130,8 @@ struct fe_raw_stats {
     uint64_t tx_frames, tx_bytes, tx_again, tx_errors;
     uint64_t rx_frames, rx_bytes, rx_trunc;
     uint64_t arp_replies, icmp_replies, arp_requests_sent;
-    uint64_t rx_not_ours; /* unicast to another MAC (when not promiscuous) */
+    uint64_t rx_not_ours;     /* unicast to another MAC (when not promiscuous) */
+    uint64_t rx_kernel_drops; /* lost before we could read them (socket queue or rings full) */
 };
 
 struct fe_raw;
@@ -132,6 +140,8 @@ struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err);
 void fe_raw_close(struct fe_raw *r);
 int fe_raw_fd(const struct fe_raw *r);
 void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6]);
+/* "af_packet", or "af_xdp" with its mode ("af_xdp native copy", "af_xdp generic copy", ...). */
+const char *fe_raw_kind_name(const struct fe_raw *r);
 /* Sends whole frames (dgram.ip/port/tos unused); returns how many were consumed, as
  * fe_udpsock_send. */
 int fe_raw_send(struct fe_raw *r, const struct fe_dgram *d, int n);
@@ -140,6 +150,7 @@ int fe_raw_send(struct fe_raw *r, const struct fe_dgram *d, int n);
 int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n);
 /* The MAC of ip if known (1), else 0 after sending an ARP request (rate limited by now_ns). */
 int fe_raw_resolve(struct fe_raw *r, uint32_t ip, uint8_t mac[6], uint64_t now_ns);
+/* The counters; rx_kernel_drops is read from the kernel at this call. */
 const struct fe_raw_stats *fe_raw_stats(const struct fe_raw *r);
 
 /* ---- event loop ---- */

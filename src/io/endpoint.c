@@ -176,6 +176,11 @@ const struct fe_udpsock_stats *fe_ep_udp_stats(const struct fe_ep *ep)
 {
     return ep->udp ? fe_udpsock_stats(ep->udp) : NULL;
 }
+const char *fe_ep_raw_kind_name(const struct fe_ep *ep)
+{
+    return ep->raw ? fe_raw_kind_name(ep->raw) : NULL;
+}
+
 const struct fe_raw_stats *fe_ep_raw_stats(const struct fe_ep *ep)
 {
     return ep->raw ? fe_raw_stats(ep->raw) : NULL;

@@ -1,12 +1,17 @@
-/* Raw Ethernet (AF_PACKET) for whole RoCEv2 frames built by feroce, batched with
- * sendmmsg/recvmmsg. Like a front-end board, an endpoint answers ARP requests and ICMP echo
- * requests for its own IPv4 address itself (the interface carries no kernel address), and learns
- * its peers' MACs from ARP. */
+/* Raw Ethernet for whole RoCEv2 frames built by feroce: AF_PACKET batched with
+ * sendmmsg/recvmmsg, or AF_XDP (xdp.c) where it can be set up. Both paths share everything past
+ * the socket: which frames are ours, ARP and ICMP. Like a front-end board, an endpoint answers ARP
+ * requests and ICMP echo requests for its own IPv4 address itself (the interface carries no kernel
+ * address), and learns its peers' MACs from ARP. */
 #include "feroce/io.h"
 #include "io/sockbuf.h"
+#include "io/xdp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <stdio.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
 #include <net/if.h>
@@ -33,7 +38,9 @@ struct arp_entry {
 };
 
 struct fe_raw {
-    int fd;
+    int fd;             /* AF_PACKET; with AF_XDP only for interface requests */
+    struct fe_xdp *xdp; /* frames go through AF_XDP when set */
+    char kind_name[40];
     int ifindex;
     struct fe_raw_config cfg;
     uint8_t mac[6];
@@ -60,11 +67,14 @@ void fe_raw_config_default(struct fe_raw_config *cfg)
 }
 
 /* An AF_PACKET socket bound to the interface, blind to its own transmissions where the kernel
- * allows. */
+ * allows. With AF_XDP carrying the frames it stays unbound and receives nothing: it only serves
+ * the interface requests (MAC, promiscuous mode). */
 static int open_socket(struct fe_raw *r)
 {
-    r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+    int proto = r->xdp ? 0 : htons(ETH_P_ALL);
+    r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
     if (r->fd < 0) return (errno == EPERM || errno == EACCES) ? FE_EACCESS : FE_EIO;
+    if (r->xdp) return 0;
     struct sockaddr_ll sa;
     memset(&sa, 0, sizeof sa);
     sa.sll_family = AF_PACKET;
@@ -76,6 +86,77 @@ static int open_socket(struct fe_raw *r)
     (void)setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
 #endif
     return 0;
+}
+
+int fe_raw_kind_parse(const char *s, enum fe_raw_kind *kind)
+{
+    static const char *const names[] = {"auto", "packet", "xdp"};
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(s, names[k])) {
+            *kind = (enum fe_raw_kind)k;
+            return 0;
+        }
+    return -1;
+}
+
+/* Receive queues of the interface (sysfs); 1 when it cannot tell. */
+static int rx_queues(const char *ifname)
+{
+    char path[96];
+    int n = 0;
+    for (; n < 4096; n++) {
+        snprintf(path, sizeof path, "/sys/class/net/%s/queues/rx-%d", ifname, n);
+        if (access(path, F_OK) != 0) break;
+    }
+    return n ? n : 1;
+}
+
+static bool has_ipv4(const char *ifname)
+{
+    struct ifaddrs *ifa, *i;
+    bool found = false;
+    if (getifaddrs(&ifa) != 0) return false;
+    for (i = ifa; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, ifname))
+            found = true;
+    freeifaddrs(ifa);
+    return found;
+}
+
+/* Why AF_XDP would take or lose frames that AF_PACKET handles (NULL: it would not). explicit:
+ * asked for by name, so a kernel address on the interface is the user's choice. */
+static const char *xdp_unfit(const struct fe_raw *r, bool explicit)
+{
+    if (r->cfg.timestamps) return "kernel receive timestamps need AF_PACKET";
+    if (rx_queues(r->cfg.ifname) > 1) return "several receive queues; AF_XDP serves queue 0 only";
+    if (explicit) return NULL;
+    if (!fe_xdp_built()) return "built without libxdp";
+    if (r->cfg.promisc) return "a promiscuous port";
+    if (has_ipv4(r->cfg.ifname)) return "the interface has a kernel IPv4 address";
+    return NULL;
+}
+
+/* AF_XDP when asked for (or auto and fit); AF_PACKET otherwise, saying why when AF_XDP was
+ * asked for or could have been used. */
+static void choose_kind(struct fe_raw *r)
+{
+    bool explicit = r->cfg.kind == FE_RAW_XDP;
+    snprintf(r->kind_name, sizeof r->kind_name, "af_packet");
+    if (r->cfg.kind == FE_RAW_PACKET) return;
+    const char *unfit = xdp_unfit(r, explicit);
+    char why[320];
+    if (unfit) {
+        if (explicit)
+            fprintf(stderr, "feroce: AF_XDP on %s: %s; using AF_PACKET\n", r->cfg.ifname, unfit);
+        return;
+    }
+    r->xdp = fe_xdp_open(r->cfg.ifname, r->ifindex, why, sizeof why);
+    if (!r->xdp) {
+        fprintf(stderr, "feroce: AF_XDP on %s cannot be set up (%s); using AF_PACKET\n",
+                r->cfg.ifname, why);
+        return;
+    }
+    snprintf(r->kind_name, sizeof r->kind_name, "af_xdp %s", fe_xdp_mode(r->xdp));
 }
 
 /* Our MAC: the configured one, else the interface's. A MAC of our own (not the interface's), or
@@ -112,10 +193,15 @@ struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
     r->cfg = *cfg;
     r->cfg.ifname[sizeof r->cfg.ifname - 1] = 0;
     r->ifindex = (int)if_nametoindex(r->cfg.ifname);
-    e = !r->ifindex ? FE_ENOENT : open_socket(r);
+    if (!r->ifindex) {
+        e = FE_ENOENT;
+        goto fail;
+    }
+    choose_kind(r);
+    e = open_socket(r);
     if (!e) e = set_mac(r, cfg);
     if (e) goto fail;
-    fe_io_size_buffers(r->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
+    if (!r->xdp) fe_io_size_buffers(r->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
     int on = 1;
     if (cfg->timestamps && setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
         e = FE_EIO;
@@ -132,13 +218,18 @@ fail:
 void fe_raw_close(struct fe_raw *r)
 {
     if (!r) return;
+    fe_xdp_close(r->xdp);
     if (r->fd >= 0) close(r->fd);
     free(r);
 }
 
 int fe_raw_fd(const struct fe_raw *r)
 {
-    return r->fd;
+    return r->xdp ? fe_xdp_fd(r->xdp) : r->fd;
+}
+const char *fe_raw_kind_name(const struct fe_raw *r)
+{
+    return r->kind_name;
 }
 void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6])
 {
@@ -146,6 +237,15 @@ void fe_raw_mac(const struct fe_raw *r, uint8_t mac[6])
 }
 const struct fe_raw_stats *fe_raw_stats(const struct fe_raw *r)
 {
+    struct fe_raw *w = (struct fe_raw *)r; /* the counters are ours to refresh; r is not const */
+    if (r->xdp) {
+        w->st.rx_kernel_drops = fe_xdp_kernel_drops(r->xdp);
+    } else {
+        struct tpacket_stats ps; /* reading resets the kernel's counts: add them up */
+        socklen_t l = sizeof ps;
+        if (!getsockopt(r->fd, SOL_PACKET, PACKET_STATISTICS, &ps, &l))
+            w->st.rx_kernel_drops += ps.tp_drops;
+    }
     return &r->st;
 }
 
@@ -159,6 +259,7 @@ int fe_raw_send(struct fe_raw *r, const struct fe_dgram *d, int n)
 {
     if (n <= 0) return 0;
     if (n > FE_IO_MAX_BATCH) n = FE_IO_MAX_BATCH;
+    if (r->xdp) return fe_xdp_send(r->xdp, d, n, &r->st);
     for (int i = 0; i < n; i++) {
         r->iov[i].iov_base = d[i].buf;
         r->iov[i].iov_len = d[i].len;
@@ -354,10 +455,11 @@ static inline bool rx_local(struct fe_raw *r, const uint8_t *f, uint32_t len, bo
 /* Counts received frame f (len bytes as received into the buffer) and decides whether it goes
  * to the caller: not our own transmissions, not frames for other MACs (unless promiscuous), not
  * the ARP/ICMP consumed here. */
-static inline bool rx_accept(struct fe_raw *r, int i, const uint8_t *f, uint32_t len, bool trunc)
+static inline bool rx_accept(struct fe_raw *r, bool outgoing, const uint8_t *f, uint32_t len,
+                             bool trunc)
 {
     static const uint8_t bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
-    if (r->sll[i].sll_pkttype == PACKET_OUTGOING) return false;
+    if (outgoing) return false;
     if (trunc) r->st.rx_trunc++;
     r->st.rx_frames++;
     r->st.rx_bytes += len;
@@ -407,6 +509,21 @@ static inline void rx_deliver(struct fe_raw *r, struct fe_dgram *d, int i, int o
     d[out].tos = 0;
 }
 
+/* One batch from the socket into d[0..n): frames received (their length and truncation set in
+ * d), 0 when none wait, or FE_EIO. */
+static inline int rx_batch(struct fe_raw *r, struct fe_dgram *d, int n)
+{
+    if (r->xdp) return fe_xdp_recv(r->xdp, d, n);
+    rx_prepare(r, d, n);
+    int k = rx_call(r, n);
+    for (int i = 0; i < k; i++) {
+        uint32_t len = r->msg[i].msg_len;
+        d[i].trunc = len > d[i].cap || (r->msg[i].msg_hdr.msg_flags & MSG_TRUNC);
+        d[i].len = d[i].trunc ? d[i].cap : len;
+    }
+    return k;
+}
+
 int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n)
 {
     if (n <= 0) return 0;
@@ -415,15 +532,14 @@ int fe_raw_recv(struct fe_raw *r, struct fe_dgram *d, int n)
     /* ARP/ICMP frames are consumed here, so read again until frames for the caller arrive or
      * the socket is empty. */
     for (int round = 0; round < 4 && out == 0; round++) {
-        rx_prepare(r, d, n);
-        int k = rx_call(r, n);
+        int k = rx_batch(r, d, n);
         if (k <= 0) return k;
         int64_t off = r->cfg.timestamps ? fe_io_realtime_offset_ns() : 0;
         for (int i = 0; i < k; i++) {
-            uint32_t len = r->msg[i].msg_len;
-            bool trunc = len > d[i].cap || (r->msg[i].msg_hdr.msg_flags & MSG_TRUNC);
-            if (trunc) len = d[i].cap;
-            if (!rx_accept(r, i, d[i].buf, len, trunc)) continue;
+            uint32_t len = d[i].len;
+            bool trunc = d[i].trunc;
+            bool outgoing = !r->xdp && r->sll[i].sll_pkttype == PACKET_OUTGOING;
+            if (!rx_accept(r, outgoing, d[i].buf, len, trunc)) continue;
             rx_deliver(r, d, i, out, len, trunc, off);
             out++;
         }

@@ -32,6 +32,7 @@ static const char usage[] =
     "  --backend udp|raw       (udp)\n"
     "  --bind ADDR[:PORT]      UDP: data socket (127.0.0.1:4791); raw: our IPv4 address\n"
     "  --if IFNAME  --mac MAC  raw backend\n"
+    "  --raw-backend auto|packet|xdp   raw: AF_PACKET or AF_XDP (auto, docs/io-raw.md)\n"
     "  --sc-port PORT          our side-channel reply port (17186)\n"
     "  --allow CIDR[,CIDR...]  take side-channel replies and data only from these networks\n"
     "                          (repeatable; default any). Data for a QP is taken only from its\n"
@@ -569,12 +570,15 @@ static int print_summary(const struct recv_run *r)
         printf("],");
         print_refusals_json(&rf);
         printf(",\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"errors\":%" PRIu64
-               ",\"seconds\":%.6f},\"ok\":%s}\n",
-               t.msgs, t.bytes, t.err, (double)(r->t1 - r->t0) / 1e9, rc ? "false" : "true");
+               ",\"seconds\":%.6f},",
+               t.msgs, t.bytes, t.err, (double)(r->t1 - r->t0) / 1e9);
+        fe_io_print_raw(fe_daq_ep(r->d), true);
+        printf("\"ok\":%s}\n", rc ? "false" : "true");
     } else {
         printf("data verified: %" PRIu64 " bytes, %" PRIu64 " errors%s\n", t.bytes, t.err,
                r->o.dc.verify ? "" : " (verification off)");
         print_refusals_text(&rf);
+        if (!r->o.io.quiet) fe_io_print_raw(fe_daq_ep(r->d), false);
         if (r->timed_out) printf("feroce recv: gave up after --timeout\n");
     }
     return rc;

@@ -27,6 +27,8 @@ static const char usage[] =
     "  --backend udp|raw       UDP socket (RoCEv2 from the BTH as payload) or raw Ethernet (udp)\n"
     "  --bind ADDR[:PORT]      UDP: data socket (0.0.0.0:4791); raw: our IPv4 address\n"
     "  --if IFNAME             raw: the interface; --mac MAC: our MAC (the interface's)\n"
+    "  --raw-backend auto|packet|xdp   raw: AF_PACKET or AF_XDP; auto takes AF_XDP where it\n"
+    "                          loses nothing (docs/io-raw.md) (auto)\n"
     "  --to ADDR[:PORT]        UDP: send data here (e.g. a feroce switch port), not to the peer\n"
     "side channel (front-end role):\n"
     "  --sc ADDR[:PORT]        listen here (0.0.0.0:17185; raw: our address, port 17185)\n"
@@ -515,9 +517,11 @@ static int print_summary(const struct send_run *r)
         printf("],\"total\":{\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
                ",\"seconds\":%.6f},\"refused\":{\"sc_source\":%" PRIu64
                ",\"sc_replies_limited\":%" PRIu64 ",\"data_source\":%" PRIu64
-               ",\"data_no_qp\":%" PRIu64 "},\"ok\":%s}\n",
+               ",\"data_no_qp\":%" PRIu64 "},",
                t.msgs, t.bytes, t.retx, secs, ss->rejected[FE_SC_R_SOURCE], ss->replies_limited,
-               es->rx_refused_source, es->rx_no_qp, rc ? "false" : "true");
+               es->rx_refused_source, es->rx_no_qp);
+        fe_io_print_raw(fe_frontend_ep(r->f), true);
+        printf("\"ok\":%s}\n", rc ? "false" : "true");
     } else if (!r->o.io.quiet) {
         printf("total: %" PRIu64 " messages, %.3f GB, %" PRIu64 " retransmitted packets\n", t.msgs,
                (double)t.bytes / 1e9, t.retx);
@@ -525,6 +529,7 @@ static int print_summary(const struct send_run *r)
             printf("refused: side channel %" PRIu64 " (source), %" PRIu64
                    " replies over the rate; data %" PRIu64 " (not from the QP's peer)\n",
                    ss->rejected[FE_SC_R_SOURCE], ss->replies_limited, es->rx_refused_source);
+        fe_io_print_raw(fe_frontend_ep(r->f), false);
     }
     return rc;
 }

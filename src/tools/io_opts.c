@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +45,11 @@ static int if_opt(const char *val, void *ep)
     return 0;
 }
 
+static int raw_backend_opt(const char *val, void *ep)
+{
+    return fe_raw_kind_parse(val, &((struct fe_ep_config *)ep)->raw.kind);
+}
+
 static int mac_opt(const char *val, void *ep)
 {
     return fe_parse_mac(val, ((struct fe_ep_config *)ep)->raw.mac, "--mac");
@@ -60,6 +66,7 @@ void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
         {FE_OPT_FN_("--bind", fe_io_bind_opt, ep), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_FN_("--if", if_opt, ep)},
         {FE_OPT_FN_("--mac", mac_opt, ep)}, /* it says why */
+        {FE_OPT_FN_("--raw-backend", raw_backend_opt, ep), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--mtu", *mtu_bytes, 4096)},
         {FE_OPT_TIME_("--interval", o->interval_ns)},
         {FE_OPT_U32MAX_("--cpu", o->cpu, 4095)},
@@ -83,6 +90,24 @@ unsigned fe_io_wait(struct fe_loop *loop, struct fe_ep *ep, int data_fd, bool *b
     unsigned ready = 0;
     for (int k = 0; k < nt; k++) ready |= 1u << tags[k];
     return ready;
+}
+
+void fe_io_print_raw(const struct fe_ep *ep, bool json)
+{
+    const struct fe_raw_stats *st = fe_ep_raw_stats(ep);
+    const char *kind = fe_ep_raw_kind_name(ep);
+    if (!st || !kind) return;
+    if (json)
+        printf("\"raw\":{\"backend\":\"%s\",\"rx_frames\":%" PRIu64 ",\"rx_kernel_drops\":%" PRIu64
+               ",\"rx_trunc\":%" PRIu64 ",\"tx_frames\":%" PRIu64 ",\"tx_again\":%" PRIu64
+               ",\"tx_errors\":%" PRIu64 "},",
+               kind, st->rx_frames, st->rx_kernel_drops, st->rx_trunc, st->tx_frames, st->tx_again,
+               st->tx_errors);
+    else
+        printf("raw: %s, %" PRIu64 " frames received, %" PRIu64 " dropped by the kernel, %" PRIu64
+               " truncated; %" PRIu64 " sent, %" PRIu64 " send errors\n",
+               kind, st->rx_frames, st->rx_kernel_drops, st->rx_trunc, st->tx_frames,
+               st->tx_errors);
 }
 
 int fe_io_opts_check(const char *cmd, const struct fe_ep_config *ep)

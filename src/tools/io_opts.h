@@ -1,6 +1,7 @@
 /* The options `feroce send` and `feroce recv` share: the endpoint (--backend, --bind, --if,
- * --mac), the MTU, and the process (--cpu, --busy-poll, --interval, --quiet, --json). Each
- * tool parses them with its own options: fe_io_opts_table gives their fe_cli_parse table. */
+ * --mac, --raw-backend), the MTU, and the process (--cpu, --busy-poll, --interval, --quiet,
+ * --json). Each tool parses them with its own options: fe_io_opts_table gives their
+ * fe_cli_parse table. */
 #ifndef FE_TOOLS_IO_OPTS_H
 #define FE_TOOLS_IO_OPTS_H
 
@@ -25,7 +26,7 @@ void fe_io_opts_default(struct fe_io_opts *o);
 /* The shared options as entries of a fe_cli_parse table: FE_IO_OPTS_N of them, then the end.
  * --bind ADDR[:PORT] (port 4791 unless given) sets the UDP socket's address and the raw
  * backend's IP. */
-#define FE_IO_OPTS_N 13
+#define FE_IO_OPTS_N 14
 void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
                       struct fe_ep_config *ep, uint32_t *mtu_bytes);
 
@@ -39,6 +40,10 @@ int fe_io_opts_check(const char *cmd, const struct fe_ep_config *ep);
 /* Whether UDP port `port` of `ip` (host order) is free to bind: the demos pick loopback
  * addresses that another demo on the machine does not hold. */
 bool fe_io_udp_port_free(uint32_t ip, uint16_t port);
+
+/* The raw backend's path (AF_PACKET or AF_XDP) and its frame counters, kernel drops included:
+ * a JSON member followed by a comma, or a text line; nothing for the UDP backend. */
+void fe_io_print_raw(const struct fe_ep *ep, bool json);
 
 struct fe_loop;
 /* A tool's wait for its next event: until deadline_ns, or 1 ms while the endpoint's socket is
