@@ -113,6 +113,10 @@ int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, boo
     fe_pkt_clear(&out->pkt);
     size_t off = 0, end = len;
     uint16_t want_ether = 0;
+    /* Kept in registers until fe_pkt_parse has cleared pkt: read back from pkt as one 16-bit
+     * load, two fresh byte stores defeat store-to-load forwarding (a stall as long as the rest
+     * of the parse). */
+    uint8_t ecn = 0, dscp = 0;
 
     if (framing == FE_FRAME_ETH) {
         off = fe_eth_parse(buf, len, &out->eth, &r);
@@ -136,13 +140,13 @@ int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, boo
             n = fe_ipv4_parse(buf + off, len - off, &out->ip4, &r);
             if (!n) return reject(r, why, stats);
             if (out->ip4.protocol != FE_IPPROTO_UDP) return reject(FE_PR_IP_PROTO, why, stats);
+            ecn = out->ip4.ecn, dscp = out->ip4.dscp;
             end = off + out->ip4.total_len; /* drops Ethernet padding */
-            out->pkt.ecn = out->ip4.ecn;
-            out->pkt.dscp = out->ip4.dscp;
         } else if (ver == 6) {
             n = fe_ipv6_parse(buf + off, len - off, &out->ip6, &r);
             if (!n) return reject(r, why, stats);
             if (out->ip6.next_header != FE_IPPROTO_UDP) return reject(FE_PR_IP_PROTO, why, stats);
+            ecn = out->ip6.ecn, dscp = out->ip6.dscp;
             end = off + FE_IPV6_HDR_LEN + out->ip6.payload_len;
         } else {
             return reject(FE_PR_IP_VERSION, why, stats);
@@ -158,9 +162,6 @@ int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, boo
     }
 
     out->bth_off = (uint16_t)off;
-    /* pkt.ecn/dscp were set from IPv4 above; fe_pkt_parse clears the struct, so keep them. */
-    uint8_t ecn = out->ipver == 6 ? out->ip6.ecn : out->pkt.ecn;
-    uint8_t dscp = out->ipver == 6 ? out->ip6.dscp : out->pkt.dscp;
     if (fe_pkt_parse(buf + off, end - off, &out->pkt, &r)) return reject(r, why, stats);
     out->pkt.ecn = ecn;
     out->pkt.dscp = dscp;
