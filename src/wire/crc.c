@@ -6,6 +6,7 @@
 #include "wire/crc_impl.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -126,16 +127,30 @@ static enum fe_crc_kernel measure_choice(bool masked)
     return pick;
 }
 
-/* FEROCE_CRC=name forces a usable kernel (reproducible benchmarks); -1 when not set. */
+/* FEROCE_CRC=name forces a kernel (reproducible benchmarks); -1 when not set. A name that is no
+ * kernel, or one this CPU cannot run, ends the process with a message: silently measuring
+ * another kernel would pass its figures off as the forced one's. */
 static int forced_choice(void)
 {
     const char *s = getenv("FEROCE_CRC");
     if (!s) return -1;
+    for (int k = 0; k < FE_CRC_KERNELS; k++) {
+        if (strcmp(s, fe_crc32_kernel_name((enum fe_crc_kernel)k))) continue;
+        if (fe_crc32_kernel_usable((enum fe_crc_kernel)k)) return k;
+        fprintf(stderr,
+                "feroce: FEROCE_CRC=%s: this CPU lacks the instructions of that CRC kernel "
+                "(%s)\n",
+                s,
+                k == FE_CRC_FOLD512 ? "AVX-512 F/BW/VL and VPCLMULQDQ"
+                                    : "AVX2, VPCLMULQDQ, PCLMULQDQ and SSE4.1");
+        exit(EXIT_FAILURE);
+    }
+    fprintf(stderr, "feroce: FEROCE_CRC=%s: no such CRC kernel; the kernels:", s);
     for (int k = 0; k < FE_CRC_KERNELS; k++)
-        if (!strcmp(s, fe_crc32_kernel_name((enum fe_crc_kernel)k)) &&
-            fe_crc32_kernel_usable((enum fe_crc_kernel)k))
-            return k;
-    return -1;
+        fprintf(stderr, " %s%s", fe_crc32_kernel_name((enum fe_crc_kernel)k),
+                fe_crc32_kernel_usable((enum fe_crc_kernel)k) ? "" : " (not on this CPU)");
+    fputc('\n', stderr);
+    exit(EXIT_FAILURE);
 }
 
 /* -1 until chosen; relaxed: threads choosing at once may differ in speed, never in results. */
