@@ -6,6 +6,7 @@
 #include "wire/crc_impl.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -50,7 +51,19 @@ uint32_t fe_crc32_with(enum fe_crc_kernel k, uint32_t crc, const void *buf, size
 
 /* ---- the start-up choice ---- */
 
-enum { PROBE_BYTES = 4096, PROBE_ROUNDS = 7 };
+/* WARM_NS: how long every kernel runs before the timed rounds. The first wide vector
+ * instructions after idle run slowly while the CPU powers its upper vector lanes (tens of
+ * microseconds on some CPUs): timed then, the 512-bit kernel lost to the library on a CPU where
+ * it is faster. */
+/* PROBE_PASSES per timed sample: one 4 KB pass takes about 100 ns, and some clocks (VMs) tick
+ * in 10 ns steps, too coarse to tell kernels apart by the 3 % below. */
+enum {
+    PROBE_BYTES = 4136, /* the bytes an ICRC covers in an IPv4 packet of 4 KB payload */
+    PROBE_PASSES = 8,
+    PROBE_ROUNDS = 9,
+    WARM_NS = 50000,
+    WARM_MAX_ROUNDS = 100
+};
 
 /* The library's way to a masked CRC: the masked head copied, then two calls. */
 static uint32_t base_masked(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64)
@@ -67,18 +80,20 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Nanoseconds for one pass of kernel k over the probe buffer (as a CRC, or as an ICRC with its
- * head masked); 0 when the clock fails. */
+/* Nanoseconds for PROBE_PASSES passes of kernel k over the probe buffer (as a CRC, or as an ICRC
+ * with its head masked); 0 when the clock fails. */
 static uint64_t time_pass(enum fe_crc_kernel k, bool masked, const uint8_t *buf,
                           const uint8_t *mask64, uint32_t *sink)
 {
     fe_crc32_fold_fn f = fe_crc32_fold_of(k);
     uint64_t t0 = mono_ns();
-    if (f)
-        *sink ^= f(*sink, buf, PROBE_BYTES, masked ? mask64 : NULL);
-    else
-        *sink ^= masked ? base_masked(*sink, buf, PROBE_BYTES, mask64)
-                        : fe_crc32_base(*sink, buf, PROBE_BYTES);
+    for (int i = 0; i < PROBE_PASSES; i++) {
+        if (f)
+            *sink ^= f(*sink, buf, PROBE_BYTES, masked ? mask64 : NULL);
+        else
+            *sink ^= masked ? base_masked(*sink, buf, PROBE_BYTES, mask64)
+                            : fe_crc32_base(*sink, buf, PROBE_BYTES);
+    }
     uint64_t t1 = mono_ns();
     return t0 && t1 > t0 ? t1 - t0 : 0;
 }
@@ -98,20 +113,25 @@ static enum fe_crc_kernel fallback_choice(void)
 static volatile uint32_t probe_sink;
 
 /* The fastest of the usable kernels over PROBE_BYTES, the fastest of PROBE_ROUNDS interleaved
- * passes each (a few microseconds in all). A folding kernel must beat the library by 3 %: within
- * the noise the library is kept. */
+ * passes each, after WARM_NS of warm-up (about 100 microseconds in all). A folding kernel must beat
+ * the library by 3 %: within the noise the library is kept. */
 static enum fe_crc_kernel measure_choice(bool masked)
 {
     static _Alignas(64) uint8_t buf[PROBE_BYTES];
     static const uint8_t mask64[FE_CRC32_MASK_BYTES] = {[1] = 0xff, [8] = 0xff, [26] = 0xff};
     uint64_t best[FE_CRC_KERNELS] = {0};
     uint32_t sink = 0;
-    for (int r = -1; r < PROBE_ROUNDS; r++) { /* round -1 warms caches and pages */
+    uint64_t warm0 = mono_ns(); /* warm-up: caches, pages, vector units */
+    for (int r = 0; r < WARM_MAX_ROUNDS && mono_ns() - warm0 < WARM_NS; r++)
+        for (int k = 0; k < FE_CRC_KERNELS; k++)
+            if (fe_crc32_kernel_usable((enum fe_crc_kernel)k))
+                time_pass((enum fe_crc_kernel)k, masked, buf, mask64, &sink);
+    for (int r = 0; r < PROBE_ROUNDS; r++) {
         for (int k = 0; k < FE_CRC_KERNELS; k++) {
             if (!fe_crc32_kernel_usable((enum fe_crc_kernel)k)) continue;
             uint64_t t = time_pass((enum fe_crc_kernel)k, masked, buf, mask64, &sink);
-            if (!t && r >= 0) return fallback_choice();
-            if (r >= 0 && (!best[k] || t < best[k])) best[k] = t;
+            if (!t) return fallback_choice();
+            if (!best[k] || t < best[k]) best[k] = t;
         }
     }
     probe_sink = sink; /* keeps the passes */
@@ -126,16 +146,30 @@ static enum fe_crc_kernel measure_choice(bool masked)
     return pick;
 }
 
-/* FEROCE_CRC=name forces a usable kernel (reproducible benchmarks); -1 when not set. */
+/* FEROCE_CRC=name forces a kernel (reproducible benchmarks); -1 when not set. A name that is no
+ * kernel, or one this CPU cannot run, ends the process with a message: silently measuring
+ * another kernel would pass its figures off as the forced one's. */
 static int forced_choice(void)
 {
     const char *s = getenv("FEROCE_CRC");
     if (!s) return -1;
+    for (int k = 0; k < FE_CRC_KERNELS; k++) {
+        if (strcmp(s, fe_crc32_kernel_name((enum fe_crc_kernel)k))) continue;
+        if (fe_crc32_kernel_usable((enum fe_crc_kernel)k)) return k;
+        fprintf(stderr,
+                "feroce: FEROCE_CRC=%s: this CPU lacks the instructions of that CRC kernel "
+                "(%s)\n",
+                s,
+                k == FE_CRC_FOLD512 ? "AVX-512 F/BW/VL and VPCLMULQDQ"
+                                    : "AVX2, VPCLMULQDQ, PCLMULQDQ and SSE4.1");
+        exit(EXIT_FAILURE);
+    }
+    fprintf(stderr, "feroce: FEROCE_CRC=%s: no such CRC kernel; the kernels:", s);
     for (int k = 0; k < FE_CRC_KERNELS; k++)
-        if (!strcmp(s, fe_crc32_kernel_name((enum fe_crc_kernel)k)) &&
-            fe_crc32_kernel_usable((enum fe_crc_kernel)k))
-            return k;
-    return -1;
+        fprintf(stderr, " %s%s", fe_crc32_kernel_name((enum fe_crc_kernel)k),
+                fe_crc32_kernel_usable((enum fe_crc_kernel)k) ? "" : " (not on this CPU)");
+    fputc('\n', stderr);
+    exit(EXIT_FAILURE);
 }
 
 /* -1 until chosen; relaxed: threads choosing at once may differ in speed, never in results. */

@@ -15,10 +15,11 @@
  * 256 bytes per round; they are folded onto each other, then onto one 128-bit lane 16 bytes at a
  * time. The last partial block (r < 16 bytes) joins the lane by a byte shift: the lane's first r
  * bytes, preceded by zeros, fold 16 bytes onto its other 16 - r bytes followed by the r tail
- * bytes. Moving the lane forward by 4 bytes (x^32), then its first 8 bytes onto the rest
- * (x^64), leaves 64 bits that a Barrett reduction takes to the 32-bit register.
- * Constants generated with: r = 1; repeat n times { r <<= 1; if (r >> 32) r ^= 0x104C11DB7 };
- * k = bitreverse32(r) << 32; Barrett: P and floor(x^64 / P), both bit-reflected, 33 bits. */
+ * bytes (the 512-bit kernel has no partial block: its blocks end where the message does, see
+ * fe_crc32_fold512). Moving the lane forward by 4 bytes (x^32), then its first 8 bytes onto the
+ * rest (x^64), leaves 64 bits that a Barrett reduction takes to the 32-bit register. Constants
+ * generated with: r = 1; repeat n times { r <<= 1; if (r >> 32) r ^= 0x104C11DB7 }; k =
+ * bitreverse32(r) << 32; Barrett: P and floor(x^64 / P), both bit-reflected, 33 bits. */
 #include "wire/crc_impl.h"
 
 #include "feroce/icrc.h"
@@ -38,6 +39,8 @@ static const uint64_t k160[2] = {0x199560db00000000ull, 0x1d5dce4400000000ull};
 static const uint64_t k192[2] = {0x67f7947600000000ull, 0xc56d949600000000ull};
 static const uint64_t k224[2] = {0x8f739cb400000000ull, 0xd63a56a600000000ull};
 static const uint64_t k256[2] = {0x7cc8e1e700000000ull, 0x03f9f86300000000ull};
+static const uint64_t k320[2] = {0xc2d4d8b300000000ull, 0xf8d22c1a00000000ull};
+static const uint64_t k384[2] = {0x0c1bd37000000000ull, 0xb52b503900000000ull};
 static const uint64_t k_x64 = 0xb8bc676500000000ull; /* x^63 mod P: 8 bytes onto the next 8 */
 static const uint64_t barrett_p = 0x1db710641ull, barrett_mu = 0x1f7011641ull;
 
@@ -195,41 +198,83 @@ FE_TARGET512 static inline __m128i lanes_to_one(__m512i x)
     return _mm_xor_si128(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 
+/* The four accumulators and the r < 4 blocks left after them (at b) folded onto the last block
+ * in one step each, independent of one another: x_i sits (3 - i + r) * 64 bytes before the end,
+ * block t (r - 1 - t) * 64 (folds one after another would chain up to three more latencies). */
+FE_TARGET512 static inline __m512i join512(__m512i x0, __m512i x1, __m512i x2, __m512i x3,
+                                           const uint8_t *b, size_t r)
+{
+    static const uint64_t *const k64s[7] = {NULL, k64, k128, k192, k256, k320, k384};
+    __m512i last = r ? ld512(b + (r - 1) * 64) : x3;
+    __m512i acc =
+        _mm512_ternarylogic_epi64(fold512(x0, k512x(k64s[3 + r])), fold512(x1, k512x(k64s[2 + r])),
+                                  fold512_xor(x2, k512x(k64s[1 + r]), last), 0x96);
+    if (r) acc = fold512_xor(x3, k512x(k64s[r]), acc);
+    for (size_t t = 0; t + 1 < r; t++)
+        acc = fold512_xor(ld512(b + t * 64), k512x(k64s[r - 1 - t]), acc);
+    return acc;
+}
+
+/* x0, x1: the first two blocks of a message that starts z bytes into x0 (zeros before it): the
+ * mask (over the message's first 64 bytes) OR-ed in, then the initial register XOR-ed into the
+ * message's first 4 bytes, all in registers (bytes written to the stack and loaded back as a
+ * vector would stall store forwarding). */
+FE_TARGET512 static inline void head512(__m512i *x0, __m512i *x1, size_t z, __mmask64 k,
+                                        uint32_t crc, const uint8_t *mask64)
+{
+    if (mask64) {
+        *x0 =
+            _mm512_or_si512(*x0, _mm512_maskz_loadu_epi8(k, (const void *)((uintptr_t)mask64 - z)));
+        *x1 = _mm512_or_si512(*x1, _mm512_maskz_loadu_epi8(~k, mask64 + 64 - z));
+    }
+    unsigned s = (unsigned)(z & 7), qi = (unsigned)(z >> 3), hm = 1u << (qi + 1);
+    uint64_t lo = (uint64_t)~crc << (8 * s);
+    uint64_t hi = s > 4 ? (uint64_t)~crc >> (64 - 8 * s) : 0; /* what spills into the next qword */
+    *x0 = _mm512_xor_si512(*x0, _mm512_maskz_set1_epi64((__mmask8)(1u << qi), (long long)lo));
+    *x0 = _mm512_xor_si512(*x0, _mm512_maskz_set1_epi64((__mmask8)hm, (long long)hi));
+    *x1 = _mm512_xor_si512(*x1, _mm512_maskz_set1_epi64((__mmask8)(hm >> 8), (long long)hi));
+}
+
+/* The blocks are laid out to end where the message ends: the first is read from z = -n mod 64
+ * bytes before p, those bytes masked to zero (a masked load: no fault, nothing read). Leading
+ * zeros leave a CRC without an initial value unchanged, and the initial value goes in at the
+ * message's own start, so the result is the same; no partial block is left at the end, whose
+ * byte shifts and serial folds would lengthen the chain every packet waits on. */
 FE_TARGET512 uint32_t fe_crc32_fold512(uint32_t crc, const uint8_t *p, size_t n,
                                        const uint8_t *mask64)
 {
     if (n < FE_CRC32_FOLD_MIN) return fe_crc32_base(crc, p, n);
-    __m512i x0 = ld512(p);
-    if (mask64) x0 = _mm512_or_si512(x0, ld512(mask64));
-    x0 = _mm512_xor_si512(x0, _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)~crc)));
-    __m512i x1 = ld512(p + 64), x2 = ld512(p + 128), x3 = ld512(p + 192);
-    __m512i k = k512x(k256);
+    size_t z = (size_t)(0 - n) & 63, m = n + z; /* m: a multiple of 64, >= 256 */
+    const uint8_t *q = (const uint8_t *)((uintptr_t)p - z);
+    __mmask64 k = _cvtu64_mask64(~0ull << z);
+    __m512i x0 = _mm512_maskz_loadu_epi8(k, q), x1 = ld512(q + 64);
+    head512(&x0, &x1, z, k, crc, mask64);
+    __m512i x2 = ld512(q + 128), x3 = ld512(q + 192);
+    __m512i kk = k512x(k256);
     size_t off = 256;
-    for (; off + 256 <= n; off += 256) {
-        const uint8_t *q = p + off;
-        x0 = fold512_xor(x0, k, ld512(q));
-        x1 = fold512_xor(x1, k, ld512(q + 64));
-        x2 = fold512_xor(x2, k, ld512(q + 128));
-        x3 = fold512_xor(x3, k, ld512(q + 192));
+    for (; off + 256 <= m; off += 256) {
+        const uint8_t *b = q + off;
+        x0 = fold512_xor(x0, kk, ld512(b));
+        x1 = fold512_xor(x1, kk, ld512(b + 64));
+        x2 = fold512_xor(x2, kk, ld512(b + 128));
+        x3 = fold512_xor(x3, kk, ld512(b + 192));
     }
-    /* x_i sits (3 - i) * 64 bytes before x3 */
-    x0 = _mm512_ternarylogic_epi64(fold512(x0, k512x(k192)), fold512(x1, k512x(k128)),
-                                   fold512_xor(x2, k512x(k64), x3), 0x96);
-    k = k512x(k64);
-    for (; off + 64 <= n; off += 64) x0 = fold512_xor(x0, k, ld512(p + off));
-    return tail128(lanes_to_one(x0), p, off, n);
+    return reduce128(lanes_to_one(join512(x0, x1, x2, x3, q + off, (m - off) / 64)));
 }
 
+/* The compiler's CPUID check: AVX2 and VPCLMULQDQ count only when the OS saves the YMM state
+ * (XGETBV), AVX-512 only when it saves the ZMM and mask state; a kernel whose instructions are
+ * missing is never timed, chosen or forced (crc.c). */
 static bool cpu_has_fold256(void)
 {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq") &&
-           __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
+           __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1") &&
+           __builtin_cpu_supports("ssse3");
 }
 
 static bool cpu_has_fold512(void)
 {
-    /* __builtin_cpu_supports reports AVX-512 only when the OS saves the ZMM state */
     return cpu_has_fold256() && __builtin_cpu_supports("avx512f") &&
            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 }

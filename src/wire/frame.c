@@ -89,20 +89,11 @@ int fe_frame_encode(uint8_t *buf, size_t cap, enum fe_framing framing, const str
     return (int)end;
 }
 
-static int reject(enum fe_parse_reason r, enum fe_parse_reason *why, struct fe_parse_stats *stats)
+/* Every member of a decoded frame zeroed but the framing, member by member: one 200-byte
+ * memset compiles to `rep stos`, whose start-up cost is larger than the whole parse on some
+ * CPUs (AMD Zen). */
+static void clear_frame(struct fe_frame *out)
 {
-    if (why) *why = r;
-    if (stats && (unsigned)r < FE_PR_MAX) stats->rejected[r]++;
-    return FE_EPARSE;
-}
-
-int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, bool verify_icrc,
-                    struct fe_frame *out, enum fe_parse_reason *why, struct fe_parse_stats *stats)
-{
-    enum fe_parse_reason r = FE_PR_OK;
-    /* Member by member: one 200-byte memset compiles to `rep stos`, whose start-up cost is
-     * larger than the whole parse on some CPUs (AMD Zen). */
-    out->framing = framing;
     out->eth = (struct fe_eth){0};
     out->ipver = 0;
     out->ip4 = (struct fe_ipv4){0};
@@ -111,66 +102,107 @@ int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, boo
     out->l3_off = out->l4_off = out->bth_off = 0;
     out->icrc_wire = out->icrc_calc = 0;
     fe_pkt_clear(&out->pkt);
-    size_t off = 0, end = len;
-    uint16_t want_ether = 0;
+}
 
-    if (framing == FE_FRAME_ETH) {
-        off = fe_eth_parse(buf, len, &out->eth, &r);
-        if (!off) return reject(r, why, stats);
-        want_ether = out->eth.ethertype;
-        if (want_ether != FE_ETHERTYPE_IPV4 && want_ether != FE_ETHERTYPE_IPV6)
-            return reject(FE_PR_ETH_TYPE, why, stats);
-    } else if (framing != FE_FRAME_IP && framing != FE_FRAME_BTH) {
-        return reject(FE_PR_ETH_TYPE, why, stats);
+/* A rejected frame is left zeroed (but its framing): the accepted path writes each member once,
+ * and clears only those its framing has none of, so the rejects clear for it. */
+__attribute__((cold)) static int reject(struct fe_frame *out, enum fe_parse_reason r,
+                                        enum fe_parse_reason *why, struct fe_parse_stats *stats)
+{
+    clear_frame(out);
+    if (why) *why = r;
+    if (stats && (unsigned)r < FE_PR_MAX) stats->rejected[r]++;
+    return FE_EPARSE;
+}
+
+/* Parses IPv4 or IPv6 (as the Ethernet type, when there is one, says) and UDP from buf + off;
+ * sets the IP members, the UDP header, ipver, l3_off, l4_off, *end (where the IP length ends the
+ * packet), *ecn and *dscp. Returns the BTH's offset, or 0 with *r set. */
+static size_t parse_ip_udp(const uint8_t *buf, size_t len, size_t off, uint16_t ethertype,
+                           struct fe_frame *out, size_t *end, uint8_t *ecn, uint8_t *dscp,
+                           enum fe_parse_reason *r)
+{
+    out->l3_off = (uint16_t)off;
+    if (off >= len) return *r = FE_PR_IP_SHORT, 0;
+    uint8_t ver = buf[off] >> 4;
+    if ((ethertype == FE_ETHERTYPE_IPV4 && ver != 4) ||
+        (ethertype == FE_ETHERTYPE_IPV6 && ver != 6))
+        return *r = FE_PR_IP_VERSION, 0;
+    size_t n;
+    if (ver == 4) {
+        n = fe_ipv4_parse(buf + off, len - off, &out->ip4, r);
+        if (!n) return 0;
+        if (out->ip4.protocol != FE_IPPROTO_UDP) return *r = FE_PR_IP_PROTO, 0;
+        out->ip6 = (struct fe_ipv6){0};
+        *ecn = out->ip4.ecn, *dscp = out->ip4.dscp;
+        *end = off + out->ip4.total_len; /* drops Ethernet padding */
+    } else if (ver == 6) {
+        n = fe_ipv6_parse(buf + off, len - off, &out->ip6, r);
+        if (!n) return 0;
+        if (out->ip6.next_header != FE_IPPROTO_UDP) return *r = FE_PR_IP_PROTO, 0;
+        out->ip4 = (struct fe_ipv4){0};
+        *ecn = out->ip6.ecn, *dscp = out->ip6.dscp;
+        *end = off + FE_IPV6_HDR_LEN + out->ip6.payload_len;
+    } else {
+        return *r = FE_PR_IP_VERSION, 0;
     }
+    out->ipver = ver;
+    off += n;
+    out->l4_off = (uint16_t)off;
+    n = fe_udp_parse(buf + off, *end - off, &out->udp, r);
+    if (!n) return 0;
+    if (out->udp.len != *end - off) return *r = FE_PR_UDP_LEN, 0;
+    if (out->udp.dport != FE_ROCEV2_UDP_PORT) return *r = FE_PR_UDP_PORT, 0;
+    return off + n;
+}
 
-    if (framing != FE_FRAME_BTH) {
-        out->l3_off = (uint16_t)off;
-        if (off >= len) return reject(FE_PR_IP_SHORT, why, stats);
-        uint8_t ver = buf[off] >> 4;
-        if ((want_ether == FE_ETHERTYPE_IPV4 && ver != 4) ||
-            (want_ether == FE_ETHERTYPE_IPV6 && ver != 6))
-            return reject(FE_PR_IP_VERSION, why, stats);
-        size_t n;
-        if (ver == 4) {
-            n = fe_ipv4_parse(buf + off, len - off, &out->ip4, &r);
-            if (!n) return reject(r, why, stats);
-            if (out->ip4.protocol != FE_IPPROTO_UDP) return reject(FE_PR_IP_PROTO, why, stats);
-            end = off + out->ip4.total_len; /* drops Ethernet padding */
-            out->pkt.ecn = out->ip4.ecn;
-            out->pkt.dscp = out->ip4.dscp;
-        } else if (ver == 6) {
-            n = fe_ipv6_parse(buf + off, len - off, &out->ip6, &r);
-            if (!n) return reject(r, why, stats);
-            if (out->ip6.next_header != FE_IPPROTO_UDP) return reject(FE_PR_IP_PROTO, why, stats);
-            end = off + FE_IPV6_HDR_LEN + out->ip6.payload_len;
+int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, bool verify_icrc,
+                    struct fe_frame *out, enum fe_parse_reason *why, struct fe_parse_stats *stats)
+{
+    enum fe_parse_reason r = FE_PR_OK;
+    out->framing = framing;
+    size_t off = 0, end = len;
+    /* Kept in registers until fe_pkt_parse has cleared pkt: read back from pkt as one 16-bit
+     * load, two fresh byte stores defeat store-to-load forwarding (a stall as long as the rest
+     * of the parse). */
+    uint8_t ecn = 0, dscp = 0;
+
+    if (framing == FE_FRAME_BTH) {
+        out->eth = (struct fe_eth){0};
+        out->ipver = 0;
+        out->ip4 = (struct fe_ipv4){0};
+        out->ip6 = (struct fe_ipv6){0};
+        out->udp = (struct fe_udp){0};
+        out->l3_off = out->l4_off = 0;
+    } else {
+        uint16_t type = 0; /* none: FE_FRAME_IP */
+        if (framing == FE_FRAME_ETH) {
+            off = fe_eth_parse(buf, len, &out->eth, &r);
+            if (!off) return reject(out, r, why, stats);
+            type = out->eth.ethertype;
+            if (type != FE_ETHERTYPE_IPV4 && type != FE_ETHERTYPE_IPV6)
+                return reject(out, FE_PR_ETH_TYPE, why, stats);
+        } else if (framing == FE_FRAME_IP) {
+            out->eth = (struct fe_eth){0};
         } else {
-            return reject(FE_PR_IP_VERSION, why, stats);
+            return reject(out, FE_PR_ETH_TYPE, why, stats);
         }
-        out->ipver = ver;
-        off += n;
-        out->l4_off = (uint16_t)off;
-        n = fe_udp_parse(buf + off, end - off, &out->udp, &r);
-        if (!n) return reject(r, why, stats);
-        if (out->udp.len != end - off) return reject(FE_PR_UDP_LEN, why, stats);
-        if (out->udp.dport != FE_ROCEV2_UDP_PORT) return reject(FE_PR_UDP_PORT, why, stats);
-        off += n;
+        off = parse_ip_udp(buf, len, off, type, out, &end, &ecn, &dscp, &r);
+        if (!off) return reject(out, r, why, stats);
     }
 
     out->bth_off = (uint16_t)off;
-    /* pkt.ecn/dscp were set from IPv4 above; fe_pkt_parse clears the struct, so keep them. */
-    uint8_t ecn = out->ipver == 6 ? out->ip6.ecn : out->pkt.ecn;
-    uint8_t dscp = out->ipver == 6 ? out->ip6.dscp : out->pkt.dscp;
-    if (fe_pkt_parse(buf + off, end - off, &out->pkt, &r)) return reject(r, why, stats);
+    if (fe_pkt_parse(buf + off, end - off, &out->pkt, &r)) return reject(out, r, why, stats);
     out->pkt.ecn = ecn;
     out->pkt.dscp = dscp;
     out->pkt.pcp = out->eth.pcp;
     out->icrc_wire = fe_icrc_load(buf + end - FE_ICRC_LEN);
+    out->icrc_calc = 0;
     if (verify_icrc) {
         int rc = framing == FE_FRAME_BTH
                      ? fe_icrc_bth(buf + off, end - off, &out->icrc_calc)
                      : fe_icrc_ip(buf + out->l3_off, end - out->l3_off, &out->icrc_calc);
-        if (rc) return reject(FE_PR_ICRC_SHORT, why, stats); /* not reached: sizes checked */
+        if (rc) return reject(out, FE_PR_ICRC_SHORT, why, stats); /* not reached: sizes checked */
         if (out->icrc_calc != out->icrc_wire) {
             out->pkt.icrc = FE_ICRC_BAD;
             if (why) *why = FE_PR_ICRC;

@@ -6,6 +6,8 @@
 #include "feroce/wire.h"
 
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "wire/crc_impl.h"
@@ -70,6 +72,48 @@ static void test_crc32_kernels_random(void **state)
         }
         assert_int_equal(fe_crc32_with(FE_CRC_BASE, init, buf + a, len), z);
     }
+}
+
+/* One kernel against zlib over buf[0, len), plain and (from FE_CRC32_FOLD_MIN on) with a random
+ * head mask through the kernel's folding function. */
+static void check_kernel_at(enum fe_crc_kernel k, const uint8_t *buf, size_t len, uint64_t *s)
+{
+    uint32_t init = (uint32_t)wt_rand(s);
+    assert_int_equal(fe_crc32_with(k, init, buf, len), (uint32_t)crc32(init, buf, (uInt)len));
+    fe_crc32_fold_fn f = fe_crc32_fold_of(k);
+    if (!f || len < FE_CRC32_FOLD_MIN) return;
+    static uint8_t masked[9001];
+    uint8_t mask[FE_CRC32_MASK_BYTES];
+    for (size_t i = 0; i < sizeof mask; i++) mask[i] = wt_rand(s) % 3 ? 0 : (uint8_t)wt_rand(s);
+    memcpy(masked, buf, len);
+    for (size_t i = 0; i < sizeof mask; i++) masked[i] |= mask[i];
+    assert_int_equal(f(init, buf, len, mask), (uint32_t)crc32(init, masked, (uInt)len));
+}
+
+/* Every kernel usable here, random lengths 0..9000 and alignments 0..63, with the data right
+ * after an inaccessible page and right before one: a kernel that reads outside its buffer (the
+ * 512-bit kernel's masked first load reaches up to 63 bytes before it) faults here. */
+static void test_crc32_kernels_at_page_edges(void **state)
+{
+    (void)state;
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), span = (9000 / pg + 2) * pg;
+    uint8_t *m =
+        mmap(NULL, span + 2 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m, pg, PROT_NONE), 0);
+    assert_int_equal(mprotect(m + pg + span, pg, PROT_NONE), 0);
+    uint8_t *lo = m + pg, *hi = m + pg + span; /* the readable span */
+    uint64_t s = 0x9e37;
+    for (size_t i = 0; i < span; i++) lo[i] = (uint8_t)wt_rand(&s);
+    for (int it = 0; it < 3000; it++) {
+        size_t len = wt_rand(&s) % 9001, a = wt_rand(&s) % 64;
+        for (int k = 0; k < FE_CRC_KERNELS; k++) {
+            if (!fe_crc32_kernel_usable((enum fe_crc_kernel)k)) continue;
+            check_kernel_at((enum fe_crc_kernel)k, lo + a, len, &s);       /* page before */
+            check_kernel_at((enum fe_crc_kernel)k, hi - a - len, len, &s); /* page after */
+        }
+    }
+    munmap(m, span + 2 * pg);
 }
 
 static void test_seed(void **state)
@@ -308,6 +352,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_crc32_backend_matches_zlib),
         cmocka_unit_test(test_crc32_kernels_random),
+        cmocka_unit_test(test_crc32_kernels_at_page_edges),
         cmocka_unit_test(test_seed),
         cmocka_unit_test(test_kat_connectx4_cnp),
         cmocka_unit_test(test_kat_scapy_uc),
