@@ -182,6 +182,7 @@ static void go(struct fe_sim *sim, struct sim_flow *f, struct sim_qp *a, struct 
     sim_host_install_qp(hd, b);
     f->req = a;
     f->resp = b;
+    f->req_qpn = a->qpn;
     f->started = true;
     sim->flows_started++;
     sim->flows_active++;
