@@ -34,7 +34,7 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
 
 void sim_ecn_red(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt, uint64_t queued_bytes)
 {
-    if (fe_red_mark(&p->red, queued_bytes, sim_rng32(sim))) {
+    if (fe_red_mark(&p->red, queued_bytes, sim_rng32(sim_port_rng(sim, p)))) {
         pkt->pkt.ecn = FE_ECN_CE;
         p->ecn_marks++;
     }
@@ -64,12 +64,15 @@ void sim_cnp_monitor(struct fe_sim *sim, struct sim_port *p, const struct sim_pk
     double bps = (double)f->mon_bytes * 8e9 / (double)(sim->now - f->mon_start_ns);
     f->mon_start_ns = sim->now;
     f->mon_bytes = 0;
-    if (bps <= (double)sim->sc.sw.cnp_monitor_bps || !f->req || !f->req->qp) return;
+    /* the switch reads nothing of the sender's host (another node: another partition in a
+     * parallel run): the QPN kept in the flow, and whether the flow is live as the network
+     * sees it (its responder goes at the grid boundary after its completion: grid.h) */
+    if (bps <= (double)sim->sc.sw.cnp_monitor_bps || !f->resp) return;
     /* forge the CNP the notification point would send, toward the flow's sender */
     struct sim_pkt *c = sim_pkt_alloc(sim);
     if (!c) return;
     c->kind = PKT_ROCE;
-    fe_cnp_build(&c->pkt, f->req->qpn, sim->sc.host.cnp_dscp, sim->sc.host.cnp_pcp);
+    fe_cnp_build(&c->pkt, f->req_qpn, sim->sc.host.cnp_dscp, sim->sc.host.cnp_pcp);
     c->prio = sim->sc.host.cnp_pcp;
     c->flow = pkt->flow;
     c->owner = NULL;

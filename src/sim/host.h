@@ -91,6 +91,7 @@ struct sim_flow {
     struct sim_flow_counts ctr;       /* as last synced (kept after the QPs are destroyed) */
     uint32_t hash_fwd, hash_rev;      /* ECMP hashes of data and of ACKs/CNPs */
     uint64_t mon_start_ns, mon_bytes; /* CNP monitor window (switch.cnp_monitor_bps) */
+    uint32_t req_qpn;                 /* the requester's QPN (the CNP monitor's CNPs) */
     uint64_t base_rtt_ns;             /* unloaded RTT of its path */
     uint64_t path_rate_bps;           /* bottleneck rate of its path */
     double standalone_fct_ns;
