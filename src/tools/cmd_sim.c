@@ -6,6 +6,7 @@
 
 #include "feroce/err.h"
 #include "feroce/sim.h"
+#include "sim/partition.h"
 #include "tools/cli.h"
 #include "web/web_sim.h"
 
@@ -65,6 +66,12 @@ static const char usage_text[] =
     "                       second, the default); max: as fast as it goes\n"
     "  --web-hold TIME      serve the finished run this long (default: until Ctrl-C)\n"
     "  --replay TRACE.csv   with --web: browse a trace written by --trace\n"
+    "  --partition-report K[,K...]  after the run, how the network splits into K parts for\n"
+    "                       parallel simulation: per part its nodes, ports and share of the\n"
+    "                       run's events, the cut links, the lookahead (windows per ms) and\n"
+    "                       the frames that cross (at most 8 values of K)\n"
+    "  --partition FILE     the parts, as 'NODE PART' lines (hosts not listed follow their\n"
+    "                       switch), instead of the automatic partitioning\n"
     "  --list               list the built-in scenarios\n";
 
 static int list_builtins(void)
@@ -88,7 +95,9 @@ struct opts {
     int progress; /* -1 auto */
     uint64_t seed, until_ns, trace_interval_ns;
     enum fe_sim_queue_kind queue;
-    bool queue_set; /* --queue given (else the simulator's choice) */
+    bool queue_set;                 /* --queue given (else the simulator's choice) */
+    const char *partition;          /* --partition FILE */
+    uint32_t report_k[8], n_report; /* --partition-report */
 };
 
 static int add_arg(const char *val, const char **list, int *n, const char *opt)
@@ -139,6 +148,25 @@ static int queue_opt(const char *q, void *p)
         return -1;
     }
     return 0;
+}
+
+static int partition_report_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    const char *s = val;
+    for (;;) {
+        char *end;
+        unsigned long k = strtoul(s, &end, 10);
+        if (end == s || k < 1 || k > FE_SIM_MAX_PARTS || o->n_report == 8 ||
+            (*end && *end != ',')) {
+            fprintf(stderr, "feroce sim: --partition-report: up to 8 counts of parts, 1 to %u\n",
+                    FE_SIM_MAX_PARTS);
+            return -1;
+        }
+        o->report_k[o->n_report++] = (uint32_t)k;
+        if (!*end) return 0;
+        s = end + 1;
+    }
 }
 
 static int web_speed_opt(const char *val, void *p)
@@ -227,6 +255,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {FE_OPT_FN_("--web-speed", web_speed_opt, &o->web_o.speed)},
         {FE_OPT_TIME_("--web-hold", o->web_o.hold_ns)},
         {FE_OPT_STR_("--replay", o->replay)},
+        {FE_OPT_FN_("--partition-report", partition_report_opt, o)},
+        {FE_OPT_STR_("--partition", o->partition)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -490,12 +520,33 @@ static void write_hpcc_outputs(struct sim_run *s)
     }
 }
 
+/* --partition-report: each K asked for (or the --partition file's), with the run's counts. */
+static void print_partitions(struct sim_run *s)
+{
+    uint32_t n = s->o.partition ? 1 : s->o.n_report;
+    for (uint32_t i = 0; i < n; i++) {
+        struct fe_sim_partition p;
+        char err[512] = "";
+        int rc = s->o.partition
+                     ? fe_sim_partition_load(s->sim, s->o.partition, &p, err, sizeof(err))
+                     : fe_sim_partition_auto(s->sim, s->o.report_k[i], &p, err, sizeof(err));
+        if (rc) {
+            fprintf(stderr, "feroce sim: %s\n", err);
+            s->r = -1;
+            return;
+        }
+        fe_sim_partition_report(stdout, s->sim, &p);
+        fe_sim_partition_free(&p);
+    }
+}
+
 static void print_report(struct sim_run *s)
 {
     if (s->tr) close_trace(s);
     struct fe_sim_report_opts ro = {
         .json = s->o.json, .all_flows = s->o.all_flows, .wall_ns = s->wall_ns};
     fe_sim_report(stdout, s->sim, &ro);
+    if (s->o.n_report) print_partitions(s);
     write_hpcc_outputs(s);
 }
 
