@@ -63,4 +63,21 @@ void fe_sim_partition_stats(const struct fe_sim *sim, const struct fe_sim_partit
 /* The report of fe_sim_partition_stats, with a line per part (the first 16 and the last). */
 void fe_sim_partition_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_partition *p);
 
+/* Runs the simulator in parallel, a thread per part of p (before its first run): 0, or
+ * FE_ENOTSUP with the reason in why (it then runs sequentially), FE_ENOMEM. */
+int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, char *why,
+                        size_t why_cap);
+
+/* What a parallel run did, per part (the first FE_SIM_MAX_INFO_PARTS): parts is 0 when the
+ * simulator runs sequentially. */
+#define FE_SIM_MAX_INFO_PARTS 64
+struct fe_sim_par_info {
+    uint32_t parts;
+    uint64_t grid_ns, lookahead_ns;
+    uint64_t barriers;
+    uint64_t events[FE_SIM_MAX_INFO_PARTS], windows[FE_SIM_MAX_INFO_PARTS];
+    uint64_t frames_out[FE_SIM_MAX_INFO_PARTS];
+};
+void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out);
+
 #endif
