@@ -125,6 +125,12 @@ static void barrier_wait(struct sim_par *par)
 void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
 {
     struct sim_par_part *pp = sim->part;
+    if (!pp) { /* a global action (all parts stopped): onto the wire, handed over after it */
+        uint64_t key;
+        if (fe_evq_key(&sim->q, t, &key)) sim_fail(sim);
+        sim_link_wire_put(sim, to, pkt, key);
+        return;
+    }
     struct outbox *ob = &pp->out[pp->parity][pp->par->part_of[to->node->id]];
     if (ob->n == ob->cap) {
         size_t cap = ob->cap ? ob->cap * 2 : 256;
@@ -608,6 +614,13 @@ int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, ch
             pt->link_mode = SIM_LINK_CUT;
     }
     distribute_events(par);
+    /* the main simulator's queue holds what a global action schedules, until it is handed
+     * over: a heap, whose clock may be moved forward (the calendar's buckets follow it); the
+     * keys it gives frames on wires are read for their time only (hand_over), so that it has
+     * none to renumber */
+    fe_evq_free(&sim->q);
+    rc = fe_evq_init(&sim->q, FE_SIM_EVQ_HEAP);
+    if (rc) goto nomem;
     return 0;
 nomem:
     sim_par_destroy(sim);
