@@ -34,7 +34,7 @@ void sim_ecn_port_setup(const struct fe_sim *sim, struct sim_port *p)
 
 void sim_ecn_red(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt, uint64_t queued_bytes)
 {
-    if (fe_red_mark(&p->red, queued_bytes, sim_rng32(sim))) {
+    if (fe_red_mark(&p->red, queued_bytes, sim_rng32(sim_port_rng(sim, p)))) {
         pkt->pkt.ecn = FE_ECN_CE;
         p->ecn_marks++;
     }

@@ -65,30 +65,85 @@ static int64_t find_from(const struct fe_evq *q, uint32_t pos)
     return (int64_t)(word * 64 + (uint32_t)__builtin_ctzll(q->bm0[word]));
 }
 
+static int wheel_node_ready(struct fe_evq *q)
+{
+    if (q->free_node != NIL) return 0;
+    uint32_t cap = q->nodes_cap ? q->nodes_cap * 2 : 4096;
+    if (cap <= q->nodes_cap) return FE_ENOMEM; /* 2^32 nodes */
+    struct fe_evq_wnode *nv = realloc(q->nodes, (size_t)cap * sizeof(*nv));
+    if (!nv) return FE_ENOMEM;
+    for (uint32_t i = q->nodes_cap; i < cap; i++) nv[i].next = i + 1 < cap ? i + 1 : NIL;
+    q->nodes = nv;
+    q->free_node = q->nodes_cap;
+    q->nodes_cap = cap;
+    return 0;
+}
+
 static int wheel_insert(struct fe_evq *q, uint64_t t, uint64_t data)
 {
-    if (q->free_node == NIL) {
-        uint32_t cap = q->nodes_cap ? q->nodes_cap * 2 : 4096;
-        struct fe_evq_wnode *nv = realloc(q->nodes, (size_t)cap * sizeof(*nv));
-        if (!nv) return FE_ENOMEM;
-        for (uint32_t i = q->nodes_cap; i < cap; i++) nv[i].next = i + 1 < cap ? i + 1 : NIL;
-        q->nodes = nv;
-        q->free_node = q->nodes_cap;
-        q->nodes_cap = cap;
-    }
+    if (wheel_node_ready(q)) return FE_ENOMEM;
     fe_evq_wheel_file(q, (uint32_t)(t & SLOT_MASK), data);
     return 0;
 }
 
-/* Moves far-future events that now fall inside the horizon into the wheel, in (time, seq) order
- * so that the FIFO order within a slot is kept. */
+/* Files an arrival of rank r into its slot, after the arrivals of lower or equal rank. */
+static int wheel_insert_arrival(struct fe_evq *q, uint64_t t, uint32_t r, uint64_t data)
+{
+    uint32_t slot = (uint32_t)(t & SLOT_MASK);
+    struct fe_evq_slot *sl = &q->slots[slot];
+    if (wheel_node_ready(q)) return FE_ENOMEM;
+    q->wheel_n++;
+    if (!fe_evq_wheel_used(q, slot)) {
+        fe_evq_wheel_mark(q, slot);
+        sl->first = data;
+        sl->first_rank = r;
+        return 0;
+    }
+    struct fe_evq_wnode *nd = q->nodes;
+    if (r < sl->first_rank) {
+        /* before the first: that one moves to the head of its list */
+        uint32_t id = fe_evq_wheel_node(q, sl->first, sl->first_rank);
+        if (sl->first_rank == FE_EVQ_FIFO_RANK) {
+            nd[id].next = sl->head;
+            if (sl->head == NIL) sl->tail = id;
+            sl->head = id;
+        } else {
+            nd[id].next = sl->ahead;
+            if (sl->ahead == NIL) sl->atail = id;
+            sl->ahead = id;
+        }
+        sl->first = data;
+        sl->first_rank = r;
+        return 0;
+    }
+    uint32_t id = fe_evq_wheel_node(q, data, r);
+    if (sl->ahead == NIL || nd[sl->atail].rank <= r) { /* after the last (the usual case) */
+        if (sl->ahead == NIL)
+            sl->ahead = id;
+        else
+            nd[sl->atail].next = id;
+        sl->atail = id;
+        return 0;
+    }
+    uint32_t *link = &sl->ahead;
+    while (nd[*link].rank <= r) link = &nd[*link].next;
+    nd[id].next = *link;
+    *link = id;
+    return 0;
+}
+
+/* Moves far-future events that now fall inside the horizon into the wheel, in key order: the
+ * arrivals of a slot by rank, the others in their scheduling order, before any push can reach
+ * the slot. */
 static int migrate(struct fe_evq *q)
 {
     struct fe_evq_heap *h = &q->heap;
     while (h->n && (h->key[0] >> FE_EVQ_SEQ_BITS) < q->now + FE_EVQ_WHEEL_SLOTS) {
         uint64_t key, data;
         heap_pop(h, &key, &data);
-        int rc = wheel_insert(q, key >> FE_EVQ_SEQ_BITS, data);
+        uint64_t t = key >> FE_EVQ_SEQ_BITS, low = key & FE_EVQ_SEQ_MASK;
+        int rc = low < q->fifo_base ? wheel_insert_arrival(q, t, (uint32_t)low, data)
+                                    : wheel_insert(q, t, data);
         if (rc) return rc;
     }
     return 0;
@@ -132,7 +187,7 @@ static int cal_add(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uin
     q->cnode_free = nd[id].next;
     nd[id].key = key;
     nd[id].data = data;
-    if (bk->head == NIL ? bk->key < key : nd[bk->tail].key < key) {
+    if (bk->head == NIL ? bk->key <= key : nd[bk->tail].key <= key) {
         /* after the last (the usual case) */
         nd[id].next = NIL;
         if (bk->head == NIL)
@@ -154,9 +209,9 @@ static int cal_add(struct fe_evq *q, struct fe_evq_bucket *bk, uint64_t key, uin
         bk->data = data;
         return 0;
     }
-    /* after the first, before the list's tail (keys are unique) */
+    /* after the first, before the list's tail (equal keys, an object's arrivals: after) */
     uint32_t *link = &bk->head;
-    while (nd[*link].key < key) {
+    while (nd[*link].key <= key) {
         link = &nd[*link].next;
         q->cal_cost_wide += CAL_COST_STEP;
     }
@@ -290,13 +345,6 @@ static int to_heap(struct fe_evq *q, uint64_t *key, uint64_t data)
     return heap_push(&q->heap, *key, data);
 }
 
-static int list_key(struct fe_evq *q, uint64_t *key, uint64_t data)
-{
-    (void)data;
-    fe_evq_renumber_key(q, key);
-    return 0;
-}
-
 /* Sets the calendar's geometry: 2^bits buckets of 2^shift ns (pending events are kept). */
 int fe_evq_cal_configure(struct fe_evq *q, unsigned bits, unsigned shift)
 {
@@ -368,7 +416,7 @@ int fe_evq_init(struct fe_evq *q, enum fe_sim_queue_kind kind)
             fe_evq_free(q);
             return FE_ENOMEM;
         }
-        memset(q->slots, 0xff, FE_EVQ_WHEEL_SLOTS * sizeof(*q->slots));
+        memset(q->slots, 0xff, FE_EVQ_WHEEL_SLOTS * sizeof(*q->slots)); /* lists NIL */
     } else if (kind == FE_SIM_EVQ_CALENDAR) {
         q->far_bucket = UINT64_MAX;
         int rc = fe_evq_cal_configure(q, FE_EVQ_CAL_BITS_DEFAULT, FE_EVQ_CAL_SHIFT_DEFAULT);
@@ -423,30 +471,53 @@ static int cmp_keyp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Lists key for the renumbering unless it is an arrival's (fe_evq_arrival_key: its rank is
+ * not a scheduling number). */
+static void renumber_fifo_key(struct fe_evq *q, uint64_t *key)
+{
+    if ((*key & FE_EVQ_SEQ_MASK) >= q->fifo_base) fe_evq_renumber_key(q, key);
+}
+
+static int list_key(struct fe_evq *q, uint64_t *key, uint64_t data)
+{
+    (void)data;
+    renumber_fifo_key(q, key);
+    return 0;
+}
+
 /* The scheduling numbers ran out: renumber every pending key (the heap's and the caller's) by
- * its rank among the keys of the same time. The mapping keeps the order, so the heap stays a
- * heap. */
+ * its rank among the keys of the same time, from fifo_base (arrivals' keys stay). The mapping
+ * keeps the order, so the heap stays a heap. */
 static int renumber(struct fe_evq *q)
 {
     struct fe_evq_heap *h = &q->heap;
     q->ren_n = 0;
     q->ren_fail = false;
-    for (size_t i = 0; i < h->n; i++) fe_evq_renumber_key(q, &h->key[i]);
+    for (size_t i = 0; i < h->n; i++) renumber_fifo_key(q, &h->key[i]);
     if (q->kind == FE_SIM_EVQ_CALENDAR) cal_each(q, list_key);
-    fe_evq_renumber_key(q, &q->last_key);
+    renumber_fifo_key(q, &q->last_key);
     if (q->keys_fn) q->keys_fn(q->keys_user, q);
     if (q->ren_fail) return FE_ENOMEM;
     qsort(q->ren, q->ren_n, sizeof(*q->ren), cmp_keyp);
-    uint64_t next = 0, prev_t = FE_SIM_NO_TIME, rank = 0;
+    uint64_t next = q->fifo_base, prev_t = FE_SIM_NO_TIME, rank = 0;
     for (size_t i = 0; i < q->ren_n; i++) {
         uint64_t t = *q->ren[i] >> FE_EVQ_SEQ_BITS;
-        rank = t == prev_t ? rank + 1 : 0;
-        if (rank > FE_EVQ_SEQ_MASK) return FE_ENOSPC; /* 2^20 events at one nanosecond */
+        rank = t == prev_t ? rank + 1 : q->fifo_base;
+        if (rank > FE_EVQ_SEQ_MASK) return FE_ENOSPC; /* too many events at one nanosecond */
         prev_t = t;
         *q->ren[i] = t << FE_EVQ_SEQ_BITS | rank;
         if (rank + 1 > next) next = rank + 1;
     }
     q->seq = next;
+    return 0;
+}
+
+int fe_evq_set_ranks(struct fe_evq *q, uint64_t n)
+{
+    if (n > FE_EVQ_RANKS_MAX) return FE_ERANGE;
+    if (q->n) return FE_ESTATE;
+    q->fifo_base = n;
+    if (q->seq < n) q->seq = n;
     return 0;
 }
 
@@ -482,6 +553,22 @@ int fe_evq_push_slow(struct fe_evq *q, uint64_t t, uint64_t data)
         if (!rc && q->kind == FE_SIM_EVQ_HEAP) return fe_evq_push_key(q, key, data);
         if (!rc) rc = heap_push(&q->heap, key, data);
     }
+    if (rc) return rc;
+    q->n++;
+    q->pushed++;
+    return 0;
+}
+
+int fe_evq_push_arrival_slow(struct fe_evq *q, uint64_t t, uint64_t rank, uint64_t data)
+{
+    uint64_t key;
+    int rc = fe_evq_arrival_key(q, t, rank, &key);
+    if (rc) return rc;
+    if ((key & FE_EVQ_SEQ_MASK) >= q->fifo_base) return fe_evq_push(q, t, data); /* not ranked */
+    if (t - q->now < FE_EVQ_WHEEL_SLOTS)
+        rc = wheel_insert_arrival(q, t, (uint32_t)rank, data);
+    else
+        rc = heap_push(&q->heap, key, data);
     if (rc) return rc;
     q->n++;
     q->pushed++;

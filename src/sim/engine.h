@@ -49,6 +49,7 @@ struct fe_evq_heap {
 struct fe_evq_wnode {
     uint64_t data;
     uint32_t next;
+    uint32_t rank; /* an arrival's (fe_evq_push_arrival) */
 };
 
 /* Calendar queue: a bucket's first event is kept in place (most buckets hold one: a push and a
@@ -62,7 +63,8 @@ struct fe_evq_bucket {
     uint32_t head, tail; /* the events after it, FE_EVQ_NIL when none */
 };
 
-#define FE_EVQ_NIL UINT32_MAX
+#define FE_EVQ_NIL       UINT32_MAX
+#define FE_EVQ_FIFO_RANK UINT32_MAX
 
 /* The hot paths are inlined at every call site (else the compiler may keep one out-of-line
  * copy, whose call and saved registers cost as much as the work) */
@@ -83,18 +85,25 @@ struct fe_evq {
      * fe_evq_pop_until_track */
     uint64_t last_key;
     uint64_t seq; /* next scheduling number (heap keys), <= FE_EVQ_SEQ_MASK + 1 */
-    size_t n;     /* pending events */
+    /* keys' low bits below it are ranks of arrivals (fe_evq_arrival_key), from it on
+     * scheduling numbers (fe_evq_set_ranks) */
+    uint64_t fifo_base;
+    size_t n; /* pending events */
     uint64_t pushed, popped;
     /* heap: the root is the event popped last, still in place: the next push takes its slot (one
      * sift-down instead of a sift-down and a sift-up), the next pop removes it first */
     bool root_popped;
     struct fe_evq_heap heap; /* the heap, or the wheel's far-future overflow */
-    /* wheel: slot i holds the events of the one time t in [now, now + slots) with t % slots == i.
-     * Its first event lives in the slot itself (most slots hold one: a pop reads one line), the
-     * others in a list of nodes; bm0's bit says whether `first` holds an event. */
+    /* wheel: slot i holds the events of the one time t in [now, now + slots) with t % slots == i:
+     * the arrivals (fe_evq_push_arrival) in rank order, then the others in the order of their
+     * pushes. Its first event lives in the slot itself (most slots hold one: a pop reads one
+     * line), with its rank (FE_EVQ_FIFO_RANK: not an arrival); the others in two lists of nodes,
+     * the arrivals' and the others'. bm0's bit says whether the slot holds an event. */
     struct fe_evq_slot {
         uint64_t first;
-        uint32_t head, tail; /* the events after the first, UINT32_MAX when none */
+        uint32_t first_rank;
+        uint32_t ahead, atail; /* the arrivals after the first, UINT32_MAX when none */
+        uint32_t head, tail;   /* the other events after them, UINT32_MAX when none */
     } * slots;
     uint64_t *bm0;                           /* a bit per slot */
     uint64_t bm1[FE_EVQ_WHEEL_SLOTS / 4096]; /* a bit per bm0 word */
@@ -141,6 +150,11 @@ int fe_evq_cal_configure(struct fe_evq *q, unsigned bits, unsigned shift);
 void fe_evq_set_keys_fn(struct fe_evq *q, fe_evq_keys_fn fn, void *user);
 void fe_evq_renumber_key(struct fe_evq *q, uint64_t *key);
 
+/* Ranks 0 .. n-1 are reserved for arrivals (fe_evq_arrival_key): scheduling numbers start at
+ * n. Before any event is pushed; n <= FE_EVQ_RANKS_MAX, else FE_ERANGE. */
+#define FE_EVQ_RANKS_MAX (UINT64_C(1) << (FE_EVQ_SEQ_BITS - 1))
+int fe_evq_set_ranks(struct fe_evq *q, uint64_t n);
+
 /* A key for an event at t (its place in the order is now), for fe_evq_push_key. t >= the time
  * of the last popped event and t <= FE_SIM_MAX_TIME, else FE_ERANGE. */
 FE_EVQ_HOT int fe_evq_key(struct fe_evq *q, uint64_t t, uint64_t *key)
@@ -152,6 +166,19 @@ FE_EVQ_HOT int fe_evq_key(struct fe_evq *q, uint64_t t, uint64_t *key)
         return rc;
     }
     *key = t << FE_EVQ_SEQ_BITS | q->seq++;
+    return 0;
+}
+
+/* A key for an arrival at t of rank `rank` (< the n of fe_evq_set_ranks): it comes before every
+ * other event of t, and among the arrivals of t in rank order (equal ranks: the same object,
+ * any order). An arrival for the time of the last popped event (whose events have begun), or
+ * of a rank not reserved (none are: arrivals in FIFO order), takes a scheduling number
+ * instead, like any other event. */
+FE_EVQ_HOT int fe_evq_arrival_key(struct fe_evq *q, uint64_t t, uint64_t rank, uint64_t *key)
+{
+    if (__builtin_expect(t <= q->now || rank >= q->fifo_base || t > FE_SIM_MAX_TIME, 0))
+        return fe_evq_key(q, t, key);
+    *key = t << FE_EVQ_SEQ_BITS | rank;
     return 0;
 }
 
@@ -254,55 +281,78 @@ FE_EVQ_HOT int fe_evq_push_key(struct fe_evq *q, uint64_t key, uint64_t data)
     return 0;
 }
 
-/* Wheel: appends an event to a slot (a free node must be at hand). */
+/* Wheel: whether a slot holds an event; marks it occupied in the bitmaps. */
+static inline bool fe_evq_wheel_used(const struct fe_evq *q, uint32_t slot)
+{
+    return q->bm0[slot >> 6] >> (slot & 63) & 1;
+}
+static inline void fe_evq_wheel_mark(struct fe_evq *q, uint32_t slot)
+{
+    uint32_t w = slot >> 6;
+    if (!q->bm0[w]) {
+        q->bm1[w >> 6] |= UINT64_C(1) << (w & 63);
+        q->bm2 |= UINT64_C(1) << (w >> 6);
+    }
+    q->bm0[w] |= UINT64_C(1) << (slot & 63);
+}
+
+/* Wheel: a node for (data, rank), taken from the free list (a free node must be at hand). */
+static inline uint32_t fe_evq_wheel_node(struct fe_evq *q, uint64_t data, uint32_t rank)
+{
+    struct fe_evq_wnode *nd = q->nodes;
+    uint32_t id = q->free_node;
+    q->free_node = nd[id].next;
+    nd[id].data = data;
+    nd[id].rank = rank;
+    nd[id].next = FE_EVQ_NIL;
+    return id;
+}
+
+/* Wheel: appends an event that is not an arrival to a slot (a free node must be at hand). */
 static inline void fe_evq_wheel_file(struct fe_evq *q, uint32_t slot, uint64_t data)
 {
     struct fe_evq_slot *sl = &q->slots[slot];
-    uint32_t w = slot >> 6;
-    uint64_t bit = UINT64_C(1) << (slot & 63);
-    if (!(q->bm0[w] & bit)) {
-        if (!q->bm0[w]) {
-            q->bm1[w >> 6] |= UINT64_C(1) << (w & 63);
-            q->bm2 |= UINT64_C(1) << (w >> 6);
-        }
-        q->bm0[w] |= bit;
+    if (!fe_evq_wheel_used(q, slot)) {
+        fe_evq_wheel_mark(q, slot);
         sl->first = data;
-        sl->head = UINT32_MAX;
+        sl->first_rank = FE_EVQ_FIFO_RANK;
     } else {
-        struct fe_evq_wnode *nd = q->nodes;
-        uint32_t id = q->free_node;
-        q->free_node = nd[id].next;
-        nd[id].data = data;
-        nd[id].next = UINT32_MAX;
-        if (sl->head == UINT32_MAX)
+        uint32_t id = fe_evq_wheel_node(q, data, FE_EVQ_FIFO_RANK);
+        if (sl->head == FE_EVQ_NIL)
             sl->head = id;
         else
-            nd[sl->tail].next = id;
+            q->nodes[sl->tail].next = id;
         sl->tail = id;
     }
     q->wheel_n++;
 }
 
-/* Wheel: removes and returns the first event of an occupied slot. */
+/* Wheel: removes and returns the first event of an occupied slot; the next takes its place:
+ * the next arrival, else the next other event. */
 static inline uint64_t fe_evq_wheel_take(struct fe_evq *q, uint32_t slot)
 {
     struct fe_evq_slot *sl = &q->slots[slot];
     uint64_t data = sl->first;
-    uint32_t id = sl->head;
-    if (id == UINT32_MAX) {
+    uint32_t id = sl->ahead;
+    if (id != FE_EVQ_NIL) {
+        sl->ahead = q->nodes[id].next;
+    } else if ((id = sl->head) != FE_EVQ_NIL) {
+        sl->head = q->nodes[id].next;
+    } else {
         uint32_t w = slot >> 6;
         q->bm0[w] &= ~(UINT64_C(1) << (slot & 63));
         if (!q->bm0[w]) {
             q->bm1[w >> 6] &= ~(UINT64_C(1) << (w & 63));
             if (!q->bm1[w >> 6]) q->bm2 &= ~(UINT64_C(1) << (w >> 6));
         }
-    } else {
-        struct fe_evq_wnode *nd = q->nodes;
-        sl->first = nd[id].data;
-        sl->head = nd[id].next;
-        nd[id].next = q->free_node;
-        q->free_node = id;
+        q->wheel_n--;
+        return data;
     }
+    struct fe_evq_wnode *nd = &q->nodes[id];
+    sl->first = nd->data;
+    sl->first_rank = nd->rank;
+    nd->next = q->free_node;
+    q->free_node = id;
     q->wheel_n--;
     return data;
 }
@@ -328,6 +378,19 @@ FE_EVQ_HOT int fe_evq_push(struct fe_evq *q, uint64_t t, uint64_t data)
     int rc = fe_evq_key(q, t, &key);
     if (rc) return rc;
     return fe_evq_push_key(q, key, data);
+}
+
+/* An arrival at t of rank `rank` (see fe_evq_arrival_key): before the other events of t, in rank
+ * order. Every kind of queue. */
+int fe_evq_push_arrival_slow(struct fe_evq *q, uint64_t t, uint64_t rank, uint64_t data);
+FE_EVQ_HOT int fe_evq_push_arrival(struct fe_evq *q, uint64_t t, uint64_t rank, uint64_t data)
+{
+    if (q->kind != FE_SIM_EVQ_WHEEL) {
+        uint64_t key;
+        int rc = fe_evq_arrival_key(q, t, rank, &key);
+        return rc ? rc : fe_evq_push_key(q, key, data);
+    }
+    return fe_evq_push_arrival_slow(q, t, rank, data);
 }
 
 /* fe_evq_pop_until_slow through locals of its own: the caller's t and data, whose addresses do

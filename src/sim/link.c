@@ -39,7 +39,8 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
                    sim->ns3_frames ? sim_link_ns3_ser_port(p, wire) : sim_link_ser_ns(p, wire));
     /* PFC frames are exempt: losing one would model a different failure (and deadlock the
      * XOFF/XON mode, which has no timer). */
-    if (p->loss32 && pkt->kind != PKT_PFC && (sim_rng_next(sim) >> 32) < p->loss32) {
+    if (p->loss32 && pkt->kind != PKT_PFC &&
+        (sim_rng_next(sim_port_rng(sim, p)) >> 32) < p->loss32) {
         sim->st.drops[FE_SIM_DROP_LINK]++;
         p->drops++;
         sim_pkt_free(sim, pkt);
@@ -52,12 +53,12 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
         return;
     }
     if (sim->wire_heads_only) {
-        if (fe_evq_key(&sim->q, t, &key)) sim_fail(sim);
+        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
         sim_link_wire_put(sim, to, pkt, key);
         return;
     }
     /* the wheel: every frame has its event */
-    if (fe_evq_push(&sim->q, t, sim_arrive_event(to))) sim_fail(sim);
+    if (fe_evq_push_arrival(&sim->q, t, sim_port_gid(sim, to), sim_arrive_event(to))) sim_fail(sim);
     pkt->next = NULL;
     if (to->wire_tail)
         to->wire_tail->next = pkt;

@@ -6,6 +6,21 @@
 #include "sim/state.h"
 #include "sim/ns3_frame.h"
 
+/* The global index of port p (in sim->ports: the same however the topology is cut), the rank of
+ * its arrivals among those of the same nanosecond. */
+static inline uint64_t sim_port_gid(const struct fe_sim *sim, const struct sim_port *p)
+{
+    return (uint64_t)(p - sim->ports);
+}
+
+/* The key of a frame's arrival at port `to` at t: before the other events of t, in port order
+ * (fe_evq_arrival_key). */
+static inline int sim_arrival_key(struct fe_sim *sim, const struct sim_port *to, uint64_t t,
+                                  uint64_t *key)
+{
+    return fe_evq_arrival_key(&sim->q, t, sim_port_gid(sim, to), key);
+}
+
 /* The event word of a frame's arrival at port `to`. */
 static inline uint64_t sim_arrive_event(const struct sim_port *to)
 {
@@ -69,7 +84,7 @@ static inline void sim_link_start(struct fe_sim *sim, struct sim_port *p, const 
     p->tx_bytes += pkt->frame_bytes;
 }
 /* pkt enters the wire toward `to` behind the frames on it, to arrive at the time of key (from
- * fe_evq_key): the first frame's arrival is an event, the others wait for theirs (heap,
+ * sim_arrival_key): the first frame's arrival is an event, the others wait for theirs (heap,
  * calendar). */
 static inline __attribute__((always_inline)) void
 sim_link_wire_put(struct fe_sim *sim, struct sim_port *to, struct sim_pkt *pkt, uint64_t key)
@@ -112,7 +127,7 @@ sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
     }
     sim_link_start(sim, p, pkt, ser);
     uint64_t key;
-    if (fe_evq_key(&sim->q, p->busy_until + p->delay_ns, &key)) sim_fail(sim);
+    if (sim_arrival_key(sim, p->peer, p->busy_until + p->delay_ns, &key)) sim_fail(sim);
     sim_link_wire_put(sim, p->peer, pkt, key);
 }
 /* fe_evq_keys_fn: the keys of the frames on the wires. */

@@ -90,6 +90,7 @@ struct sim_port {
      * the frame on the wire, taken when it started and not pushed (yet) */
     bool txdone_reserved;
     uint64_t txdone_key;
+    uint64_t rng[4]; /* its random stream (sim_rng_seed_ports) */
     /* stats */
     uint64_t pause_tx, resume_tx, pause_rx, paused_ns, ecn_marks, drops;
 };

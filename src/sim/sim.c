@@ -11,15 +11,25 @@
 #include "sim/ns3_frame.h"
 #include "transport/qp_sim.h"
 
-void sim_rng_seed(struct fe_sim *sim, uint64_t seed)
+static uint64_t splitmix64(uint64_t *x)
 {
-    /* splitmix64 expands the seed into the generator state */
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++) {
-        uint64_t z = (x += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        sim->rng[i] = z ^ (z >> 31);
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+void sim_rng_seed_ports(struct fe_sim *sim, uint64_t seed)
+{
+    /* splitmix64 of the seed expands into the shared state; of that and the port's index,
+     * into each port's */
+    uint64_t s0 = seed;
+    for (int k = 0; k < 4; k++) sim->rng[k] = splitmix64(&s0);
+    s0 = seed;
+    uint64_t base = splitmix64(&s0);
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        uint64_t x = base ^ ((uint64_t)i * 0xD1B54A32D192ED03ull);
+        for (int k = 0; k < 4; k++) sim->ports[i].rng[k] = splitmix64(&x);
     }
 }
 
@@ -115,7 +125,12 @@ static void copy_hot_settings(struct fe_sim *sim)
     }
     sim->stop_ns = sc->stop_ns;
     sim->ckpt_next = FE_SIM_NO_TIME;
-    sim_rng_seed(sim, sc->seed);
+}
+
+/* Ranks reserved for arrivals in the event queue (see docs/sim.md, "Order of events"). */
+static uint64_t sim_arrival_ranks(const struct fe_sim *sim)
+{
+    return sim->ns3_frames ? 0 : sim->n_ports_total;
 }
 
 /* The event queue and the network. */
@@ -129,6 +144,14 @@ static int build_network(struct fe_sim *sim, char *err, size_t err_cap)
     sim->wire_heads_only = true;
     rc = sim_topology_build(sim, err, err_cap);
     if (rc) return rc;
+    /* arrivals are ordered by the receiving port's index (link.h sim_arrival_key); with ns-3
+     * timing, FIFO with every other event, as ns-3's scheduler orders them */
+    if (fe_evq_set_ranks(&sim->q, sim_arrival_ranks(sim))) {
+        sim_errf(err, err_cap, "%u ports: at most %llu", sim->n_ports_total,
+                 (unsigned long long)FE_EVQ_RANKS_MAX);
+        return FE_EINVAL;
+    }
+    sim_rng_seed_ports(sim, sim->sc.seed);
     sim_link_set_mode(sim);
     /* A large fabric has many events at the same nanosecond: from SIM_WHEEL_PORTS ports the
      * wheel, with one event per frame (each file at its slot's tail, no key), costs fewer
@@ -278,6 +301,7 @@ int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
     int rc = fe_evq_init(&nq, kind);
     if (rc) return rc;
     fe_evq_set_keys_fn(&nq, sim_link_wire_keys, sim);
+    fe_evq_set_ranks(&nq, sim->q.fifo_base);
     nq.now = sim->q.now;
     uint64_t t, d;
     while (fe_evq_pop(&sim->q, &t, &d)) {

@@ -69,7 +69,6 @@ struct fe_sim {
     uint8_t lossless_prios; /* bit p: priority p is lossless (sc.sw.pfc and its lossless_mask) */
     uint8_t egress_hooks;   /* SIM_QD_* run by some port, RED aside (qdisc.h) */
     /* line 2 */
-    uint64_t rng[4];
     uint32_t n_flows;
     uint32_t flows_done;
     uint8_t halt;              /* SIM_HALT_*: the run loop's one test after each event */
@@ -87,6 +86,7 @@ struct fe_sim {
     bool lookahead;
     uint32_t la_head, la_n;
     uint64_t la[SIM_LOOKAHEAD];
+    uint64_t rng[4];           /* ns-3 timing: the one random stream (sim_port_rng) */
     struct fe_sim_scenario sc; /* own copy */
     uint64_t stop_ns;
     uint32_t n_nodes;
@@ -140,14 +140,17 @@ struct fe_sim {
 };
 
 /* ---- rng (xoshiro256**) ---- */
-void sim_rng_seed(struct fe_sim *sim, uint64_t seed);
+/* One stream per port (RED marking, link loss), seeded from the scenario's seed and the port's
+ * global index: a port's draws do not depend on what other ports draw, so they are the same
+ * however the topology is cut into partitions. ns-3 timing (--ns3-compat) keeps ns-3's
+ * sequential semantics instead: one stream for the whole network, drawn in event order. */
+void sim_rng_seed_ports(struct fe_sim *sim, uint64_t seed);
 static inline uint64_t sim_rng_rotl(uint64_t x, int k)
 {
     return (x << k) | (x >> (64 - k));
 }
-static inline uint64_t sim_rng_next(struct fe_sim *sim)
+static inline uint64_t sim_rng_next(uint64_t s[4])
 {
-    uint64_t *s = sim->rng;
     uint64_t r = sim_rng_rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
     s[2] ^= s[0];
     s[3] ^= s[1];
@@ -157,9 +160,15 @@ static inline uint64_t sim_rng_next(struct fe_sim *sim)
     s[3] = sim_rng_rotl(s[3], 45);
     return r;
 }
-static inline uint32_t sim_rng32(struct fe_sim *sim)
+static inline uint32_t sim_rng32(uint64_t s[4])
 {
-    return (uint32_t)(sim_rng_next(sim) >> 32);
+    return (uint32_t)(sim_rng_next(s) >> 32);
+}
+
+/* The random stream of port p's draws. */
+static inline uint64_t *sim_port_rng(struct fe_sim *sim, struct sim_port *p)
+{
+    return sim->ns3_frames ? sim->rng : p->rng;
 }
 
 /* ---- events ---- */

@@ -43,6 +43,60 @@ static void fifo_same_time(enum fe_sim_queue_kind kind)
     fe_evq_free(&q);
 }
 
+/* Arrivals (ranked) come before the other events of their time, by rank, whatever the order of
+ * the pushes; the others in push order; an arrival for a time already begun after them; beyond
+ * the wheel's horizon too. (Arrivals of equal rank, one port's, carry the same word: their
+ * order among themselves is not kept.) */
+static void arrivals_first(enum fe_sim_queue_kind kind)
+{
+    struct fe_evq q;
+    assert_int_equal(fe_evq_init(&q, kind), 0);
+    assert_int_equal(fe_evq_set_ranks(&q, 64), 0);
+    uint64_t seed = 5, far = 200000; /* beyond the wheel's 65.5 us */
+    unsigned count[64] = {0};
+    for (uint64_t i = 0; i < 100; i++) {
+        uint64_t r = lcg(&seed) % 64;
+        count[r]++;
+        for (uint64_t t = 500; t <= far; t += far - 500) {
+            assert_int_equal(fe_evq_push(&q, t, 1000 + i), 0);
+            assert_int_equal(fe_evq_push_arrival(&q, t, r, r), 0);
+        }
+    }
+    for (uint64_t t = 500; t <= far; t += far - 500) {
+        uint64_t td, d, last = 0;
+        unsigned seen[64] = {0};
+        for (int i = 0; i < 100; i++) { /* by rank */
+            assert_true(fe_evq_pop(&q, &td, &d));
+            assert_int_equal(td, t);
+            assert_true(d >= last && d < 64);
+            seen[d]++;
+            last = d;
+        }
+        assert_memory_equal(seen, count, sizeof(seen));
+        if (t == 500) /* an arrival for the time begun: after the events pending */
+            assert_int_equal(fe_evq_push_arrival(&q, 500, 0, 77), 0);
+        for (uint64_t i = 0; i < 100; i++) {
+            assert_true(fe_evq_pop(&q, &td, &d));
+            assert_int_equal(d, 1000 + i);
+        }
+        if (t == 500) {
+            assert_true(fe_evq_pop(&q, &td, &d));
+            assert_int_equal(td, 500);
+            assert_int_equal(d, 77);
+        }
+    }
+    assert_false(fe_evq_pop(&q, &(uint64_t){0}, &(uint64_t){0}));
+    fe_evq_free(&q);
+}
+
+static void test_arrivals_first(void **s)
+{
+    (void)s;
+    arrivals_first(FE_SIM_EVQ_HEAP);
+    arrivals_first(FE_SIM_EVQ_WHEEL);
+    arrivals_first(FE_SIM_EVQ_CALENDAR);
+}
+
 static void test_fifo_heap(void **s)
 {
     (void)s;
@@ -476,6 +530,7 @@ int main(void)
         cmocka_unit_test(test_fifo_heap),
         cmocka_unit_test(test_fifo_wheel),
         cmocka_unit_test(test_fifo_calendar),
+        cmocka_unit_test(test_arrivals_first),
         cmocka_unit_test(test_agree_random),
         cmocka_unit_test(test_agree_random_no_peek),
         cmocka_unit_test(test_calendar_geometries),

