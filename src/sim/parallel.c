@@ -86,6 +86,7 @@ struct sim_par {
     uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
     uint64_t done_to; /* the events before it have run, and the actions due before it */
     bool stop;
+    bool window_end_done; /* the contention window's set end has come */
     /* barrier */
     _Alignas(64) atomic_uint arrived;
     _Alignas(64) atomic_uint gen;
@@ -127,7 +128,7 @@ void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct si
     struct sim_par_part *pp = sim->part;
     if (!pp) { /* a global action (all parts stopped): onto the wire, handed over after it */
         uint64_t key;
-        if (fe_evq_key(&sim->q, t, &key)) sim_fail(sim);
+        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
         sim_link_wire_put(sim, to, pkt, key);
         return;
     }
@@ -150,7 +151,8 @@ void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct si
 
 /* The frames the other parts sent to pp in the window that just ended, onto its wires: in the
  * order each sender sent them (a cut link's frames come from one part), with keys of pp's
- * queue. */
+ * queue. An arrival's key is its time and port (sim_arrival_key): the order in which the inbox
+ * is filed changes nothing. */
 static void file_inbox(struct sim_par_part *pp, uint32_t parity)
 {
     struct sim_par *par = pp->par;
@@ -159,7 +161,7 @@ static void file_inbox(struct sim_par_part *pp, uint32_t parity)
         struct outbox *ob = &par->parts[j].out[parity][pp->id];
         for (size_t i = 0; i < ob->n; i++) {
             uint64_t key;
-            if (fe_evq_key(&sim->q, ob->v[i].t, &key)) sim_fail(sim);
+            if (sim_arrival_key(sim, ob->v[i].to, ob->v[i].t, &key)) sim_fail(sim);
             sim_link_wire_put(sim, ob->v[i].to, ob->v[i].pkt, key);
         }
     }
@@ -198,13 +200,14 @@ static void part_wire_keys(void *user, struct fe_evq *q)
 /* The next time an action is due, known in advance: a flow start, the contention window's
  * opening or set end, a checkpoint (after the events of its time: before those of the next
  * nanosecond). */
-static uint64_t next_known(const struct fe_sim *sim)
+static uint64_t next_known(const struct sim_par *par)
 {
+    const struct fe_sim *sim = par->main;
     uint64_t t = FE_SIM_NO_TIME;
     if (sim->next_flow < sim->n_flows)
         t = sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns;
     if (sim->n_flows && !sim->window_opened && sim->window_start < t) t = sim->window_start;
-    if (sim->n_flows && sim->window_opened && !sim->window_closed && !sim->window_auto_end &&
+    if (sim->n_flows && sim->window_opened && !par->window_end_done && !sim->window_auto_end &&
         sim->window_end > sim->window_start && sim->window_end < t)
         t = sim->window_end;
     if (sim->ckpt_next != FE_SIM_NO_TIME && sim->ckpt_next + 1 < t) t = sim->ckpt_next + 1;
@@ -223,6 +226,23 @@ static uint32_t event_part(const struct sim_par *par, uint64_t data)
     }
 }
 
+/* An event of the main simulator's queue to the part of its object; an arrival with its key. */
+static void move_event(struct sim_par *par, uint64_t t, uint64_t data)
+{
+    struct fe_sim *ps = par->parts[event_part(par, data)].sim;
+    enum ev_kind kind = (enum ev_kind)(data & EV_KIND_MASK);
+    int rc;
+    if (kind == EV_ARRIVE || kind == EV_ARRIVE_HOST) {
+        uint64_t key;
+        rc = sim_arrival_key(ps, (const struct sim_port *)(uintptr_t)(data & ~EV_KIND_MASK), t,
+                             &key);
+        if (!rc) rc = fe_evq_push_key(&ps->q, key, data);
+    } else {
+        rc = fe_evq_push(&ps->q, t, data);
+    }
+    if (rc) sim_fail(ps);
+}
+
 /* What an action did on the main simulator's queue goes to the parts: its events to the part
  * of their object, and the frames it put on wires behind others (holding keys of the main
  * queue) get keys of their part's queue, in order. tails: each port's last frame on its wire
@@ -231,17 +251,14 @@ static void hand_over(struct sim_par *par, struct sim_pkt **tails)
 {
     struct fe_sim *sim = par->main;
     uint64_t t, data;
-    while (fe_evq_pop(&sim->q, &t, &data)) {
-        struct fe_sim *ps = par->parts[event_part(par, data)].sim;
-        if (fe_evq_push(&ps->q, t, data)) sim_fail(ps);
-    }
+    while (fe_evq_pop(&sim->q, &t, &data)) move_event(par, t, data);
     for (uint32_t i = 0; i < sim->n_ports_total; i++) {
         struct sim_port *p = &sim->ports[i];
         if (p->wire_tail == tails[i]) continue;
         struct fe_sim *ps = par->parts[par->part_of[p->node->id]].sim;
         struct sim_pkt *k = tails[i] ? tails[i]->next : p->wire_head->next;
         for (; k; k = k->next)
-            if (fe_evq_key(&ps->q, k->wire_key >> FE_EVQ_SEQ_BITS, &k->wire_key)) sim_fail(ps);
+            if (sim_arrival_key(ps, p, k->wire_key >> FE_EVQ_SEQ_BITS, &k->wire_key)) sim_fail(ps);
     }
 }
 
@@ -293,29 +310,31 @@ static void global_actions(struct sim_par *par, uint64_t end, bool known)
         return;
     }
     for (uint32_t i = 0; i < sim->n_ports_total; i++) tails[i] = sim->ports[i].wire_tail;
-    if (end && end % par->grid_ns == 0) { /* completions at the grid's points only */
-        sim->now = end - 1;
-        if (sim->q.now < sim->now) sim->q.now = sim->now;
-        collect_completions(par);
-    }
     sim->now = end;
     if (sim->q.now < end) sim->q.now = end;
-    while (known && !(sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE)) && next_known(sim) <= end) {
+    if (end && end % par->grid_ns == 0) collect_completions(par); /* at the grid's points */
+    while (known && !(sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE)) && next_known(par) <= end) {
         if (sim->ckpt_next != FE_SIM_NO_TIME && sim->ckpt_next + 1 <= end) {
             sim->now = end - 1;
             sim_phase_checkpoint(sim);
             sim->now = end;
             continue;
         }
+        /* counted as the events the sequential run has for them (EV_FLOW_START, EV_WINDOW) */
         uint64_t flow_t = sim->next_flow < sim->n_flows
                               ? sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns
                               : FE_SIM_NO_TIME;
-        if (flow_t <= end)
+        if (flow_t <= end) {
+            sim->ev_kind_count[EV_FLOW_START]++;
             start_flows(sim);
-        else if (!sim->window_opened)
+        } else if (!sim->window_opened) {
+            sim->ev_kind_count[EV_WINDOW]++;
             sim_window_open(sim);
-        else
+        } else {
+            sim->ev_kind_count[EV_WINDOW]++;
+            par->window_end_done = true;
             sim_window_close(sim);
+        }
     }
     sim->halt &= (uint8_t)~SIM_HALT_CKPT;
     hand_over(par, tails);
@@ -382,7 +401,7 @@ static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
         done += q->pub[parity].flows_done;
     }
     bool grid_point = end % par->grid_ns == 0;
-    return (grid_point && done != sim->flows_done) || next_known(sim) <= end ||
+    return (grid_point && done != sim->flows_done) || next_known(par) <= end ||
            end == par->limit + 1;
 }
 
@@ -401,7 +420,7 @@ static uint64_t queues_min(const struct sim_par *par)
 static void plan_window(struct sim_par *par, uint64_t from)
 {
     struct fe_sim *sim = par->main;
-    uint64_t m = queues_min(par), known = next_known(sim);
+    uint64_t m = queues_min(par), known = next_known(par);
     if (m == FE_SIM_NO_TIME && sim->next_flow >= sim->n_flows) {
         sim->finished = true;
         par->stop = true;
@@ -464,7 +483,7 @@ static void *part_thread(void *arg)
             continue;
         }
         /* every thread decides alike: the earliest event, the next known action */
-        uint64_t m = earliest_pending(par, parity), known = next_known(par->main);
+        uint64_t m = earliest_pending(par, parity), known = next_known(par);
         if (m < end) m = end;
         end = window_end(par, m < known ? m : known, known);
     }
@@ -531,6 +550,7 @@ static int make_copy(struct fe_sim *sim, struct sim_par_part *pp)
     ps->la_n = ps->la_head = 0;
     ps->ns3_lazy_txdone = false;
     int rc = fe_evq_init(&ps->q, FE_SIM_EVQ_CALENDAR);
+    if (!rc) rc = fe_evq_set_ranks(&ps->q, sim->q.fifo_base);
     if (rc) return rc;
     fe_evq_set_keys_fn(&ps->q, part_wire_keys, pp);
     ps->q.now = sim->q.now;
@@ -561,6 +581,7 @@ static const char *unsupported(const struct fe_sim *sim, const struct fe_sim_par
     if (sim->par) return "it already runs in parallel";
     if (sim->now || sim->q.popped || sim->finished) return "the run has begun";
     if (sim->eb) return "event building's control messages do not travel as frames";
+    if (sim->ns3_frames) return "ns-3 timing orders arrivals with every other event (FIFO)";
     if (sim->pfc_cb) return "the PFC log (--pfc) is written in event order";
     if (sim->test_rx) return "a test hook receives frames";
     if (p->n_nodes != sim->n_nodes) return "the partition is for another network";
@@ -577,8 +598,7 @@ static void distribute_events(struct sim_par *par)
     uint64_t t, data;
     while (fe_evq_pop(&sim->q, &t, &data)) {
         if ((void *)(uintptr_t)(data & ~EV_KIND_MASK) == sim) continue;
-        struct fe_sim *ps = par->parts[event_part(par, data)].sim;
-        if (fe_evq_push(&ps->q, t, data)) sim_fail(ps);
+        move_event(par, t, data);
     }
 }
 
@@ -618,8 +638,10 @@ int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, ch
      * over: a heap, whose clock may be moved forward (the calendar's buckets follow it); the
      * keys it gives frames on wires are read for their time only (hand_over), so that it has
      * none to renumber */
+    uint64_t ranks = sim->q.fifo_base;
     fe_evq_free(&sim->q);
     rc = fe_evq_init(&sim->q, FE_SIM_EVQ_HEAP);
+    if (!rc) rc = fe_evq_set_ranks(&sim->q, ranks);
     if (rc) goto nomem;
     return 0;
 nomem:
@@ -677,10 +699,8 @@ static void set_clock(struct sim_par *par)
     uint64_t last = 0;
     for (uint32_t j = 0; j < par->k; j++)
         if (par->parts[j].sim->now > last) last = par->parts[j].sim->now;
-    if (sim->finished)
-        sim->now = last; /* the actions' time (a window's end) may lie past it */
-    else if (par->limit > sim->now)
-        sim->now = par->limit;
+    /* the actions' time (a window's end) may lie past the last event, or past the limit */
+    sim->now = sim->finished ? last : par->limit;
     if (par->limit == sim->stop_ns) sim->finished = true;
 }
 
