@@ -86,7 +86,8 @@ static int wheel_insert(struct fe_evq *q, uint64_t t, uint64_t data)
     return 0;
 }
 
-/* Files an arrival of rank r into its slot, after the arrivals of lower or equal rank. */
+/* Files an arrival of rank r into its slot: at the end of its arrivals, in order or not (the
+ * slot is sorted when its time comes: fe_evq_wheel_sort). */
 static int wheel_insert_arrival(struct fe_evq *q, uint64_t t, uint32_t r, uint64_t data)
 {
     uint32_t slot = (uint32_t)(t & SLOT_MASK);
@@ -97,39 +98,80 @@ static int wheel_insert_arrival(struct fe_evq *q, uint64_t t, uint32_t r, uint64
         fe_evq_wheel_mark(q, slot);
         sl->first = data;
         sl->first_rank = r;
+        sl->unsorted = 0;
         return 0;
     }
     struct fe_evq_wnode *nd = q->nodes;
-    if (r < sl->first_rank) {
-        /* before the first: that one moves to the head of its list */
-        uint32_t id = fe_evq_wheel_node(q, sl->first, sl->first_rank);
-        if (sl->first_rank == FE_EVQ_FIFO_RANK) {
-            nd[id].next = sl->head;
-            if (sl->head == NIL) sl->tail = id;
-            sl->head = id;
-        } else {
-            nd[id].next = sl->ahead;
-            if (sl->ahead == NIL) sl->atail = id;
-            sl->ahead = id;
-        }
-        sl->first = data;
-        sl->first_rank = r;
-        return 0;
-    }
+    uint32_t last = sl->ahead == NIL ? sl->first_rank : nd[sl->atail].rank;
+    if (r < last) sl->unsorted = 1; /* (and a first event that is no arrival: FIFO_RANK) */
     uint32_t id = fe_evq_wheel_node(q, data, r);
-    if (sl->ahead == NIL || nd[sl->atail].rank <= r) { /* after the last (the usual case) */
-        if (sl->ahead == NIL)
-            sl->ahead = id;
-        else
-            nd[sl->atail].next = id;
-        sl->atail = id;
-        return 0;
-    }
-    uint32_t *link = &sl->ahead;
-    while (nd[*link].rank <= r) link = &nd[*link].next;
-    nd[id].next = *link;
-    *link = id;
+    if (sl->ahead == NIL)
+        sl->ahead = id;
+    else
+        nd[sl->atail].next = id;
+    sl->atail = id;
     return 0;
+}
+
+/* Sorts a rank << 32 | node array: by insertion (a slot holds tens of arrivals at most). */
+static void sort_ranks(uint64_t *v, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        uint32_t j = i;
+        while (j && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+void fe_evq_wheel_sort(struct fe_evq *q, struct fe_evq_slot *sl)
+{
+    uint32_t n = 1;
+    if (wheel_node_ready(q)) n = UINT32_MAX; /* (fails below) */
+    struct fe_evq_wnode *nd = q->nodes;
+    for (uint32_t id = sl->ahead; n != UINT32_MAX && id != NIL; id = nd[id].next) n++;
+    if (n == UINT32_MAX || n > q->sort_cap) {
+        uint64_t *b = n == UINT32_MAX ? NULL : realloc(q->sort_buf, (size_t)n * 2 * sizeof(*b));
+        if (!b) { /* out of memory: the wheel fails (fe_evq_failed) */
+            q->failed = true;
+            sl->unsorted = 0;
+            return;
+        }
+        q->sort_buf = b;
+        q->sort_cap = n * 2;
+    }
+    /* the first event into a node of its own: a non-arrival to the head of the others' list */
+    uint32_t fid = fe_evq_wheel_node(q, sl->first, sl->first_rank);
+    nd = q->nodes;
+    uint64_t *v = q->sort_buf;
+    n = 0;
+    if (sl->first_rank == FE_EVQ_FIFO_RANK) {
+        nd[fid].next = sl->head;
+        if (sl->head == NIL) sl->tail = fid;
+        sl->head = fid;
+    } else {
+        v[n++] = (uint64_t)sl->first_rank << 32 | fid;
+    }
+    for (uint32_t id = sl->ahead; id != NIL; id = nd[id].next)
+        v[n++] = (uint64_t)nd[id].rank << 32 | id;
+    sort_ranks(v, n);
+    /* the lowest becomes the first, the others the arrivals' list in order */
+    uint32_t id0 = (uint32_t)v[0];
+    sl->first = nd[id0].data;
+    sl->first_rank = nd[id0].rank;
+    nd[id0].next = q->free_node;
+    q->free_node = id0;
+    sl->ahead = NIL;
+    for (uint32_t i = n; i-- > 1;) {
+        uint32_t id = (uint32_t)v[i];
+        nd[id].next = sl->ahead;
+        if (sl->ahead == NIL) sl->atail = id;
+        sl->ahead = id;
+    }
+    sl->unsorted = 0;
 }
 
 /* Moves far-future events that now fall inside the horizon into the wheel, in key order: the
@@ -441,6 +483,7 @@ void fe_evq_free(struct fe_evq *q)
     free(q->bucket);
     free(q->cbm);
     free(q->cnode);
+    free(q->sort_buf);
     memset(q, 0, sizeof(*q));
 }
 

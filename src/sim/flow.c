@@ -10,9 +10,9 @@
 #include "sim/phases.h"
 #include "transport/qp_sim.h"
 
-void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
+/* The requester's counters (its host's) into out. */
+static void req_counters(const struct sim_flow *f, struct sim_flow_counts *out)
 {
-    *out = f->ctr;
     if (f->req && f->req->qp) {
         const struct fe_qp_counters *c = fe_qp_counters(f->req->qp);
         out->tx_pkts = c->tx_pkts;
@@ -24,6 +24,12 @@ void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
         out->rtt_max = c->rtt_max_ns;
         out->acked_bytes = c->tx_bytes_completed; /* CQEs not yet drained included */
     }
+}
+
+void sim_flow_counters(const struct sim_flow *f, struct sim_flow_counts *out)
+{
+    *out = f->ctr;
+    req_counters(f, out);
     if (f->resp && f->resp->qp) {
         const struct fe_qp_counters *c = fe_qp_counters(f->resp->qp);
         out->rx_pkts = c->rx_pkts;
@@ -39,19 +45,52 @@ void sim_flow_sync_counters(struct sim_flow *f)
     f->ctr = n;
 }
 
+/* The flow completes now, at its source: the requester's counters are kept and its QP released
+ * (its host's state). What reads or changes other nodes (the responder's QP, the counts of
+ * flows done, the window's auto end, the phase mark, the stop when all are done) waits for the
+ * end of the grid window (sim_flows_ended), as a parallel run can only do it there. */
 static void flow_finish(struct fe_sim *sim, struct sim_flow *f)
 {
-    sim_flow_sync_counters(f);
+    struct sim_flow_counts n = f->ctr;
+    req_counters(f, &n);
+    f->ctr = n;
     f->done = true;
     f->finish_ns = sim->now;
-    if (++sim->flows_done == sim->n_flows) sim->halt |= SIM_HALT_ALL_DONE;
-    sim->flows_active--;
-    if (sim->window_auto_end && !sim->window_closed && sim->window_opened) sim_window_close(sim);
-    struct sim_qp *req = f->req, *resp = f->resp;
-    f->req = f->resp = NULL;
+    struct sim_qp *req = f->req;
+    f->req = NULL;
     if (req) sim_host_release_qp(req->host, req);
-    if (resp) sim_host_release_qp(resp->host, resp);
+    sim->ended[sim->n_ended++] = (uint32_t)(f - sim->flows);
+    if (sim->grid_due == FE_SIM_NO_TIME) {
+        sim->grid_due = (sim->now / sim->grid_ns + 1) * sim->grid_ns;
+        sim->halt |= SIM_HALT_GRID;
+    }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void sim_flows_ended(struct fe_sim *sim)
+{
+    if (!sim->n_ended) return;
+    /* in flow order: the responders' slots return to their hosts' free lists in an order that
+     * does not depend on which completion ran first */
+    qsort(sim->ended, sim->n_ended, sizeof(*sim->ended), cmp_u32);
+    for (uint32_t k = 0; k < sim->n_ended; k++) {
+        struct sim_flow *f = &sim->flows[sim->ended[k]];
+        sim_flow_sync_counters(f);
+        struct sim_qp *resp = f->resp;
+        f->resp = NULL;
+        if (resp) sim_host_release_qp(resp->host, resp);
+        sim->flows_done++;
+        sim->flows_active--;
+    }
+    sim->n_ended = 0;
+    if (sim->window_auto_end && !sim->window_closed && sim->window_opened) sim_window_close(sim);
     sim_phase_mark(sim);
+    if (sim->flows_done == sim->n_flows) sim->halt |= SIM_HALT_ALL_DONE;
 }
 
 void sim_flow_end(struct fe_sim *sim, struct sim_flow *f)

@@ -71,8 +71,12 @@ static inline __attribute__((always_inline)) void sim_flow_top_up(struct fe_sim 
 /* A requester's completions: bytes done, more WRs posted; the flow finishes when all are done
  * or the QP failed. Returns false when the QP was released. */
 bool sim_flow_collect(struct fe_sim *sim, struct sim_qp *sq);
-/* Ends a flow now (its QPs released): event building's pairs, when every event is accounted for
- * or a pair's requester failed. */
+/* Ends a flow now (its requester released, its responder at the end of the grid window): event
+ * building's pairs, when every event is accounted for or a pair's requester failed. */
 void sim_flow_end(struct fe_sim *sim, struct sim_flow *f);
+/* The global part of the flows that ended in the grid window just run (flow.c flow_finish):
+ * their responders released, the counts, the window's auto end, the phase mark, the stop when
+ * every flow is done (SIM_HALT_ALL_DONE). */
+void sim_flows_ended(struct fe_sim *sim);
 
 #endif

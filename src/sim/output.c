@@ -8,6 +8,7 @@
 #include "feroce/err.h"
 #include "feroce/stats.h"
 #include "sim/eb.h"
+#include "sim/grid.h"
 #include "sim/sim_internal.h"
 
 double fe_sim_flow_window_bps(const struct fe_sim *sim, uint32_t flow)
@@ -28,10 +29,13 @@ double fe_sim_flow_life_bps(const struct fe_sim *sim, uint32_t flow)
     return (double)fs.rx_bytes * 8e9 / (double)(end - fs.start_ns);
 }
 
+/* A flow's completion is seen by the rest of the network (the window, the phases) at the grid
+ * boundary after it (grid.h): it is active until then. */
 static bool active_whole_window(const struct fe_sim *sim, uint32_t i, uint64_t a, uint64_t b)
 {
     const struct sim_flow *f = &sim->flows[i];
-    return f->spec.start_ns <= a && (!f->done || f->finish_ns >= b);
+    uint64_t g = sim_grid_ns(sim);
+    return f->spec.start_ns <= a && (!f->done || (f->finish_ns / g + 1) * g >= b);
 }
 
 void fe_sim_summarize(const struct fe_sim *sim, struct fe_sim_summary *out)

@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "feroce/err.h"
+#include "sim/grid.h"
 #include "sim/partition.h"
 #include "sim/sim_internal.h"
 
@@ -68,8 +69,7 @@ struct sim_par_part {
      * next window's values go to the other slot while slower threads still read these) */
     struct {
         uint64_t next_t; /* its earliest pending event */
-        uint32_t flows_done;
-        bool phase, failed;
+        bool ended, failed;
     } pub[2];
     uint64_t windows, events_run, frames_out;
     pthread_t th;
@@ -86,7 +86,6 @@ struct sim_par {
     uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
     uint64_t done_to; /* the events before it have run, and the actions due before it */
     bool stop;
-    bool window_end_done; /* the contention window's set end has come */
     /* barrier */
     _Alignas(64) atomic_uint arrived;
     _Alignas(64) atomic_uint gen;
@@ -197,21 +196,10 @@ static void part_wire_keys(void *user, struct fe_evq *q)
 
 /* ---- global actions (one thread, the others wait) ---- */
 
-/* The next time an action is due, known in advance: a flow start, the contention window's
- * opening or set end, a checkpoint (after the events of its time: before those of the next
- * nanosecond). */
+/* The next time a global action is due (grid.h), as the main simulator knows it. */
 static uint64_t next_known(const struct sim_par *par)
 {
-    const struct fe_sim *sim = par->main;
-    uint64_t t = FE_SIM_NO_TIME;
-    if (sim->next_flow < sim->n_flows)
-        t = sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns;
-    if (sim->n_flows && !sim->window_opened && sim->window_start < t) t = sim->window_start;
-    if (sim->n_flows && sim->window_opened && !par->window_end_done && !sim->window_auto_end &&
-        sim->window_end > sim->window_start && sim->window_end < t)
-        t = sim->window_end;
-    if (sim->ckpt_next != FE_SIM_NO_TIME && sim->ckpt_next + 1 < t) t = sim->ckpt_next + 1;
-    return t;
+    return sim_next_action_ns(par->main);
 }
 
 /* The part an event's object belongs to. */
@@ -262,81 +250,38 @@ static void hand_over(struct sim_par *par, struct sim_pkt **tails)
     }
 }
 
-/* The flows due now start (sim.c start_flows, on the main simulator). */
-static void start_flows(struct fe_sim *sim)
-{
-    while (sim->next_flow < sim->n_flows) {
-        uint32_t i = sim->flow_order[sim->next_flow];
-        if (sim->flows[i].spec.start_ns > sim->now) return;
-        sim->next_flow++;
-        if (sim_flow_start(sim, i)) sim_fail(sim);
-        if (sim->next_flow == sim->n_flows ||
-            sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns > sim->now)
-            sim_phase_mark(sim);
-    }
-}
-
-/* The completions of the window: the parts' counts into the main simulator; the contention
- * window's automatic end and the phase marks now. */
-static void collect_completions(struct sim_par *par)
+/* The flows the parts saw end go to the main simulator's list, accounted at the grid point
+ * after them (sim_flows_ended sorts them: the parts' order does not matter). */
+static void collect_ended(struct sim_par *par, uint64_t end)
 {
     struct fe_sim *sim = par->main;
-    uint32_t done = 0;
-    bool phase = false;
+    bool any = false;
     for (uint32_t j = 0; j < par->k; j++) {
         struct fe_sim *ps = par->parts[j].sim;
-        done += ps->flows_done;
-        sim->flows_active += ps->flows_active; /* a count down from 0 */
-        ps->flows_active = 0;
-        phase |= par->parts[j].pub[0].phase | par->parts[j].pub[1].phase;
-        par->parts[j].pub[0].phase = par->parts[j].pub[1].phase = false;
+        for (uint32_t i = 0; i < ps->n_ended; i++) sim->ended[sim->n_ended++] = ps->ended[i];
+        any |= ps->n_ended != 0;
+        ps->n_ended = 0;
+        ps->grid_due = FE_SIM_NO_TIME;
     }
-    bool finished_some = done != sim->flows_done;
-    sim->flows_done = done;
-    if (finished_some && sim->window_auto_end && !sim->window_closed && sim->window_opened)
-        sim_window_close(sim);
-    if (phase) sim_phase_mark(sim);
-    if (sim->flows_done == sim->n_flows) sim->halt |= SIM_HALT_ALL_DONE;
+    uint64_t due = end ? ((end - 1) / par->grid_ns + 1) * par->grid_ns : 0;
+    if (any && due < sim->grid_due) sim->grid_due = due;
 }
 
-/* The actions due at `end`, the end of the window just run: those its events triggered, then
- * when `known` those due at end. */
-static void global_actions(struct sim_par *par, uint64_t end, bool known)
+/* The actions due at `end` (every event before it has run, none at it), when `act`: on the
+ * main simulator, what they schedule handed over to the parts. */
+static void global_actions(struct sim_par *par, uint64_t end, bool act)
 {
     struct fe_sim *sim = par->main;
+    collect_ended(par, end);
+    if (!act || next_known(par) > end) return;
     struct sim_pkt **tails = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*tails));
     if (!tails) {
         sim_fail(sim);
         return;
     }
     for (uint32_t i = 0; i < sim->n_ports_total; i++) tails[i] = sim->ports[i].wire_tail;
-    sim->now = end;
     if (sim->q.now < end) sim->q.now = end;
-    if (end && end % par->grid_ns == 0) collect_completions(par); /* at the grid's points */
-    while (known && !(sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE)) && next_known(par) <= end) {
-        if (sim->ckpt_next != FE_SIM_NO_TIME && sim->ckpt_next + 1 <= end) {
-            sim->now = end - 1;
-            sim_phase_checkpoint(sim);
-            sim->now = end;
-            continue;
-        }
-        /* counted as the events the sequential run has for them (EV_FLOW_START, EV_WINDOW) */
-        uint64_t flow_t = sim->next_flow < sim->n_flows
-                              ? sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns
-                              : FE_SIM_NO_TIME;
-        if (flow_t <= end) {
-            sim->ev_kind_count[EV_FLOW_START]++;
-            start_flows(sim);
-        } else if (!sim->window_opened) {
-            sim->ev_kind_count[EV_WINDOW]++;
-            sim_window_open(sim);
-        } else {
-            sim->ev_kind_count[EV_WINDOW]++;
-            par->window_end_done = true;
-            sim_window_close(sim);
-        }
-    }
-    sim->halt &= (uint8_t)~SIM_HALT_CKPT;
+    sim_do_actions(sim, end);
     hand_over(par, tails);
     free(tails);
 }
@@ -392,17 +337,11 @@ static uint64_t earliest_pending(const struct sim_par *par, uint32_t parity)
 
 static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
 {
-    const struct fe_sim *sim = par->main;
-    uint32_t done = 0;
     for (uint32_t j = 0; j < par->k; j++) {
         const struct sim_par_part *q = &par->parts[j];
-        if (q->pub[parity].failed) return true;
-        if (q->pub[parity].phase && end % par->grid_ns == 0) return true;
-        done += q->pub[parity].flows_done;
+        if (q->pub[parity].failed || q->pub[parity].ended) return true;
     }
-    bool grid_point = end % par->grid_ns == 0;
-    return (grid_point && done != sim->flows_done) || next_known(par) <= end ||
-           end == par->limit + 1;
+    return next_known(par) <= end || end == par->limit + 1;
 }
 
 /* The earliest pending event of any part (all threads stopped). */
@@ -454,8 +393,7 @@ static void publish(struct sim_par_part *pp, uint32_t parity)
 {
     struct fe_sim *sim = pp->sim;
     pp->pub[parity].next_t = fe_evq_peek(&sim->q);
-    pp->pub[parity].flows_done = sim->flows_done;
-    pp->pub[parity].phase = pp->phase_flag;
+    pp->pub[parity].ended = sim->n_ended != 0;
     pp->pub[parity].failed = sim_failed(sim);
     pp->phase_flag = false;
 }
@@ -502,6 +440,7 @@ static void free_part(struct sim_par_part *pp, uint32_t k)
     free(pp->ports);
     if (pp->sim) {
         fe_evq_free(&pp->sim->q);
+        free(pp->sim->ended);
         free(pp->sim);
     }
 }
@@ -543,9 +482,10 @@ static int make_copy(struct fe_sim *sim, struct sim_par_part *pp)
     memset(&ps->st, 0, sizeof(ps->st));
     memset(ps->ev_kind_count, 0, sizeof(ps->ev_kind_count));
     ps->halt = 0;
-    ps->flows_done = 0;
-    ps->flows_active = 0;
-    ps->window_auto_end = false; /* the run closes the window (collect_completions) */
+    ps->grid_due = FE_SIM_NO_TIME;
+    ps->n_ended = 0;
+    ps->ended = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
+    if (!ps->ended) return FE_ENOMEM;
     ps->lookahead = false;
     ps->la_n = ps->la_head = 0;
     ps->ns3_lazy_txdone = false;
@@ -699,8 +639,11 @@ static void set_clock(struct sim_par *par)
     uint64_t last = 0;
     for (uint32_t j = 0; j < par->k; j++)
         if (par->parts[j].sim->now > last) last = par->parts[j].sim->now;
-    /* the actions' time (a window's end) may lie past the last event, or past the limit */
-    sim->now = sim->finished ? last : par->limit;
+    /* finished: the last actions' time (the stop when all are done) or the last event's */
+    if (!sim->finished)
+        sim->now = par->limit;
+    else if (last > sim->now)
+        sim->now = last;
     if (par->limit == sim->stop_ns) sim->finished = true;
 }
 

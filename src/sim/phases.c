@@ -130,5 +130,4 @@ void sim_phase_mark(struct fe_sim *sim)
     sim->n_ckpt = 0;
     sim->ckpt_dt_ns = SIM_CKPT_DT0_NS;
     sim->ckpt_next = any ? sim->now + SIM_CKPT_DT0_NS : FE_SIM_NO_TIME;
-    sim->halt |= SIM_HALT_CKPT;
 }

@@ -7,6 +7,8 @@
 
 #include "feroce/err.h"
 #include "sim/eb.h"
+#include "sim/flow.h"
+#include "sim/grid.h"
 #include "sim/sim_internal.h"
 #include "sim/ns3_frame.h"
 #include "transport/qp_sim.h"
@@ -175,7 +177,8 @@ static int init_flows(struct fe_sim *sim, char *err, size_t err_cap)
     sim->flows = aligned_alloc(_Alignof(struct sim_flow), flows_size);
     if (sim->flows) memset(sim->flows, 0, flows_size);
     sim->flow_order = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
-    if (!sim->flows || !sim->flow_order) return FE_ENOMEM;
+    sim->ended = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
+    if (!sim->flows || !sim->flow_order || !sim->ended) return FE_ENOMEM;
     for (uint32_t i = 0; i < sim->n_flows; i++) {
         sim->flows[i].spec = sc->flows[i];
         if (sim->flows[i].spec.prio == 0xff) sim->flows[i].spec.prio = sc->host.data_pcp;
@@ -203,7 +206,22 @@ static int init_flows(struct fe_sim *sim, char *err, size_t err_cap)
     return 0;
 }
 
-/* The contention window and the first events. */
+/* The grid's period: the shortest propagation delay of any link (a frame sent in one window
+ * arrives in a later one), at least 1 ns. */
+static uint64_t grid_period_ns(const struct fe_sim *sim)
+{
+    uint64_t g = UINT64_MAX;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++)
+        if (sim->ports[i].delay_ns < g) g = sim->ports[i].delay_ns;
+    return g == UINT64_MAX || g == 0 ? 1 : g;
+}
+
+uint64_t sim_grid_ns(const struct fe_sim *sim)
+{
+    return sim->grid_ns;
+}
+
+/* The contention window and the global actions' state. */
 static void schedule_start(struct fe_sim *sim)
 {
     struct fe_sim_scenario *sc = &sim->sc;
@@ -214,12 +232,9 @@ static void schedule_start(struct fe_sim *sim)
     sim->window_start = sc->window_start_ns != FE_SIM_NO_TIME ? sc->window_start_ns : last_start;
     sim->window_end = sc->window_end_ns;
     sim->window_auto_end = sc->window_end_ns == FE_SIM_NO_TIME;
-    if (sim->n_flows) {
-        sim_schedule(sim, sim->flows[sim->flow_order[0]].spec.start_ns, sim, EV_FLOW_START);
-        sim_schedule(sim, sim->window_start, sim, EV_WINDOW);
-        if (!sim->window_auto_end && sim->window_end > sim->window_start)
-            sim_schedule(sim, sim->window_end, sim, EV_WINDOW);
-    }
+    sim->grid_ns = grid_period_ns(sim);
+    sim->grid_due = FE_SIM_NO_TIME;
+    sim->ran_to_ns = 0;
 }
 
 struct fe_sim *fe_sim_create(const struct fe_sim_scenario *scin, int *err_out, char *err,
@@ -269,6 +284,7 @@ void fe_sim_destroy(struct fe_sim *sim)
     sim_eb_destroy(sim);
     free(sim->flows);
     free(sim->flow_order);
+    free(sim->ended);
     free(sim->phase_t);
     free(sim->phase_rx);
     free(sim->phase_active);
@@ -319,19 +335,55 @@ int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
     return 0;
 }
 
+/* The flows whose start is now: started, in start order, then a phase mark. */
 static void start_flows(struct fe_sim *sim)
 {
-    while (sim->next_flow < sim->n_flows) {
-        uint32_t i = sim->flow_order[sim->next_flow];
-        if (sim->flows[i].spec.start_ns > sim->now) {
-            sim_schedule(sim, sim->flows[i].spec.start_ns, sim, EV_FLOW_START);
-            return;
-        }
-        sim->next_flow++;
+    bool any = false;
+    while (sim->next_flow < sim->n_flows &&
+           sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns <= sim->now) {
+        uint32_t i = sim->flow_order[sim->next_flow++];
         if (sim_flow_start(sim, i)) sim_fail(sim);
-        if (sim->next_flow == sim->n_flows ||
-            sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns > sim->now)
-            sim_phase_mark(sim);
+        any = true;
+    }
+    if (any) sim_phase_mark(sim);
+}
+
+/* The time the set window edge (open, or a set close) is due, FE_SIM_NO_TIME when none is. */
+static uint64_t window_next_ns(const struct fe_sim *sim)
+{
+    if (!sim->n_flows || sim->window_closed) return FE_SIM_NO_TIME;
+    if (!sim->window_opened) return sim->window_start;
+    if (!sim->window_auto_end && sim->window_end > sim->window_start) return sim->window_end;
+    return FE_SIM_NO_TIME;
+}
+
+static inline uint64_t min_ns(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
+uint64_t sim_next_action_ns(const struct fe_sim *sim)
+{
+    uint64_t t = min_ns(sim->grid_due, min_ns(sim->ckpt_next, window_next_ns(sim)));
+    if (sim->next_flow < sim->n_flows)
+        t = min_ns(t, sim->flows[sim->flow_order[sim->next_flow]].spec.start_ns);
+    return t;
+}
+
+void sim_do_actions(struct fe_sim *sim, uint64_t t)
+{
+    if (t > sim->now) sim->now = t;
+    if (sim->grid_due <= t) {
+        sim->grid_due = FE_SIM_NO_TIME;
+        sim_flows_ended(sim);
+    }
+    if (sim->ckpt_next <= t) sim_phase_checkpoint(sim);
+    start_flows(sim);
+    if (window_next_ns(sim) <= t) {
+        if (!sim->window_opened)
+            sim_window_open(sim);
+        else
+            sim_window_close(sim);
     }
 }
 
@@ -361,15 +413,6 @@ static inline __attribute__((always_inline)) void dispatch(struct fe_sim *sim, u
     case EV_HOST_WAKE:
         sim_host_wake(sim, obj);
         break;
-    case EV_FLOW_START:
-        start_flows(sim);
-        break;
-    case EV_WINDOW:
-        if (!sim->window_opened)
-            sim_window_open(sim);
-        else
-            sim_window_close(sim);
-        break;
     case EV_EB:
         sim_eb_event(sim, obj);
         break;
@@ -392,14 +435,15 @@ static __attribute__((noinline)) uint64_t next_tracked(struct fe_sim *sim, uint6
     return data;
 }
 
-#define RUN_REPLAN 2 /* run_to stopped after an event that began a phase */
+#define RUN_REPLAN 2 /* run_to stopped after an event that ended a flow */
 
-/* fe_sim_run up to limit, which no checkpoint precedes: 0, 1 (finished), RUN_REPLAN, or < 0.
- * Out of line: inlined into fe_sim_run's loop it costs more instructions. */
+/* Runs the events up to limit (inclusive): 0 (none left up to it), RUN_REPLAN (a flow ended: a
+ * grid boundary is now due, maybe before limit), or < 0. Out of line: inlined into fe_sim_run's
+ * loop it costs more instructions. */
 static __attribute__((noinline)) int run_to(struct fe_sim *sim, uint64_t limit)
 {
     uint64_t t, data;
-    bool all_done = false, lookahead = sim->lookahead, outline = lookahead || sim->ns3_lazy_txdone;
+    bool lookahead = sim->lookahead, outline = lookahead || sim->ns3_lazy_txdone;
     for (;;) {
         if (outline) {
             if (!(data = lookahead ? sim_next_lookahead(sim, limit) : next_tracked(sim, limit)))
@@ -411,46 +455,78 @@ static __attribute__((noinline)) int run_to(struct fe_sim *sim, uint64_t limit)
         sim->ev_kind_count[data & EV_KIND_MASK]++; /* their sum is st.events (fe_sim_stats) */
         dispatch(sim, data);
         if (__builtin_expect(sim->halt, 0)) {
-            if (sim_failed(sim)) {
-                sim->finished = true;
-                return FE_ENOMEM;
-            }
-            if (!(sim->halt & SIM_HALT_ALL_DONE)) { /* SIM_HALT_CKPT alone */
-                sim->halt = 0;
-                return RUN_REPLAN;
-            }
-            all_done = true;
-            break;
+            if (sim_failed(sim)) return FE_ENOMEM;
+            sim->halt &= (uint8_t)~SIM_HALT_GRID;
+            return RUN_REPLAN;
         }
     }
     if (fe_evq_failed(&sim->q)) {
         sim_fail(sim);
-        sim->finished = true;
         return FE_ENOMEM;
     }
-    if (all_done || (!fe_evq_size(&sim->q) && sim->next_flow >= sim->n_flows)) {
-        sim->finished = true;
-    } else {
-        if (limit != FE_SIM_NO_TIME && limit > sim->now) sim->now = limit;
-        if (limit == sim->stop_ns) sim->finished = true;
-    }
-    if (sim->finished && !sim->window_closed) sim_window_close(sim);
-    return sim->finished ? 1 : 0;
+    return 0;
 }
 
+int sim_run_before(struct fe_sim *sim, uint64_t end_ns)
+{
+    while (end_ns > sim->ran_to_ns) {
+        int rc = run_to(sim, end_ns - 1);
+        if (rc < 0) return rc;
+        if (rc == 0) {
+            sim->ran_to_ns = end_ns;
+            if (end_ns - 1 > sim->now) sim->now = end_ns - 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether anything can still happen: an event, a flow to start or to account, a set window
+ * edge (checkpoints alone do not keep the run going). */
+static bool work_left(struct fe_sim *sim)
+{
+    return fe_evq_size(&sim->q) || sim->next_flow < sim->n_flows ||
+           sim->grid_due != FE_SIM_NO_TIME || window_next_ns(sim) != FE_SIM_NO_TIME;
+}
+
+/* The run ends now: the window closes if still open. */
+static int finish(struct fe_sim *sim)
+{
+    sim->finished = true;
+    if (!sim->window_closed) sim_window_close(sim);
+    return 1;
+}
+
+/* Every event up to limit and the global actions due up to it, each at its time: the actions
+ * of time T after every event before T, before any at T (grid.h). */
 int fe_sim_run(struct fe_sim *sim, uint64_t until_ns)
 {
     if (sim->finished) return 1;
     if (sim->par) return sim_par_run(sim, until_ns);
+    if (sim_failed(sim)) return FE_ENOMEM;
     uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
-    /* the open phase's checkpoints: run to each, take it, go on (where a run is cut changes
-     * nothing; events held by the lookahead wait in its ring) */
     for (;;) {
-        uint64_t to = sim->ckpt_next < limit ? sim->ckpt_next : limit;
+        uint64_t next = sim_next_action_ns(sim);
+        if (next != FE_SIM_NO_TIME && next <= sim->ran_to_ns) {
+            sim_do_actions(sim, next);
+            if (sim_failed(sim)) {
+                sim->finished = true;
+                return FE_ENOMEM;
+            }
+            if (sim->halt & SIM_HALT_ALL_DONE) return finish(sim);
+            continue;
+        }
+        if (!work_left(sim)) return finish(sim);
+        uint64_t to = next != FE_SIM_NO_TIME && next - 1 < limit ? next - 1 : limit;
         int rc = run_to(sim, to);
+        if (rc < 0) {
+            sim->finished = true;
+            return rc;
+        }
         if (rc == RUN_REPLAN) continue;
-        if (rc || to == limit) return rc;
-        sim_phase_checkpoint(sim);
+        if (to == FE_SIM_NO_TIME) continue; /* the queue is empty: no action is left either */
+        sim->ran_to_ns = to + 1;
+        if (to > sim->now) sim->now = to;
+        if (to == limit) return limit == sim->stop_ns ? finish(sim) : 0;
     }
 }
 

@@ -14,15 +14,14 @@
 #include "sim/port.h"
 #include "sim/switch.h"
 
-/* Event kinds: the low 4 bits of an event word, the rest an object pointer aligned to 16. */
+/* Event kinds: the low 4 bits of an event word, the rest an object pointer aligned to 16. (Flow
+ * starts and the window's edges are no events: global actions, grid.h.) */
 enum ev_kind {
     EV_ARRIVE = 1,  /* struct sim_port of a switch: the first frame on the wire toward it arrives */
     EV_TX_DONE,     /* struct sim_port: transmitter free, send the next frame */
     EV_PAUSE_END,   /* struct sim_port: a pause (QUANTA mode) may have expired */
     EV_PFC_REFRESH, /* struct sim_port: re-send PAUSE for priorities still congested */
     EV_HOST_WAKE,   /* struct sim_host: a QP deadline */
-    EV_FLOW_START,  /* struct fe_sim: start the next flows */
-    EV_WINDOW,      /* struct fe_sim: the contention window opens */
     EV_ARRIVE_HOST, /* EV_ARRIVE at a host's port: its own kind, so that the dispatch's one
                      * indirect jump decides it (sim_arrive_event) */
     EV_EB,          /* struct sim_eb: event building's timers (eb_ctrl.c) */
@@ -40,7 +39,7 @@ enum ev_kind {
 /* Why the run loop stops early (struct fe_sim's halt) */
 #define SIM_HALT_ERROR    1u /* out of memory: the run fails */
 #define SIM_HALT_ALL_DONE 2u /* every flow completed */
-#define SIM_HALT_CKPT     4u /* a phase began: fe_sim_run plans its checkpoints */
+#define SIM_HALT_GRID     4u /* a flow ended: fe_sim_run stops at the grid boundary (grid.h) */
 
 /* The frame-size table entry of an opcode (fe_pkt_wire_len + wire_extra): the fixed bytes (at
  * most 110: headers, ICRC, CNP pad, Ethernet/IP/UDP/FCS), and whether the payload, padded to 4,
@@ -112,6 +111,11 @@ struct fe_sim {
      * every other is dropped and the spacing doubles; when the phase ends, the one nearest its
      * middle is kept */
     uint64_t ckpt_next, ckpt_dt_ns; /* ckpt_next FE_SIM_NO_TIME: none due */
+    /* global actions (grid.h): the grid's period; every event before ran_to_ns has run (and
+     * none after, but those of the nanosecond before it); the boundary at which the flows that
+     * ended (ended[0 .. n_ended), flow indices) are accounted (FE_SIM_NO_TIME: none) */
+    uint64_t grid_ns, ran_to_ns, grid_due;
+    uint32_t *ended, n_ended;
     uint32_t n_ckpt;
     uint64_t *ckpt_t, *ckpt_rx;           /* SIM_CKPTS, SIM_CKPTS x n_flows */
     uint64_t *phase_mid_t, *phase_mid_rx; /* per boundary: the middle of the phase it starts */

@@ -456,6 +456,67 @@ static void test_sim_same_on_all_queues(void **s)
     }
 }
 
+/* Everything a run reports, to compare two runs: the stats, the window, the phases, the flows. */
+struct run_report {
+    struct fe_sim_stats st;
+    uint64_t win_a, win_b;
+    struct fe_sim_summary sum;
+    int n_phases;
+    struct fe_sim_phase ph[8];
+    struct fe_sim_flow_stats fs[FLOWS_MAX];
+};
+
+/* incast3 with staggered starts (flow starts, the window's open, its auto end at the first
+ * completion, phase marks and checkpoints are global actions) and random marking, run to its
+ * end in steps from *seed (0: at once) of 1 ns .. 40 us. */
+static void run_cut(uint64_t seed, struct run_report *r)
+{
+    struct fe_sim_scenario sc;
+    char err[256];
+    int rc;
+    assert_int_equal(fe_sim_builtin_load("incast3", &sc, err, sizeof(err)), 0);
+    assert_true(sc.n_flows <= FLOWS_MAX);
+    for (uint32_t i = 0; i < sc.n_flows; i++) {
+        sc.flows[i].bytes = 1000000 + 300000 * i;
+        sc.flows[i].start_ns = 1000 + 37001 * i;
+    }
+    struct fe_sim *sim = fe_sim_create(&sc, &rc, err, sizeof(err));
+    assert_non_null(sim);
+    uint64_t t = 0;
+    int k = 0;
+    if (seed)
+        while ((rc = fe_sim_run(sim, t += 1 + lcg(&seed) % 40000)) == 0) k++;
+    else
+        rc = fe_sim_run(sim, FE_SIM_NO_TIME);
+    assert_int_equal(rc, 1);
+    if (seed) assert_true(k > 100);
+    memset(r, 0, sizeof(*r));
+    fe_sim_stats(sim, &r->st);
+    fe_sim_window(sim, &r->win_a, &r->win_b);
+    fe_sim_summarize(sim, &r->sum);
+    r->n_phases = fe_sim_phases(sim, r->ph, 8);
+    assert_true(r->n_phases >= 3 && r->n_phases <= 8);
+    for (uint32_t i = 0; i < sc.n_flows; i++) {
+        assert_int_equal(fe_sim_flow_stats(sim, i, &r->fs[i]), 0);
+        assert_true(r->fs[i].done);
+    }
+    fe_sim_destroy(sim);
+    fe_sim_scenario_free(&sc);
+}
+
+/* Where a run is cut (fe_sim_run's until) changes nothing: the global actions happen at their
+ * times whatever the cuts (grid.h). Every figure of the report, bit for bit. */
+static void test_sim_cut_anywhere(void **s)
+{
+    (void)s;
+    static struct run_report whole, cut;
+    run_cut(0, &whole);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        run_cut(seed * 7919, &cut);
+        assert_memory_equal(&whole, &cut, sizeof(whole));
+    }
+}
+
 /* --ns3-compat ends every frame's transmission at a switch with an event, in ns-3's order. On
  * a keyed queue without the lookahead only the key of that event is taken, and the event
  * pushed when a frame waits: the same results with fewer events. HPCC's PFC parking lot
@@ -539,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_many_pending),
         cmocka_unit_test(test_fifo_long_run),
         cmocka_unit_test(test_sim_same_on_all_queues),
+        cmocka_unit_test(test_sim_cut_anywhere),
         cmocka_unit_test(test_sim_ns3_tx_done_lazy),
         cmocka_unit_test(test_sim_ns3_tx_done_order),
     };
