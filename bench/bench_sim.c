@@ -32,6 +32,7 @@
 
 #include "feroce/sim.h"
 #include "sim/engine.h"
+#include "sim/partition.h"
 #include "sim/sim_internal.h"
 #include "tools/cli.h"
 
@@ -617,14 +618,145 @@ static int bench_fattree(bool quick, int kind)
     return 0;
 }
 
+/* ---- parallel simulation: speedup at 2 threads ---- */
+
+/* One run of sc to `until` on `threads` parts (1: sequential): wall time, events, what each part
+ * did; the results' fingerprint (events, data packets, flows done, ECN marks) to compare. */
+struct par_result {
+    double wall_s;
+    uint64_t events, data_pkts, flows_done, ecn_marks;
+    struct fe_sim_par_info pi;
+};
+
+static int run_par(struct fe_sim_scenario *sc, uint32_t threads, uint64_t until,
+                   struct par_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    struct fe_sim *sim = create_sim(sc, -1);
+    if (!sim) return 1;
+    if (threads > 1) {
+        struct fe_sim_partition p;
+        char why[256] = "";
+        int rc = fe_sim_partition_auto(sim, threads, &p, why, sizeof(why));
+        if (!rc) {
+            rc = fe_sim_set_parallel(sim, &p, why, sizeof(why));
+            fe_sim_partition_free(&p);
+        }
+        if (rc) {
+            fprintf(stderr, "bench sim: parallel: %s\n", why);
+            fe_sim_destroy(sim);
+            return 1;
+        }
+    }
+    uint64_t t0 = fe_wall_ns();
+    int rc = fe_sim_run(sim, until);
+    r->wall_s = (fe_wall_ns() - t0) / 1e9;
+    struct fe_sim_stats st;
+    fe_sim_stats(sim, &st);
+    r->events = st.events;
+    r->data_pkts = st.data_pkts_delivered;
+    r->flows_done = st.flows_done;
+    r->ecn_marks = st.ecn_marks;
+    fe_sim_parallel_info(sim, &r->pi);
+    fe_sim_destroy(sim);
+    if (rc < 0) fprintf(stderr, "bench sim: run failed\n");
+    return rc < 0;
+}
+
+/* Speedup at 2 threads: 1-thread and 2-thread runs alternate (the machine's drifts fall on
+ * both), the median of the pairs' ratios. Wall time: meaningful only on an idle machine (the
+ * load average is printed); the parts' event counts and barriers do not depend on it. */
+static int bench_parallel_on(const char *what, struct fe_sim_scenario *sc, uint64_t until,
+                             int pairs)
+{
+    double ratio[8], wall1 = 0, wall2 = 0, load[1] = {0};
+    struct par_result r1, r2;
+    long rss0 = peak_rss_kb();
+    getloadavg(load, 1);
+    for (int i = 0; i < pairs; i++) {
+        if (run_par(sc, 1, until, &r1) || run_par(sc, 2, until, &r2)) return 1;
+        ratio[i] = r1.wall_s / r2.wall_s;
+        wall1 += r1.wall_s;
+        wall2 += r2.wall_s;
+    }
+    qsort(ratio, (size_t)pairs, sizeof(double), cmp_double);
+    bool same = r1.events == r2.events && r1.data_pkts == r2.data_pkts &&
+                r1.flows_done == r2.flows_done && r1.ecn_marks == r2.ecn_marks;
+    printf("  %s, %.0f us simulated: 2 threads x%.2f (median of %d pairs; load average %.1f on "
+           "%ld cores%s)\n",
+           what, until / 1e3, ratio[pairs / 2], pairs, load[0], sysconf(_SC_NPROCESSORS_ONLN),
+           load[0] > 0.5 ? ": the machine is busy, the wall-clock ratio is not the speedup" : "");
+    printf("    1 thread %.2f M events/s, 2 threads %.2f M events/s (wall); results %s\n",
+           r1.events / 1e6 / (wall1 / pairs), r2.events / 1e6 / (wall2 / pairs),
+           same ? "identical" : "differ (the event order of parts is not yet the sequential one)");
+    printf("    parts: events %llu + %llu (largest %.1f %%), %llu windows, %llu barriers, frames "
+           "between parts %llu + %llu\n",
+           (unsigned long long)r2.pi.events[0], (unsigned long long)r2.pi.events[1],
+           100.0 * (double)(r2.pi.events[0] > r2.pi.events[1] ? r2.pi.events[0] : r2.pi.events[1]) /
+               (double)(r2.pi.events[0] + r2.pi.events[1] ? r2.pi.events[0] + r2.pi.events[1] : 1),
+           (unsigned long long)r2.pi.windows[0], (unsigned long long)r2.pi.barriers,
+           (unsigned long long)r2.pi.frames_out[0], (unsigned long long)r2.pi.frames_out[1]);
+    printf("    peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
+    return 0;
+}
+
+/* A leaf-spine of leaves x hosts_per_leaf hosts, 100 Gb/s links of 1 us, DCQCN: all-to-all when
+ * small, else each host sends 1 MB to 4 hosts of other leaves. */
+static int fattree_scenario(uint32_t leaves, uint32_t per_leaf, uint32_t spines,
+                            struct fe_sim_scenario *sc)
+{
+    uint32_t hosts = leaves * per_leaf;
+    size_t cap = 4096 + (size_t)hosts * 4 * 48;
+    char *y = malloc(cap);
+    if (!y) return 1;
+    int n = snprintf(y, cap,
+                     "name: fat-tree-%u\nlink: {rate: 100Gbps, delay: 1us}\n"
+                     "topology: {kind: leaf-spine, leaves: %u, spines: %u, hosts_per_leaf: %u}\n"
+                     "switch:\n  buffer: 32MiB\n  ecn: true\n"
+                     "  red: [{rate: 100Gbps, kmin: 400KB, kmax: 1600KB, pmax: 0.2}]\n"
+                     "host: {mtu: 4096, replay: 256KiB}\ncc: dcqcn\nflows:\n",
+                     hosts, leaves, spines, per_leaf);
+    static const uint32_t shift[4] = {1, 5, 11, 17}, off[4] = {1, 3, 7, 13};
+    if (hosts <= 128)
+        n += snprintf(y + n, cap - (size_t)n, "  - {pattern: all-to-all, size: 1MB}\n");
+    else
+        for (uint32_t h = 0; h < hosts; h++)
+            for (int k = 0; k < 4; k++)
+                n += snprintf(y + n, cap - (size_t)n, "  - {src: h%u, dst: h%u, size: 1MB}\n", h,
+                              (h + shift[k] * per_leaf + off[k]) % hosts);
+    char err[256];
+    int rc = fe_sim_scenario_parse_yaml(y, (size_t)n, "fat-tree", sc, err, sizeof(err));
+    free(y);
+    if (rc) fprintf(stderr, "bench sim: %s\n", err);
+    return rc != 0;
+}
+
+static int bench_parallel(bool quick)
+{
+    struct fe_sim_scenario sc;
+    int pairs = quick ? 1 : 3;
+    printf("parallel simulation, 2 threads against 1 (the same run):\n");
+    if (fattree_scenario(8, 16, 16, &sc)) return 1;
+    int rc = bench_parallel_on("fat-tree 128 hosts (all-to-all, 16256 flows)", &sc,
+                               quick ? 200000 : 1000000, pairs);
+    fe_sim_scenario_free(&sc);
+    if (rc || fattree_scenario(32, 32, 32, &sc)) return 1;
+    rc = bench_parallel_on("fat-tree 1024 hosts (32 leaves x 32, 32 spines; 4096 flows)", &sc,
+                           quick ? 50000 : 300000, pairs);
+    fe_sim_scenario_free(&sc);
+    return rc;
+}
+
 static int run(int argc, char **argv)
 {
-    bool quick = false;
+    bool quick = false, parallel_only = false;
     int only_queue = -1;
     const char *ns3 = NULL, *ns3_files = NS3_FILES_DEFAULT;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
+        else if (!strcmp(argv[i], "--parallel"))
+            parallel_only = true;
         else if (!strcmp(argv[i], "--ns3") && i + 1 < argc)
             ns3 = argv[++i];
         else if (!strcmp(argv[i], "--ns3-files") && i + 1 < argc)
@@ -635,8 +767,8 @@ static int run(int argc, char **argv)
                          : !strcmp(argv[i], "calendar") ? FE_SIM_EVQ_CALENDAR
                                                         : FE_SIM_EVQ_HEAP;
         } else {
-            fprintf(stderr, "usage: feroce bench sim [--quick] [--queue calendar|heap|wheel] "
-                            "[--ns3 PROGRAM] [--ns3-files DIR]\n");
+            fprintf(stderr, "usage: feroce bench sim [--quick] [--parallel] [--queue "
+                            "calendar|heap|wheel] [--ns3 PROGRAM] [--ns3-files DIR]\n");
             return 2;
         }
     }
@@ -655,6 +787,7 @@ static int run(int argc, char **argv)
             return 2;
         }
     }
+    if (parallel_only) return bench_parallel(quick);
     printf("event queue, hold model (pop + push, simulator-like delays), ns per operation:\n");
     static const uint32_t sizes[] = {64, 4096, 262144, 1048576};
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -671,6 +804,7 @@ static int run(int argc, char **argv)
     /* the fat-tree once, with the default queue (the wheel, for its 512 ports) unless one is asked
      * for */
     if (bench_fattree(quick, only_queue)) return 1;
+    if (bench_parallel(quick)) return 1;
     return 0;
 }
 

@@ -48,6 +48,10 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
     }
     struct sim_port *to = p->peer;
     uint64_t t = p->busy_until + p->delay_ns, key;
+    if (p->link_mode == SIM_LINK_CUT) {
+        sim_par_send(sim, to, t, pkt);
+        return;
+    }
     if (sim->wire_heads_only) {
         if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
         sim_link_wire_put(sim, to, pkt, key);

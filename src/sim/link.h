@@ -104,6 +104,7 @@ enum sim_link_mode {
     SIM_LINK_FAST,    /* inline, serialization in fixed point */
     SIM_LINK_NS3,     /* inline, serialization as HPCC's ns-3 times it (--ns3-compat) */
     SIM_LINK_GENERAL, /* sim_link_send_general: a lossy link, the wheel (an event per frame) */
+    SIM_LINK_CUT,     /* sim_link_send_general: toward another partition (parallel.c) */
 };
 /* sim_link_send in every case. */
 void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
@@ -116,7 +117,7 @@ sim_link_send(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     uint64_t ser;
     if (p->link_mode != SIM_LINK_FAST) {
-        if (p->link_mode == SIM_LINK_GENERAL) {
+        if (p->link_mode >= SIM_LINK_GENERAL) {
             sim_link_send_general(sim, p, pkt);
             return;
         }

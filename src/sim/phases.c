@@ -83,6 +83,10 @@ void sim_phase_checkpoint(struct fe_sim *sim)
 }
 void sim_phase_mark(struct fe_sim *sim)
 {
+    if (sim->part) { /* a partition's copy: the run marks it at the end of the window */
+        sim_par_defer_phase(sim);
+        return;
+    }
     if (!sim->n_flows || sim->n_flows > FE_SIM_MAX_PHASE_FLOWS) return;
     size_t n = sim->n_flows;
     uint32_t k = sim->n_phase_pts;

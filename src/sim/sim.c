@@ -278,6 +278,7 @@ fail_nosim:
 void fe_sim_destroy(struct fe_sim *sim)
 {
     if (!sim) return;
+    sim_par_destroy(sim);
     if (sim->hosts)
         for (uint32_t h = 0; h < sim->n_hosts; h++) sim_host_free(&sim->hosts[h]);
     sim_eb_destroy(sim);
@@ -386,7 +387,7 @@ void sim_do_actions(struct fe_sim *sim, uint64_t t)
     }
 }
 
-static void dispatch(struct fe_sim *sim, uint64_t data)
+static inline __attribute__((always_inline)) void dispatch(struct fe_sim *sim, uint64_t data)
 {
     void *obj = (void *)(uintptr_t)(data & ~EV_KIND_MASK);
     switch ((enum ev_kind)(data & EV_KIND_MASK)) {
@@ -416,6 +417,11 @@ static void dispatch(struct fe_sim *sim, uint64_t data)
         sim_eb_event(sim, obj);
         break;
     }
+}
+
+void sim_dispatch_event(struct fe_sim *sim, uint64_t data)
+{
+    dispatch(sim, data);
 }
 
 /* The next event and its key in the queue's last_key (0 when none is left up to limit), for
@@ -495,6 +501,7 @@ static int finish(struct fe_sim *sim)
 int fe_sim_run(struct fe_sim *sim, uint64_t until_ns)
 {
     if (sim->finished) return 1;
+    if (sim->par) return sim_par_run(sim, until_ns);
     if (sim_failed(sim)) return FE_ENOMEM;
     uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
     for (;;) {

@@ -136,8 +136,10 @@ struct fe_sim {
     void (*test_rx)(void *user, uint32_t node, const struct sim_pkt *pkt, uint64_t now_ns);
     void *test_user;
     bool finished;
-    struct sim_eb *eb; /* event building (eb.h), NULL without */
-    int create_err;    /* last fe_qp_create failure */
+    struct sim_eb *eb;         /* event building (eb.h), NULL without */
+    struct sim_par *par;       /* the parallel run (parallel.c), NULL when sequential */
+    struct sim_par_part *part; /* in a partition's copy of the simulator: its part */
+    int create_err;            /* last fe_qp_create failure */
     const char *create_why;
 };
 
@@ -188,6 +190,16 @@ static inline void sim_schedule(struct fe_sim *sim, uint64_t t, void *obj, enum 
 {
     if (fe_evq_push(&sim->q, t, (uint64_t)(uintptr_t)obj | (uint64_t)kind)) sim_fail(sim);
 }
+
+/* sim.c: one event of the run loop (parallel.c runs each partition's own) */
+void sim_dispatch_event(struct fe_sim *sim, uint64_t data);
+/* parallel.c: fe_sim_run of a parallel simulator; its end; a frame sent on a cut link (from a
+ * partition's copy: it reaches `to` at t, through the outbox to the peer's partition); a phase
+ * mark (phases.c) in a copy, done by the run at the end of the window */
+int sim_par_run(struct fe_sim *sim, uint64_t until_ns);
+void sim_par_destroy(struct fe_sim *sim);
+void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt);
+void sim_par_defer_phase(struct fe_sim *sim);
 
 /* sim_validate.c: 0, or FE_EINVAL with a sentence in err */
 int sim_validate(struct fe_sim *sim, char *err, size_t cap);

@@ -6,6 +6,7 @@
 
 #include "feroce/err.h"
 #include "feroce/sim.h"
+#include "sim/partition.h"
 #include "tools/cli.h"
 #include "web/web_sim.h"
 
@@ -65,6 +66,16 @@ static const char usage_text[] =
     "                       second, the default); max: as fast as it goes\n"
     "  --web-hold TIME      serve the finished run this long (default: until Ctrl-C)\n"
     "  --replay TRACE.csv   with --web: browse a trace written by --trace\n"
+    "  --partition-report K[,K...]  after the run, how the network splits into K parts for\n"
+    "                       parallel simulation: per part its nodes, ports and share of the\n"
+    "                       run's events, the cut links, the lookahead (windows per ms) and\n"
+    "                       the frames that cross (at most 8 values of K)\n"
+    "  --threads N          simulate in N parts, a thread each (conservative, synchronised\n"
+    "                       every smallest link delay; the results are those of one thread);\n"
+    "                       default: 1 below 256 ports, else the cores. Runs that cannot be\n"
+    "                       cut (event building, --pfc, --trace, --web) use one, and say why\n"
+    "  --partition FILE     the parts, as 'NODE PART' lines (hosts not listed follow their\n"
+    "                       switch), instead of the automatic partitioning\n"
     "  --list               list the built-in scenarios\n";
 
 static int list_builtins(void)
@@ -88,7 +99,10 @@ struct opts {
     int progress; /* -1 auto */
     uint64_t seed, until_ns, trace_interval_ns;
     enum fe_sim_queue_kind queue;
-    bool queue_set; /* --queue given (else the simulator's choice) */
+    bool queue_set;                 /* --queue given (else the simulator's choice) */
+    const char *partition;          /* --partition FILE */
+    uint32_t report_k[8], n_report; /* --partition-report */
+    uint32_t threads;               /* --threads, 0: by the size */
 };
 
 static int add_arg(const char *val, const char **list, int *n, const char *opt)
@@ -139,6 +153,25 @@ static int queue_opt(const char *q, void *p)
         return -1;
     }
     return 0;
+}
+
+static int partition_report_opt(const char *val, void *p)
+{
+    struct opts *o = p;
+    const char *s = val;
+    for (;;) {
+        char *end;
+        unsigned long k = strtoul(s, &end, 10);
+        if (end == s || k < 1 || k > FE_SIM_MAX_PARTS || o->n_report == 8 ||
+            (*end && *end != ',')) {
+            fprintf(stderr, "feroce sim: --partition-report: up to 8 counts of parts, 1 to %u\n",
+                    FE_SIM_MAX_PARTS);
+            return -1;
+        }
+        o->report_k[o->n_report++] = (uint32_t)k;
+        if (!*end) return 0;
+        s = end + 1;
+    }
 }
 
 static int web_speed_opt(const char *val, void *p)
@@ -227,6 +260,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {FE_OPT_FN_("--web-speed", web_speed_opt, &o->web_o.speed)},
         {FE_OPT_TIME_("--web-hold", o->web_o.hold_ns)},
         {FE_OPT_STR_("--replay", o->replay)},
+        {FE_OPT_FN_("--partition-report", partition_report_opt, o)},
+        {FE_OPT_STR_("--partition", o->partition)},
+        {FE_OPT_U32MAX_("--threads", o->threads, FE_SIM_MAX_PARTS), .what = "thread count"},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -379,6 +415,81 @@ static int create_sim(struct sim_run *s)
     return 0;
 }
 
+/* Why the run cannot be cut into parts by the options, NULL when it can. */
+static const char *parallel_blocked(const struct opts *o)
+{
+    if (o->trace || o->plot) return "--trace and --plot sample the run as it goes";
+    if (o->web) return "--web samples the run as it goes";
+    if (o->n_report) return "--partition-report counts a sequential run";
+    return NULL;
+}
+
+/* The parts: --partition's file, or the automatic partition into n (as many as it fills). */
+static int make_partition(struct sim_run *s, uint32_t n, struct fe_sim_partition *p, char *err,
+                          size_t cap)
+{
+    if (s->o.partition) return fe_sim_partition_load(s->sim, s->o.partition, p, err, cap);
+    int rc = fe_sim_partition_auto(s->sim, n, p, err, cap);
+    if (rc) return rc;
+    struct fe_sim_partition_stats st;
+    fe_sim_partition_stats(s->sim, p, &st);
+    if (st.used_parts >= n || st.used_parts < 2) return 0;
+    fe_sim_partition_free(p);
+    return fe_sim_partition_auto(s->sim, st.used_parts, p, err, cap);
+}
+
+/* --threads (or its default: one below 256 ports, else the cores): 0, or an exit code. */
+static int setup_threads(struct sim_run *s)
+{
+    uint32_t n = s->o.threads;
+    bool asked = n != 0 || s->o.partition;
+    if (!n && s->o.partition) n = 2;
+    if (!n) {
+        uint32_t ports = 0;
+        for (uint32_t i = 0; i < fe_sim_n_nodes(s->sim); i++) ports += fe_sim_node_ports(s->sim, i);
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = ports >= 256 && cores > 1 ? (uint32_t)cores : 1;
+    }
+    if (n <= 1) return 0;
+    const char *no = parallel_blocked(&s->o);
+    char why[512] = "";
+    struct fe_sim_partition p;
+    if (!no) {
+        int rc = make_partition(s, n, &p, why, sizeof(why));
+        if (rc) {
+            fprintf(stderr, "feroce sim: %s\n", why);
+            return rc == FE_EINVAL ? 2 : 1;
+        }
+        rc = fe_sim_set_parallel(s->sim, &p, why, sizeof(why));
+        fe_sim_partition_free(&p);
+        if (rc && rc != FE_ENOTSUP) {
+            fprintf(stderr, "feroce sim: %s\n", why);
+            return 1;
+        }
+        if (!rc) return 0;
+        no = why;
+    }
+    if (asked) fprintf(stderr, "feroce sim: --threads %u: running on one thread: %s\n", n, no);
+    return 0;
+}
+
+/* With --threads: the parts, the windows and barriers, and each part's events (stderr). */
+static void print_parallel(const struct sim_run *s)
+{
+    struct fe_sim_par_info pi;
+    fe_sim_parallel_info(s->sim, &pi);
+    if (!pi.parts || (!s->o.threads && !s->o.partition)) return;
+    fprintf(stderr, "parallel: %u parts, grid %llu ns, lookahead %llu ns, %llu barriers; events",
+            pi.parts, (unsigned long long)pi.grid_ns, (unsigned long long)pi.lookahead_ns,
+            (unsigned long long)pi.barriers);
+    for (uint32_t j = 0; j < pi.parts && j < FE_SIM_MAX_INFO_PARTS; j++)
+        fprintf(stderr, " %llu", (unsigned long long)pi.events[j]);
+    fprintf(stderr, "; windows %llu; frames between parts", (unsigned long long)pi.windows[0]);
+    for (uint32_t j = 0; j < pi.parts && j < FE_SIM_MAX_INFO_PARTS; j++)
+        fprintf(stderr, " %llu", (unsigned long long)pi.frames_out[j]);
+    fprintf(stderr, "\n");
+}
+
 /* The PFC log (written as the run goes) and the trace: 0, or -1 after a message. */
 static int open_outputs(struct sim_run *s)
 {
@@ -490,12 +601,33 @@ static void write_hpcc_outputs(struct sim_run *s)
     }
 }
 
+/* --partition-report: each K asked for (or the --partition file's), with the run's counts. */
+static void print_partitions(struct sim_run *s)
+{
+    uint32_t n = s->o.partition ? 1 : s->o.n_report;
+    for (uint32_t i = 0; i < n; i++) {
+        struct fe_sim_partition p;
+        char err[512] = "";
+        int rc = s->o.partition
+                     ? fe_sim_partition_load(s->sim, s->o.partition, &p, err, sizeof(err))
+                     : fe_sim_partition_auto(s->sim, s->o.report_k[i], &p, err, sizeof(err));
+        if (rc) {
+            fprintf(stderr, "feroce sim: %s\n", err);
+            s->r = -1;
+            return;
+        }
+        fe_sim_partition_report(stdout, s->sim, &p);
+        fe_sim_partition_free(&p);
+    }
+}
+
 static void print_report(struct sim_run *s)
 {
     if (s->tr) close_trace(s);
     struct fe_sim_report_opts ro = {
         .json = s->o.json, .all_flows = s->o.all_flows, .wall_ns = s->wall_ns};
     fe_sim_report(stdout, s->sim, &ro);
+    if (s->o.n_report) print_partitions(s);
     write_hpcc_outputs(s);
 }
 
@@ -514,8 +646,10 @@ static int run(int argc, char **argv)
     if (s.o.web) fe_cli_catch_stop_signals();
     int rc = create_sim(&s);
     if (!rc && open_outputs(&s)) rc = 1;
+    if (!rc) rc = setup_threads(&s);
     if (!rc) {
         run_loop(&s);
+        print_parallel(&s);
         print_report(&s);
         rc = s.r < 0 ? 1 : 0;
     }

@@ -1,0 +1,690 @@
+/* Parallel simulation: the network cut into parts (partition.c), each part simulated by its own
+ * thread on its own shallow copy of the simulator, synchronised in windows of simulated time.
+ *
+ * A copy shares what is read-only or owned by one part (the scenario, nodes, ports, switches,
+ * hosts, flows: each node and its ports are touched only by its part's thread) and has its own
+ * event queue, packet pool, counters and clock, so that the hot functions, which take `sim`, run
+ * unchanged. A frame sent on a cut link (its port's link mode SIM_LINK_CUT) goes into the
+ * sender's outbox for the peer's part: (arrival time, port, frame). At the barrier that ends a
+ * window each part files the frames addressed to it onto its wires; a frame sent in a window
+ * arrives at least one lookahead (the smallest delay of a cut link) after it was sent, so never
+ * inside the window it was sent in. The outboxes are the only exchange between parts: a
+ * transport between processes (MPI, one process per part) would drain the same outboxes at the
+ * barrier and file what it receives the same way.
+ *
+ * Windows end on the grid: the multiples of G, the smallest delay of any link (it does not
+ * depend on the cut). Actions on the whole simulation happen between windows, on one thread
+ * while the others wait: those due at a known time T (flow starts, the contention window, a
+ * phase's checkpoints) before the events of T, those an event triggers (a flow's completion:
+ * the phase marks, the automatic end of the contention window, the stop when every flow is
+ * done) at the end of the window in which it happened. An empty stretch of time is skipped: the
+ * next window starts at the earliest pending event of any part.
+ *
+ * Outboxes are double-buffered by the window's parity: the frames sent in window w are read by
+ * their receivers after the barrier that ends w, before they run w + 1; the sender writes that
+ * buffer again in w + 2, after the barrier that ends w + 1. One barrier per window then, two
+ * more when a global action runs. */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "feroce/err.h"
+#include "sim/grid.h"
+#include "sim/partition.h"
+#include "sim/sim_internal.h"
+
+/* Spins before sleeping in the barrier: a window of the 128-host fabric is a few microseconds
+ * of work per thread, a futex sleep and wake-up about as long. */
+#define BARRIER_SPINS 20000
+
+struct xframe {
+    uint64_t t;
+    struct sim_port *to;
+    struct sim_pkt *pkt;
+};
+
+struct outbox {
+    struct xframe *v;
+    size_t n, cap;
+    uint64_t min_t;
+};
+
+/* A part: its copy of the simulator and what its thread publishes at each barrier. */
+struct sim_par_part {
+    struct fe_sim *sim; /* the copy */
+    struct sim_par *par;
+    uint32_t id;
+    struct sim_port **ports; /* its ports (their wires' keys, for the queue's renumbering) */
+    uint32_t n_ports;
+    struct outbox *out[2]; /* [parity][destination part] */
+    uint32_t parity;
+    bool phase_flag; /* a flow completed in this window: phase marks at its end */
+    /* published at the end of a window, read by all after the barrier (by its parity: the
+     * next window's values go to the other slot while slower threads still read these) */
+    struct {
+        uint64_t next_t; /* its earliest pending event */
+        bool ended, failed;
+    } pub[2];
+    uint64_t windows, events_run, frames_out;
+    pthread_t th;
+};
+
+struct sim_par {
+    struct fe_sim *main;
+    uint32_t k;
+    uint32_t *part_of; /* node -> part */
+    struct sim_par_part *parts;
+    uint64_t grid_ns, lookahead_ns;
+    /* the run in progress */
+    uint64_t limit;   /* fe_sim_run's: events up to it */
+    uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
+    uint64_t done_to; /* the events before it have run, and the actions due before it */
+    bool stop;
+    /* barrier */
+    _Alignas(64) atomic_uint arrived;
+    _Alignas(64) atomic_uint gen;
+    uint64_t barriers;
+};
+
+/* ---- barrier: spin, then sleep on a futex ---- */
+
+static void futex_wait(atomic_uint *addr, unsigned val)
+{
+    syscall(SYS_futex, (unsigned *)addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+static void futex_wake_all(atomic_uint *addr)
+{
+    syscall(SYS_futex, (unsigned *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void barrier_wait(struct sim_par *par)
+{
+    unsigned g = atomic_load_explicit(&par->gen, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == par->k) {
+        atomic_store_explicit(&par->arrived, 0, memory_order_relaxed);
+        par->barriers++;
+        atomic_store_explicit(&par->gen, g + 1, memory_order_release);
+        futex_wake_all(&par->gen);
+        return;
+    }
+    for (int i = 0; i < BARRIER_SPINS; i++) {
+        if (atomic_load_explicit(&par->gen, memory_order_acquire) != g) return;
+        __builtin_ia32_pause();
+    }
+    while (atomic_load_explicit(&par->gen, memory_order_acquire) == g) futex_wait(&par->gen, g);
+}
+
+/* ---- outboxes ---- */
+
+void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
+{
+    struct sim_par_part *pp = sim->part;
+    if (!pp) { /* a global action (all parts stopped): onto the wire, handed over after it */
+        uint64_t key;
+        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
+        sim_link_wire_put(sim, to, pkt, key);
+        return;
+    }
+    struct outbox *ob = &pp->out[pp->parity][pp->par->part_of[to->node->id]];
+    if (ob->n == ob->cap) {
+        size_t cap = ob->cap ? ob->cap * 2 : 256;
+        struct xframe *v = realloc(ob->v, cap * sizeof(*v));
+        if (!v) {
+            sim_fail(sim);
+            sim_pkt_free(sim, pkt);
+            return;
+        }
+        ob->v = v;
+        ob->cap = cap;
+    }
+    if (t < ob->min_t) ob->min_t = t;
+    ob->v[ob->n++] = (struct xframe){t, to, pkt};
+    pp->frames_out++;
+}
+
+/* The frames the other parts sent to pp in the window that just ended, onto its wires: in the
+ * order each sender sent them (a cut link's frames come from one part), with keys of pp's
+ * queue. An arrival's key is its time and port (sim_arrival_key): the order in which the inbox
+ * is filed changes nothing. */
+static void file_inbox(struct sim_par_part *pp, uint32_t parity)
+{
+    struct sim_par *par = pp->par;
+    struct fe_sim *sim = pp->sim;
+    for (uint32_t j = 0; j < par->k; j++) {
+        struct outbox *ob = &par->parts[j].out[parity][pp->id];
+        for (size_t i = 0; i < ob->n; i++) {
+            uint64_t key;
+            if (sim_arrival_key(sim, ob->v[i].to, ob->v[i].t, &key)) sim_fail(sim);
+            sim_link_wire_put(sim, ob->v[i].to, ob->v[i].pkt, key);
+        }
+    }
+}
+
+static void clear_outboxes(struct sim_par_part *pp, uint32_t parity)
+{
+    for (uint32_t j = 0; j < pp->par->k; j++) {
+        pp->out[parity][j].n = 0;
+        pp->out[parity][j].min_t = FE_SIM_NO_TIME;
+    }
+}
+
+/* The earliest arrival pp sent in the window (parity), FE_SIM_NO_TIME when none. */
+static uint64_t outbox_min(const struct sim_par_part *pp, uint32_t parity)
+{
+    uint64_t m = FE_SIM_NO_TIME;
+    for (uint32_t j = 0; j < pp->par->k; j++)
+        if (pp->out[parity][j].min_t < m) m = pp->out[parity][j].min_t;
+    return m;
+}
+
+/* fe_evq_keys_fn of a copy: the keys of the frames on its ports' wires. */
+static void part_wire_keys(void *user, struct fe_evq *q)
+{
+    struct sim_par_part *pp = user;
+    for (uint32_t i = 0; i < pp->n_ports; i++) {
+        struct sim_port *p = pp->ports[i];
+        for (struct sim_pkt *k = p->wire_head; k; k = k->next)
+            if (k != p->wire_head) fe_evq_renumber_key(q, &k->wire_key);
+    }
+}
+
+/* ---- global actions (one thread, the others wait) ---- */
+
+/* The next time a global action is due (grid.h), as the main simulator knows it. */
+static uint64_t next_known(const struct sim_par *par)
+{
+    return sim_next_action_ns(par->main);
+}
+
+/* The part an event's object belongs to. */
+static uint32_t event_part(const struct sim_par *par, uint64_t data)
+{
+    const void *obj = (const void *)(uintptr_t)(data & ~EV_KIND_MASK);
+    switch ((enum ev_kind)(data & EV_KIND_MASK)) {
+    case EV_HOST_WAKE:
+        return par->part_of[((const struct sim_host *)obj)->node->id];
+    default:
+        return par->part_of[((const struct sim_port *)obj)->node->id];
+    }
+}
+
+/* An event of the main simulator's queue to the part of its object; an arrival with its key. */
+static void move_event(struct sim_par *par, uint64_t t, uint64_t data)
+{
+    struct fe_sim *ps = par->parts[event_part(par, data)].sim;
+    enum ev_kind kind = (enum ev_kind)(data & EV_KIND_MASK);
+    int rc;
+    if (kind == EV_ARRIVE || kind == EV_ARRIVE_HOST) {
+        uint64_t key;
+        rc = sim_arrival_key(ps, (const struct sim_port *)(uintptr_t)(data & ~EV_KIND_MASK), t,
+                             &key);
+        if (!rc) rc = fe_evq_push_key(&ps->q, key, data);
+    } else {
+        rc = fe_evq_push(&ps->q, t, data);
+    }
+    if (rc) sim_fail(ps);
+}
+
+/* What an action did on the main simulator's queue goes to the parts: its events to the part
+ * of their object, and the frames it put on wires behind others (holding keys of the main
+ * queue) get keys of their part's queue, in order. tails: each port's last frame on its wire
+ * before the action. */
+static void hand_over(struct sim_par *par, struct sim_pkt **tails)
+{
+    struct fe_sim *sim = par->main;
+    uint64_t t, data;
+    while (fe_evq_pop(&sim->q, &t, &data)) move_event(par, t, data);
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        struct sim_port *p = &sim->ports[i];
+        if (p->wire_tail == tails[i]) continue;
+        struct fe_sim *ps = par->parts[par->part_of[p->node->id]].sim;
+        struct sim_pkt *k = tails[i] ? tails[i]->next : p->wire_head->next;
+        for (; k; k = k->next)
+            if (sim_arrival_key(ps, p, k->wire_key >> FE_EVQ_SEQ_BITS, &k->wire_key)) sim_fail(ps);
+    }
+}
+
+/* The flows the parts saw end go to the main simulator's list, accounted at the grid point
+ * after them (sim_flows_ended sorts them: the parts' order does not matter). */
+static void collect_ended(struct sim_par *par, uint64_t end)
+{
+    struct fe_sim *sim = par->main;
+    bool any = false;
+    for (uint32_t j = 0; j < par->k; j++) {
+        struct fe_sim *ps = par->parts[j].sim;
+        for (uint32_t i = 0; i < ps->n_ended; i++) sim->ended[sim->n_ended++] = ps->ended[i];
+        any |= ps->n_ended != 0;
+        ps->n_ended = 0;
+        ps->grid_due = FE_SIM_NO_TIME;
+    }
+    uint64_t due = end ? ((end - 1) / par->grid_ns + 1) * par->grid_ns : 0;
+    if (any && due < sim->grid_due) sim->grid_due = due;
+}
+
+/* The actions due at `end` (every event before it has run, none at it), when `act`: on the
+ * main simulator, what they schedule handed over to the parts. */
+static void global_actions(struct sim_par *par, uint64_t end, bool act)
+{
+    struct fe_sim *sim = par->main;
+    collect_ended(par, end);
+    if (!act || next_known(par) > end) return;
+    struct sim_pkt **tails = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*tails));
+    if (!tails) {
+        sim_fail(sim);
+        return;
+    }
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) tails[i] = sim->ports[i].wire_tail;
+    if (sim->q.now < end) sim->q.now = end;
+    sim_do_actions(sim, end);
+    hand_over(par, tails);
+    free(tails);
+}
+
+/* ---- the windows ---- */
+
+void sim_par_defer_phase(struct fe_sim *sim)
+{
+    sim->part->phase_flag = true;
+}
+
+/* Events of the part's queue up to `last`. */
+static void run_events(struct sim_par_part *pp, uint64_t last)
+{
+    struct fe_sim *sim = pp->sim;
+    uint64_t t, data;
+    while (fe_evq_pop_until(&sim->q, last, &t, &data)) {
+        sim->now = t;
+        sim->ev_kind_count[data & EV_KIND_MASK]++;
+        sim_dispatch_event(sim, data);
+        pp->events_run++;
+        if (__builtin_expect(sim->halt, 0)) {
+            if (sim_failed(sim)) return;
+            sim->halt = 0; /* the stop and checkpoints are the run's, at the window's end */
+        }
+    }
+    if (fe_evq_failed(&sim->q)) sim_fail(sim);
+}
+
+/* The end of the window that starts at the earliest pending event m: the next grid point, or
+ * the next known action or the run's limit when sooner. */
+static uint64_t window_end(const struct sim_par *par, uint64_t m, uint64_t known)
+{
+    uint64_t g = par->grid_ns, e = m / g * g + g;
+    if (known < e) e = known;
+    if (par->limit + 1 < e) e = par->limit + 1;
+    return e;
+}
+
+/* After the barrier, what every thread reads alike (none writes it before the next barrier):
+ * the earliest pending event, whether an action is due. */
+static uint64_t earliest_pending(const struct sim_par *par, uint32_t parity)
+{
+    uint64_t m = FE_SIM_NO_TIME;
+    for (uint32_t j = 0; j < par->k; j++) {
+        const struct sim_par_part *q = &par->parts[j];
+        uint64_t o = outbox_min(q, parity);
+        if (q->pub[parity].next_t < m) m = q->pub[parity].next_t;
+        if (o < m) m = o;
+    }
+    return m;
+}
+
+static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
+{
+    for (uint32_t j = 0; j < par->k; j++) {
+        const struct sim_par_part *q = &par->parts[j];
+        if (q->pub[parity].failed || q->pub[parity].ended) return true;
+    }
+    return next_known(par) <= end || end == par->limit + 1;
+}
+
+/* The earliest pending event of any part (all threads stopped). */
+static uint64_t queues_min(const struct sim_par *par)
+{
+    uint64_t m = FE_SIM_NO_TIME;
+    for (uint32_t j = 0; j < par->k; j++) {
+        uint64_t t = fe_evq_peek(&par->parts[j].sim->q);
+        if (t < m) m = t;
+    }
+    return m;
+}
+
+/* The next window from `from` on (par->end), or the stop when nothing is left. */
+static void plan_window(struct sim_par *par, uint64_t from)
+{
+    struct fe_sim *sim = par->main;
+    uint64_t m = queues_min(par), known = next_known(par);
+    if (m == FE_SIM_NO_TIME && sim->next_flow >= sim->n_flows) {
+        sim->finished = true;
+        par->stop = true;
+        return;
+    }
+    if (m < from) m = from;
+    par->end = window_end(par, m < known ? m : known, known);
+}
+
+/* Thread 0 between windows that need it: the actions, then the next window (or the stop). */
+static void between_windows(struct sim_par *par, uint64_t end)
+{
+    struct fe_sim *sim = par->main;
+    for (uint32_t j = 0; j < par->k; j++)
+        if (sim_failed(par->parts[j].sim)) sim_fail(sim);
+    par->done_to = end;
+    if (!sim_failed(sim)) global_actions(par, end, end != par->limit + 1);
+    if (sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE)) {
+        sim->finished = true;
+        par->stop = true;
+        return;
+    }
+    if (end == par->limit + 1) {
+        par->stop = true;
+        return;
+    }
+    plan_window(par, end);
+}
+
+static void publish(struct sim_par_part *pp, uint32_t parity)
+{
+    struct fe_sim *sim = pp->sim;
+    pp->pub[parity].next_t = fe_evq_peek(&sim->q);
+    pp->pub[parity].ended = sim->n_ended != 0;
+    pp->pub[parity].failed = sim_failed(sim);
+    pp->phase_flag = false;
+}
+
+static void *part_thread(void *arg)
+{
+    struct sim_par_part *pp = arg;
+    struct sim_par *par = pp->par;
+    uint64_t end = par->end;
+    for (;;) {
+        uint32_t parity = pp->parity;
+        run_events(pp, end - 1);
+        publish(pp, parity);
+        pp->windows++;
+        barrier_wait(par);
+        file_inbox(pp, parity);
+        pp->parity = parity ^ 1;
+        clear_outboxes(pp, pp->parity);
+        if (action_due(par, parity, end)) {
+            barrier_wait(par);
+            if (pp->id == 0) between_windows(par, end);
+            barrier_wait(par);
+            if (par->stop) break;
+            end = par->end;
+            continue;
+        }
+        /* every thread decides alike: the earliest event, the next known action */
+        uint64_t m = earliest_pending(par, parity), known = next_known(par);
+        if (m < end) m = end;
+        end = window_end(par, m < known ? m : known, known);
+    }
+    return NULL;
+}
+
+/* ---- setting up ---- */
+
+static void free_part(struct sim_par_part *pp, uint32_t k)
+{
+    for (int b = 0; b < 2; b++) {
+        if (!pp->out[b]) continue;
+        for (uint32_t j = 0; j < k; j++) free(pp->out[b][j].v);
+        free(pp->out[b]);
+    }
+    free(pp->ports);
+    if (pp->sim) {
+        fe_evq_free(&pp->sim->q);
+        free(pp->sim->ended);
+        free(pp->sim);
+    }
+}
+
+void sim_par_destroy(struct fe_sim *sim)
+{
+    struct sim_par *par = sim->par;
+    if (!par) return;
+    for (uint32_t j = 0; j < par->k; j++) {
+        struct fe_sim *ps = par->parts[j].sim;
+        if (ps) {
+            /* their chunks hold frames that may sit anywhere (a wire, another pool) */
+            for (uint32_t c = 0; c < ps->n_chunks; c++) free(ps->chunks[c]);
+            free(ps->chunks);
+        }
+        free_part(&par->parts[j], par->k);
+    }
+    free(par->parts);
+    free(par->part_of);
+    free(par);
+    sim->par = NULL;
+}
+
+/* A copy of the simulator for part pp: the shared state as it is, its own queue, pool,
+ * counters and clock. */
+static int make_copy(struct fe_sim *sim, struct sim_par_part *pp)
+{
+    struct fe_sim *ps = aligned_alloc(_Alignof(struct fe_sim), sizeof(*ps));
+    if (!ps) return FE_ENOMEM;
+    *ps = *sim;
+    pp->sim = ps;
+    ps->par = NULL;
+    ps->part = pp;
+    ps->free_pkts = NULL;
+    ps->pkts_in_use = 0;
+    ps->chunks = NULL;
+    ps->n_chunks = ps->cap_chunks = 0;
+    ps->pool_pkts = 0;
+    memset(&ps->st, 0, sizeof(ps->st));
+    memset(ps->ev_kind_count, 0, sizeof(ps->ev_kind_count));
+    ps->halt = 0;
+    ps->grid_due = FE_SIM_NO_TIME;
+    ps->n_ended = 0;
+    ps->ended = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
+    if (!ps->ended) return FE_ENOMEM;
+    ps->lookahead = false;
+    ps->la_n = ps->la_head = 0;
+    ps->ns3_lazy_txdone = false;
+    int rc = fe_evq_init(&ps->q, FE_SIM_EVQ_CALENDAR);
+    if (!rc) rc = fe_evq_set_ranks(&ps->q, sim->q.fifo_base);
+    if (rc) return rc;
+    fe_evq_set_keys_fn(&ps->q, part_wire_keys, pp);
+    ps->q.now = sim->q.now;
+    return 0;
+}
+
+static int init_part(struct sim_par *par, uint32_t j)
+{
+    struct fe_sim *sim = par->main;
+    struct sim_par_part *pp = &par->parts[j];
+    pp->par = par;
+    pp->id = j;
+    for (int b = 0; b < 2; b++) {
+        pp->out[b] = calloc(par->k, sizeof(struct outbox));
+        if (!pp->out[b]) return FE_ENOMEM;
+        for (uint32_t d = 0; d < par->k; d++) pp->out[b][d].min_t = FE_SIM_NO_TIME;
+    }
+    pp->ports = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*pp->ports));
+    if (!pp->ports) return FE_ENOMEM;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++)
+        if (par->part_of[sim->ports[i].node->id] == j) pp->ports[pp->n_ports++] = &sim->ports[i];
+    return make_copy(sim, pp);
+}
+
+/* Why this simulator cannot run in parts, NULL when it can. */
+static const char *unsupported(const struct fe_sim *sim, const struct fe_sim_partition *p)
+{
+    if (sim->par) return "it already runs in parallel";
+    if (sim->now || sim->q.popped || sim->finished) return "the run has begun";
+    if (sim->eb) return "event building's control messages do not travel as frames";
+    if (sim->ns3_frames) return "ns-3 timing orders arrivals with every other event (FIFO)";
+    if (sim->pfc_cb) return "the PFC log (--pfc) is written in event order";
+    if (sim->test_rx) return "a test hook receives frames";
+    if (p->n_nodes != sim->n_nodes) return "the partition is for another network";
+    if (p->lookahead_ns == FE_SIM_NO_TIME) return "the partition cuts no link (one part)";
+    if (!p->lookahead_ns) return "a cut link has no delay";
+    return NULL;
+}
+
+/* The events the simulator holds go to the parts of their objects; the flow starts and the
+ * contention window are the run's (next_known). */
+static void distribute_events(struct sim_par *par)
+{
+    struct fe_sim *sim = par->main;
+    uint64_t t, data;
+    while (fe_evq_pop(&sim->q, &t, &data)) {
+        if ((void *)(uintptr_t)(data & ~EV_KIND_MASK) == sim) continue;
+        move_event(par, t, data);
+    }
+}
+
+int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, char *why,
+                        size_t why_cap)
+{
+    const char *no = unsupported(sim, p);
+    if (no) {
+        sim_errf(why, why_cap, "%s", no);
+        return FE_ENOTSUP;
+    }
+    /* one queue kind for all (the results do not depend on it), without the lookahead */
+    int rc = fe_sim_set_lookahead(sim, false);
+    if (!rc) rc = fe_sim_set_queue(sim, FE_SIM_EVQ_CALENDAR);
+    if (rc) return rc;
+    sim->ns3_lazy_txdone = false;
+    struct sim_par *par = calloc(1, sizeof(*par));
+    if (!par) return FE_ENOMEM;
+    sim->par = par;
+    par->main = sim;
+    par->k = p->k;
+    par->grid_ns = p->grid_ns ? p->grid_ns : 1;
+    par->lookahead_ns = p->lookahead_ns;
+    par->part_of = malloc((sim->n_nodes ? sim->n_nodes : 1) * sizeof(uint32_t));
+    par->parts = calloc(p->k, sizeof(*par->parts));
+    if (!par->part_of || !par->parts) goto nomem;
+    memcpy(par->part_of, p->part, sim->n_nodes * sizeof(uint32_t));
+    for (uint32_t j = 0; j < p->k; j++)
+        if (init_part(par, j)) goto nomem;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        struct sim_port *pt = &sim->ports[i];
+        if (par->part_of[pt->node->id] != par->part_of[pt->peer->node->id])
+            pt->link_mode = SIM_LINK_CUT;
+    }
+    distribute_events(par);
+    /* the main simulator's queue holds what a global action schedules, until it is handed
+     * over: a heap, whose clock may be moved forward (the calendar's buckets follow it); the
+     * keys it gives frames on wires are read for their time only (hand_over), so that it has
+     * none to renumber */
+    uint64_t ranks = sim->q.fifo_base;
+    fe_evq_free(&sim->q);
+    rc = fe_evq_init(&sim->q, FE_SIM_EVQ_HEAP);
+    if (!rc) rc = fe_evq_set_ranks(&sim->q, ranks);
+    if (rc) goto nomem;
+    return 0;
+nomem:
+    sim_par_destroy(sim);
+    sim_errf(why, why_cap, "out of memory");
+    return FE_ENOMEM;
+}
+
+/* ---- a run ---- */
+
+/* The parts' counters into the main simulator's (sums; the peak headroom a maximum). */
+static void fold_counters(struct sim_par *par)
+{
+    struct fe_sim *sim = par->main;
+    _Static_assert(sizeof(struct fe_sim_stats) % sizeof(uint64_t) == 0, "all uint64_t");
+    const size_t n = sizeof(struct fe_sim_stats) / sizeof(uint64_t);
+    const size_t hr = offsetof(struct fe_sim_stats, max_headroom_bytes) / sizeof(uint64_t);
+    for (uint32_t j = 0; j < par->k; j++) {
+        struct fe_sim *ps = par->parts[j].sim;
+        uint64_t *d = (uint64_t *)&sim->st, *s = (uint64_t *)&ps->st;
+        for (size_t i = 0; i < n; i++) d[i] = i == hr ? (s[i] > d[i] ? s[i] : d[i]) : d[i] + s[i];
+        memset(&ps->st, 0, sizeof(ps->st));
+        for (size_t i = 0; i < 16; i++) sim->ev_kind_count[i] += ps->ev_kind_count[i];
+        memset(ps->ev_kind_count, 0, sizeof(ps->ev_kind_count));
+        sim->pkts_in_use += ps->pkts_in_use;
+        ps->pkts_in_use = 0;
+        sim->pool_pkts += ps->pool_pkts;
+        ps->pool_pkts = 0;
+        if (sim_failed(ps)) sim_fail(sim);
+    }
+}
+
+/* The threads of parts 1.. and part 0 on this one, until the stop. */
+static int run_threads(struct sim_par *par)
+{
+    uint32_t started = 1;
+    int rc = 0;
+    for (; started < par->k; started++)
+        if (pthread_create(&par->parts[started].th, NULL, part_thread, &par->parts[started])) break;
+    if (started < par->k) {
+        /* the barrier counts k threads: without them all, nothing may run */
+        rc = FE_ENOMEM;
+        par->stop = true;
+        par->end = FE_SIM_NO_TIME;
+    }
+    if (!rc) part_thread(&par->parts[0]);
+    for (uint32_t j = 1; j < started; j++) pthread_join(par->parts[j].th, NULL);
+    return rc;
+}
+
+/* The simulator's clock after a run: the last event's time when it finished, else the limit. */
+static void set_clock(struct sim_par *par)
+{
+    struct fe_sim *sim = par->main;
+    uint64_t last = 0;
+    for (uint32_t j = 0; j < par->k; j++)
+        if (par->parts[j].sim->now > last) last = par->parts[j].sim->now;
+    /* finished: the last actions' time (the stop when all are done) or the last event's */
+    if (!sim->finished)
+        sim->now = par->limit;
+    else if (last > sim->now)
+        sim->now = last;
+    if (par->limit == sim->stop_ns) sim->finished = true;
+}
+
+int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
+{
+    struct sim_par *par = sim->par;
+    uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
+    if (limit > FE_SIM_MAX_TIME) limit = FE_SIM_MAX_TIME;
+    if (limit + 1 < par->done_to) return 0;
+    par->limit = limit;
+    par->stop = false;
+    /* the actions due at the start (the first flows, or those at the last run's limit) */
+    global_actions(par, par->done_to, true);
+    if (sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE))
+        par->stop = sim->finished = true;
+    else
+        plan_window(par, par->done_to);
+    int rc = 0;
+    if (!par->stop) rc = run_threads(par);
+    fold_counters(par);
+    set_clock(par);
+    if (rc || sim_failed(sim)) {
+        sim->finished = true;
+        return rc ? rc : FE_ENOMEM;
+    }
+    if (sim->finished && !sim->window_closed) sim_window_close(sim);
+    return sim->finished ? 1 : 0;
+}
+
+void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    const struct sim_par *par = sim->par;
+    if (!par) return;
+    out->parts = par->k;
+    out->grid_ns = par->grid_ns;
+    out->lookahead_ns = par->lookahead_ns;
+    out->barriers = par->barriers;
+    for (uint32_t j = 0; j < par->k && j < FE_SIM_MAX_INFO_PARTS; j++) {
+        out->events[j] = par->parts[j].events_run;
+        out->windows[j] = par->parts[j].windows;
+        out->frames_out[j] = par->parts[j].frames_out;
+    }
+}

@@ -1,0 +1,613 @@
+/* Partitions of the network for parallel simulation (partition.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "feroce/err.h"
+#include "sim/partition.h"
+#include "sim/sim_internal.h"
+
+/* The share of an ACK per data packet when the algorithm coalesces them (the hosts ask for one
+ * before the window blocks: a few per window) */
+#define ACK_SHARE_COALESCED 0.25
+/* A part may take this much more than its share of the events before another is preferred */
+#define BALANCE_SLACK 1.03
+#define REFINE_PASSES 8
+
+/* The nodes in groups that stay together: a switch and the hosts attached to it. */
+struct groups {
+    uint32_t n;
+    uint32_t *of_node; /* node -> group */
+    double *w;         /* predicted events */
+    uint32_t *adj_off; /* CSR over groups: neighbours and the cost of cutting each link */
+    uint32_t *adj_to;
+    double *adj_cost;
+    uint64_t *adj_delay;
+};
+
+static uint64_t min_link_delay(const struct fe_sim *sim)
+{
+    uint64_t d = FE_SIM_NO_TIME;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++)
+        if (sim->ports[i].delay_ns < d) d = sim->ports[i].delay_ns;
+    return d;
+}
+
+static int alloc_partition(const struct fe_sim *sim, uint32_t k, struct fe_sim_partition *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->k = k;
+    p->n_nodes = sim->n_nodes;
+    p->part = calloc(sim->n_nodes ? sim->n_nodes : 1, sizeof(uint32_t));
+    p->node_events = calloc(sim->n_nodes ? sim->n_nodes : 1, sizeof(double));
+    p->grid_ns = min_link_delay(sim);
+    return p->part && p->node_events ? 0 : FE_ENOMEM;
+}
+
+void fe_sim_partition_free(struct fe_sim_partition *p)
+{
+    if (!p) return;
+    free(p->part);
+    free(p->node_events);
+    p->part = NULL;
+    p->node_events = NULL;
+}
+
+/* ---- prediction: events per node and frames per port ---- */
+
+/* Follows a flow's frames from src to dst by the routes (its ECMP hash), adding `frames` to each
+ * port that sends them and each node they pass (a transmit-complete where they leave, an
+ * arrival where they come in). */
+static void walk_frames(const struct fe_sim *sim, uint32_t src, uint32_t dst, uint32_t hash,
+                        double frames, double *node_ev, double *port_frames)
+{
+    const struct sim_node *n = &sim->nodes[src];
+    struct sim_port *out = n->n_ports ? &n->ports[0] : NULL;
+    for (uint32_t hops = 0; out && hops <= sim->n_nodes; hops++) {
+        port_frames[out - sim->ports] += frames;
+        node_ev[out->node->id] += frames;
+        const struct sim_node *next = out->peer->node;
+        node_ev[next->id] += frames;
+        if (next->id == dst || !next->sw) return;
+        out = sim_route(next->sw, dst, hash);
+    }
+}
+
+/* Events and frames predicted from the flows (and one per port, so that a scenario without
+ * flows still balances its ports). */
+static void predict_load(const struct fe_sim *sim, double *node_ev, double *port_frames)
+{
+    for (uint32_t i = 0; i < sim->n_nodes; i++) node_ev[i] = sim->nodes[i].n_ports;
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        const struct sim_flow *f = &sim->flows[i];
+        uint32_t pay = sim->sc.host.mtu_bytes;
+        if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
+        double pkts = (double)((f->spec.bytes + pay - 1) / (pay ? pay : 1));
+        double acks = sim->cc_acks_every_pkt[f->spec.cc] ? pkts : pkts * ACK_SHARE_COALESCED;
+        walk_frames(sim, f->spec.src, f->spec.dst, f->hash_fwd, pkts, node_ev, port_frames);
+        walk_frames(sim, f->spec.dst, f->spec.src, f->hash_rev, acks, node_ev, port_frames);
+    }
+}
+
+/* Events and frames of the run so far: each frame a port sent is a transmit-complete at its node
+ * and an arrival at the peer's; scaled to the run's event count (host timers, pauses). */
+static bool measure_load(const struct fe_sim *sim, double *node_ev, double *port_frames)
+{
+    double frames = 0;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) frames += (double)sim->ports[i].tx_pkts;
+    if (frames == 0) return false;
+    struct fe_sim_stats st;
+    fe_sim_stats(sim, &st);
+    double scale = (double)st.events / (2 * frames);
+    for (uint32_t i = 0; i < sim->n_nodes; i++) node_ev[i] = 0;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        const struct sim_port *p = &sim->ports[i];
+        port_frames[i] = (double)p->tx_pkts;
+        node_ev[p->node->id] += (double)p->tx_pkts * scale;
+        node_ev[p->peer->node->id] += (double)p->tx_pkts * scale;
+    }
+    return true;
+}
+
+/* ---- groups ---- */
+
+static void free_groups(struct groups *g)
+{
+    free(g->of_node);
+    free(g->w);
+    free(g->adj_off);
+    free(g->adj_to);
+    free(g->adj_cost);
+    free(g->adj_delay);
+}
+
+/* A host's group is the switch it attaches to; a host joined to a host, the lower one's. */
+static uint32_t group_root(const struct fe_sim *sim, uint32_t node)
+{
+    const struct sim_node *n = &sim->nodes[node];
+    if (n->is_switch || n->n_ports != 1) return node;
+    const struct sim_node *peer = n->ports[0].peer->node;
+    if (peer->is_switch) return peer->id;
+    return peer->id < node ? peer->id : node;
+}
+
+/* Group numbers in node order of their roots, and their weights. */
+static int number_groups(const struct fe_sim *sim, const double *node_ev, struct groups *g)
+{
+    uint32_t n = sim->n_nodes;
+    uint32_t *num = malloc((n ? n : 1) * sizeof(uint32_t));
+    g->of_node = malloc((n ? n : 1) * sizeof(uint32_t));
+    g->w = calloc(n ? n : 1, sizeof(double));
+    if (!num || !g->of_node || !g->w) {
+        free(num);
+        return FE_ENOMEM;
+    }
+    for (uint32_t i = 0; i < n; i++) num[i] = UINT32_MAX;
+    g->n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = group_root(sim, i);
+        if (num[r] == UINT32_MAX) num[r] = g->n++;
+        g->of_node[i] = num[r];
+        g->w[num[r]] += node_ev[i];
+    }
+    free(num);
+    return 0;
+}
+
+/* The cost of cutting port i's link (both directions' frames), higher for short delays: the
+ * lookahead is the shortest cut delay. */
+static double cut_cost(const struct fe_sim *sim, const double *port_frames, uint32_t i,
+                       uint64_t max_delay)
+{
+    const struct sim_port *p = &sim->ports[i];
+    double frames = port_frames[i] + port_frames[p->peer - sim->ports] + 1;
+    double d = p->delay_ns ? (double)p->delay_ns : 0.5;
+    return frames * ((double)max_delay / d);
+}
+
+/* The group graph: an entry per port whose peer is in another group (duplicates kept: the costs
+ * add up). */
+static int build_adjacency(const struct fe_sim *sim, const double *port_frames, struct groups *g)
+{
+    uint32_t np = sim->n_ports_total;
+    uint64_t max_delay = 1;
+    for (uint32_t i = 0; i < np; i++)
+        if (sim->ports[i].delay_ns > max_delay) max_delay = sim->ports[i].delay_ns;
+    g->adj_off = calloc(g->n + 1, sizeof(uint32_t));
+    g->adj_to = malloc((np ? np : 1) * sizeof(uint32_t));
+    g->adj_cost = malloc((np ? np : 1) * sizeof(double));
+    g->adj_delay = malloc((np ? np : 1) * sizeof(uint64_t));
+    if (!g->adj_off || !g->adj_to || !g->adj_cost || !g->adj_delay) return FE_ENOMEM;
+    for (uint32_t i = 0; i < np; i++) {
+        uint32_t a = g->of_node[sim->ports[i].node->id];
+        if (a != g->of_node[sim->ports[i].peer->node->id]) g->adj_off[a + 1]++;
+    }
+    for (uint32_t a = 0; a < g->n; a++) g->adj_off[a + 1] += g->adj_off[a];
+    uint32_t *fill = calloc(g->n ? g->n : 1, sizeof(uint32_t));
+    if (!fill) return FE_ENOMEM;
+    for (uint32_t i = 0; i < np; i++) {
+        const struct sim_port *p = &sim->ports[i];
+        uint32_t a = g->of_node[p->node->id], b = g->of_node[p->peer->node->id];
+        if (a == b) continue;
+        uint32_t at = g->adj_off[a] + fill[a]++;
+        g->adj_to[at] = b;
+        g->adj_cost[at] = cut_cost(sim, port_frames, i, max_delay);
+        g->adj_delay[at] = p->delay_ns;
+    }
+    free(fill);
+    return 0;
+}
+
+/* ---- assignment ---- */
+
+struct assign {
+    uint32_t k;
+    uint32_t *part_of; /* group -> part, UINT32_MAX before it is placed */
+    double *load;      /* per part */
+    double *aff;       /* work space: per part, the cost of the links to it */
+    double cap;        /* a part's share of the events, with the slack */
+};
+
+static const double *g_sort_w; /* qsort context (partitioning is single-threaded) */
+static int cmp_heavier(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (g_sort_w[x] != g_sort_w[y]) return g_sort_w[x] > g_sort_w[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* aff[q]: the cost of g's links to groups placed in part q */
+static void affinity(const struct groups *g, const struct assign *as, uint32_t grp)
+{
+    for (uint32_t q = 0; q < as->k; q++) as->aff[q] = 0;
+    for (uint32_t e = g->adj_off[grp]; e < g->adj_off[grp + 1]; e++) {
+        uint32_t q = as->part_of[g->adj_to[e]];
+        if (q != UINT32_MAX) as->aff[q] += g->adj_cost[e];
+    }
+}
+
+/* The part for a group: among those it fits in, the one it is most linked to, then the least
+ * loaded, then the first; when it fits nowhere, the least loaded. */
+static uint32_t best_part(const struct assign *as, double w)
+{
+    uint32_t best = UINT32_MAX;
+    for (uint32_t q = 0; q < as->k; q++) {
+        bool fits = as->load[q] == 0 || as->load[q] + w <= as->cap;
+        if (!fits) continue;
+        if (best == UINT32_MAX || as->aff[q] > as->aff[best] ||
+            (as->aff[q] == as->aff[best] && as->load[q] < as->load[best]))
+            best = q;
+    }
+    if (best != UINT32_MAX) return best;
+    best = 0;
+    for (uint32_t q = 1; q < as->k; q++)
+        if (as->load[q] < as->load[best]) best = q;
+    return best;
+}
+
+/* The heaviest groups first, each to best_part. */
+static int place_groups(const struct groups *g, struct assign *as)
+{
+    uint32_t *order = malloc((g->n ? g->n : 1) * sizeof(uint32_t));
+    if (!order) return FE_ENOMEM;
+    for (uint32_t i = 0; i < g->n; i++) order[i] = i;
+    g_sort_w = g->w;
+    qsort(order, g->n, sizeof(uint32_t), cmp_heavier);
+    for (uint32_t i = 0; i < g->n; i++) {
+        uint32_t grp = order[i];
+        affinity(g, as, grp);
+        uint32_t q = best_part(as, g->w[grp]);
+        as->part_of[grp] = q;
+        as->load[q] += g->w[grp];
+    }
+    free(order);
+    return 0;
+}
+
+/* Moves groups to the part they are most linked to while that cuts less and keeps the balance
+ * (a part is never emptied). */
+static void refine(const struct groups *g, struct assign *as, const uint32_t *members)
+{
+    uint32_t *count = (uint32_t *)members; /* per part: its groups */
+    for (int pass = 0; pass < REFINE_PASSES; pass++) {
+        bool moved = false;
+        for (uint32_t grp = 0; grp < g->n; grp++) {
+            uint32_t p = as->part_of[grp];
+            if (count[p] <= 1) continue;
+            affinity(g, as, grp);
+            uint32_t best = p;
+            for (uint32_t q = 0; q < as->k; q++) {
+                if (q == p || as->load[q] + g->w[grp] > as->cap) continue;
+                if (as->aff[q] > as->aff[best]) best = q;
+            }
+            if (best == p) continue;
+            as->part_of[grp] = best;
+            as->load[p] -= g->w[grp];
+            as->load[best] += g->w[grp];
+            count[p]--;
+            count[best]++;
+            moved = true;
+        }
+        if (!moved) break;
+    }
+}
+
+static int assign_groups(const struct groups *g, uint32_t k, uint32_t *part_of)
+{
+    struct assign as = {.k = k, .part_of = part_of};
+    as.load = calloc(k, sizeof(double));
+    as.aff = calloc(k, sizeof(double));
+    uint32_t *count = calloc(k, sizeof(uint32_t));
+    int rc = FE_ENOMEM;
+    if (as.load && as.aff && count) {
+        double total = 0;
+        for (uint32_t i = 0; i < g->n; i++) total += g->w[i];
+        as.cap = total / k * BALANCE_SLACK;
+        for (uint32_t i = 0; i < g->n; i++) part_of[i] = UINT32_MAX;
+        rc = place_groups(g, &as);
+        if (!rc) {
+            for (uint32_t i = 0; i < g->n; i++) count[part_of[i]]++;
+            refine(g, &as, count);
+        }
+    }
+    free(as.load);
+    free(as.aff);
+    free(count);
+    return rc;
+}
+
+/* The smallest delay of a link whose ends lie in different parts. */
+static uint64_t cut_lookahead(const struct fe_sim *sim, const uint32_t *part)
+{
+    uint64_t la = FE_SIM_NO_TIME;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        const struct sim_port *p = &sim->ports[i];
+        if (part[p->node->id] != part[p->peer->node->id] && p->delay_ns < la) la = p->delay_ns;
+    }
+    return la;
+}
+
+int fe_sim_partition_auto(const struct fe_sim *sim, uint32_t k, struct fe_sim_partition *p,
+                          char *err, size_t err_cap)
+{
+    if (k < 1 || k > FE_SIM_MAX_PARTS) {
+        sim_errf(err, err_cap, "partitions: 1 to %u", FE_SIM_MAX_PARTS);
+        return FE_EINVAL;
+    }
+    struct groups g;
+    memset(&g, 0, sizeof(g));
+    double *port_frames = calloc(sim->n_ports_total ? sim->n_ports_total : 1, sizeof(double));
+    uint32_t *part_of = NULL;
+    int rc = alloc_partition(sim, k, p);
+    if (!rc && !port_frames) rc = FE_ENOMEM;
+    if (!rc) {
+        predict_load(sim, p->node_events, port_frames);
+        rc = number_groups(sim, p->node_events, &g);
+    }
+    if (!rc) rc = build_adjacency(sim, port_frames, &g);
+    if (!rc && !(part_of = malloc((g.n ? g.n : 1) * sizeof(uint32_t)))) rc = FE_ENOMEM;
+    if (!rc) rc = assign_groups(&g, k, part_of);
+    if (!rc) {
+        for (uint32_t i = 0; i < sim->n_nodes; i++) p->part[i] = part_of[g.of_node[i]];
+        p->lookahead_ns = cut_lookahead(sim, p->part);
+    }
+    free(part_of);
+    free(port_frames);
+    free_groups(&g);
+    if (rc == FE_ENOMEM) sim_errf(err, err_cap, "out of memory partitioning");
+    if (rc) fe_sim_partition_free(p);
+    return rc;
+}
+
+/* ---- a user's partition ---- */
+
+/* The node named tok (a name, or an index when no node has that name), UINT32_MAX if none. */
+static uint32_t find_node(const struct fe_sim *sim, const char *tok)
+{
+    for (uint32_t i = 0; i < sim->n_nodes; i++)
+        if (!strcmp(sim->sc.nodes[i].name, tok)) return i;
+    char *end;
+    unsigned long v = strtoul(tok, &end, 10);
+    if (*tok >= '0' && *tok <= '9' && !*end && v < sim->n_nodes) return (uint32_t)v;
+    return UINT32_MAX;
+}
+
+/* One "NODE PART" line (its comment cut, at most 255 characters): 0, or FE_EINVAL. */
+static int parse_line(const struct fe_sim *sim, char *line, uint32_t lineno, const char *what,
+                      struct fe_sim_partition *p, char *err, size_t err_cap)
+{
+    char *hash = strchr(line, '#');
+    if (hash) *hash = 0;
+    char name[FE_SIM_NAME_LEN + 1], part[16], extra[2];
+    int n = sscanf(line, "%32s %15s %1s", name, part, extra);
+    if (n <= 0) return 0; /* blank */
+    if (n != 2) {
+        sim_errf(err, err_cap, "%s:%u: expected 'NODE PART'", what, lineno);
+        return FE_EINVAL;
+    }
+    uint32_t node = find_node(sim, name);
+    char *end;
+    unsigned long v = strtoul(part, &end, 10);
+    if (node == UINT32_MAX) {
+        sim_errf(err, err_cap, "%s:%u: no node '%s'", what, lineno, name);
+        return FE_EINVAL;
+    }
+    if (*end || part[0] < '0' || part[0] > '9' || v >= FE_SIM_MAX_PARTS) {
+        sim_errf(err, err_cap, "%s:%u: part '%s': 0 to %u", what, lineno, part,
+                 FE_SIM_MAX_PARTS - 1);
+        return FE_EINVAL;
+    }
+    if (p->part[node] != UINT32_MAX) {
+        sim_errf(err, err_cap, "%s:%u: node '%s' given twice", what, lineno, name);
+        return FE_EINVAL;
+    }
+    p->part[node] = (uint32_t)v;
+    if (v + 1 > p->k) p->k = (uint32_t)v + 1;
+    return 0;
+}
+
+/* Hosts not listed follow their ToR; a switch not listed is an error; a cut link needs a delay
+ * (the parts could not run apart for any time). */
+static int complete_parse(const struct fe_sim *sim, const char *what, struct fe_sim_partition *p,
+                          char *err, size_t err_cap)
+{
+    for (uint32_t i = 0; i < sim->n_nodes; i++) {
+        if (p->part[i] != UINT32_MAX) continue;
+        uint32_t r = group_root(sim, i);
+        if (r == i || p->part[r] == UINT32_MAX) {
+            sim_errf(err, err_cap, "%s: node '%s' has no part", what, sim->sc.nodes[i].name);
+            return FE_EINVAL;
+        }
+        p->part[i] = p->part[r];
+    }
+    p->lookahead_ns = cut_lookahead(sim, p->part);
+    if (p->lookahead_ns == 0) {
+        sim_errf(err, err_cap, "%s: a link without delay joins two parts", what);
+        return FE_EINVAL;
+    }
+    double *port_frames = calloc(sim->n_ports_total ? sim->n_ports_total : 1, sizeof(double));
+    if (!port_frames) return FE_ENOMEM;
+    predict_load(sim, p->node_events, port_frames);
+    free(port_frames);
+    return 0;
+}
+
+int fe_sim_partition_parse(const struct fe_sim *sim, const char *text, size_t len, const char *what,
+                           struct fe_sim_partition *p, char *err, size_t err_cap)
+{
+    int rc = alloc_partition(sim, 0, p);
+    for (uint32_t i = 0; !rc && i < sim->n_nodes; i++) p->part[i] = UINT32_MAX;
+    uint32_t lineno = 0;
+    for (size_t pos = 0; !rc && pos < len;) {
+        size_t end = pos;
+        while (end < len && text[end] != '\n') end++;
+        char line[256];
+        size_t n = end - pos < sizeof(line) - 1 ? end - pos : sizeof(line) - 1;
+        memcpy(line, text + pos, n);
+        line[n] = 0;
+        lineno++;
+        rc = parse_line(sim, line, lineno, what, p, err, err_cap);
+        pos = end + 1;
+    }
+    if (!rc && !p->k) {
+        sim_errf(err, err_cap, "%s: no node listed", what);
+        rc = FE_EINVAL;
+    }
+    if (!rc) rc = complete_parse(sim, what, p, err, err_cap);
+    if (rc == FE_ENOMEM) sim_errf(err, err_cap, "out of memory");
+    if (rc) fe_sim_partition_free(p);
+    return rc;
+}
+
+int fe_sim_partition_load(const struct fe_sim *sim, const char *path, struct fe_sim_partition *p,
+                          char *err, size_t err_cap)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sim_errf(err, err_cap, "cannot open %s", path);
+        return FE_EINVAL;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *b = realloc(buf, cap * 2);
+        if (!b) {
+            free(buf);
+            buf = NULL;
+        }
+        buf = b;
+        cap *= 2;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        free(buf);
+        sim_errf(err, err_cap, "cannot read %s", path);
+        return bad ? FE_EINVAL : FE_ENOMEM;
+    }
+    int rc = fe_sim_partition_parse(sim, buf, n, path, p, err, err_cap);
+    free(buf);
+    return rc;
+}
+
+/* ---- report ---- */
+
+struct part_sums {
+    double *ev;
+    uint32_t *nodes, *ports;
+};
+
+static void sum_parts(const struct fe_sim *sim, const struct fe_sim_partition *p,
+                      const double *node_ev, struct part_sums *s)
+{
+    for (uint32_t i = 0; i < sim->n_nodes; i++) {
+        uint32_t q = p->part[i];
+        s->ev[q] += node_ev[i];
+        s->nodes[q]++;
+        s->ports[q] += sim->nodes[i].n_ports;
+    }
+}
+
+static void fill_stats(const struct fe_sim *sim, const struct fe_sim_partition *p,
+                       const struct part_sums *s, const double *port_frames,
+                       struct fe_sim_partition_stats *out)
+{
+    double frames = 0, cross = 0;
+    for (uint32_t i = 0; i < sim->n_ports_total; i++) {
+        const struct sim_port *pt = &sim->ports[i];
+        frames += port_frames[i];
+        if (p->part[pt->node->id] != p->part[pt->peer->node->id]) {
+            cross += port_frames[i];
+            out->cut_links++;
+        }
+    }
+    out->cut_links /= 2;
+    out->cross_frames_share = frames > 0 ? cross / frames : 0;
+    for (uint32_t q = 0; q < p->k; q++) {
+        out->events_total += s->ev[q];
+        if (s->ev[q] > out->events_max_part) out->events_max_part = s->ev[q];
+        if (s->nodes[q]) out->used_parts++;
+    }
+    out->balance_bound = out->events_max_part > 0 ? out->events_total / out->events_max_part : 1;
+    out->lookahead_ns = p->lookahead_ns;
+    uint64_t la = p->lookahead_ns;
+    out->windows_per_ms = la && la != FE_SIM_NO_TIME ? 1e6 / (double)la : 0;
+    /* the windows of the run: its simulated time over the lookahead */
+    double windows = la && la != FE_SIM_NO_TIME && sim->now ? (double)sim->now / (double)la : 1;
+    if (windows < 1) windows = 1;
+    out->events_per_window = out->used_parts ? out->events_total / out->used_parts / windows : 0;
+}
+
+void fe_sim_partition_stats(const struct fe_sim *sim, const struct fe_sim_partition *p,
+                            struct fe_sim_partition_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->k = p->k;
+    size_t nn = sim->n_nodes ? sim->n_nodes : 1, np = sim->n_ports_total ? sim->n_ports_total : 1;
+    double *node_ev = calloc(nn, sizeof(double)), *port_frames = calloc(np, sizeof(double));
+    struct part_sums s = {calloc(p->k ? p->k : 1, sizeof(double)),
+                          calloc(p->k ? p->k : 1, sizeof(uint32_t)),
+                          calloc(p->k ? p->k : 1, sizeof(uint32_t))};
+    if (node_ev && port_frames && s.ev && s.nodes && s.ports) {
+        out->measured = measure_load(sim, node_ev, port_frames);
+        if (!out->measured) predict_load(sim, node_ev, port_frames);
+        sum_parts(sim, p, node_ev, &s);
+        fill_stats(sim, p, &s, port_frames, out);
+    }
+    free(node_ev);
+    free(port_frames);
+    free(s.ev);
+    free(s.nodes);
+    free(s.ports);
+}
+
+static void report_parts(FILE *f, const struct fe_sim *sim, const struct fe_sim_partition *p,
+                         double total)
+{
+    size_t nn = sim->n_nodes ? sim->n_nodes : 1, np = sim->n_ports_total ? sim->n_ports_total : 1;
+    double *node_ev = calloc(nn, sizeof(double)), *port_frames = calloc(np, sizeof(double));
+    struct part_sums s = {calloc(p->k, sizeof(double)), calloc(p->k, sizeof(uint32_t)),
+                          calloc(p->k, sizeof(uint32_t))};
+    if (node_ev && port_frames && s.ev && s.nodes && s.ports) {
+        if (!measure_load(sim, node_ev, port_frames)) predict_load(sim, node_ev, port_frames);
+        sum_parts(sim, p, node_ev, &s);
+        fprintf(f, "  part  nodes  ports  events\n");
+        for (uint32_t q = 0; q < p->k; q++) {
+            if (q == 16 && p->k > 17) {
+                fprintf(f, "  ... (%u parts)\n", p->k - 17);
+                q = p->k - 1;
+            }
+            fprintf(f, "  %4u  %5u  %5u  %5.1f %%\n", q, s.nodes[q], s.ports[q],
+                    total > 0 ? 100 * s.ev[q] / total : 0);
+        }
+    }
+    free(node_ev);
+    free(port_frames);
+    free(s.ev);
+    free(s.nodes);
+    free(s.ports);
+}
+
+void fe_sim_partition_report(FILE *f, const struct fe_sim *sim, const struct fe_sim_partition *p)
+{
+    struct fe_sim_partition_stats st;
+    fe_sim_partition_stats(sim, p, &st);
+    fprintf(f, "partition into %u parts (%u with nodes), events %s:\n", st.k, st.used_parts,
+            st.measured ? "of the run (from the frames each port sent)" : "predicted");
+    report_parts(f, sim, p, st.events_total);
+    if (st.lookahead_ns == FE_SIM_NO_TIME) {
+        fprintf(f, "  no link cut: one part runs everything\n");
+        return;
+    }
+    fprintf(f,
+            "  cut links %u, lookahead %llu ns (%.0f windows per simulated ms), frames over "
+            "cut links %.1f %%\n",
+            st.cut_links, (unsigned long long)st.lookahead_ns, st.windows_per_ms,
+            100 * st.cross_frames_share);
+    fprintf(f,
+            "  largest part %.1f %% of the events: speedup at most %.2f; %.0f events per part "
+            "per window%s\n",
+            st.events_total > 0 ? 100 * st.events_max_part / st.events_total : 0, st.balance_bound,
+            st.events_per_window, st.measured ? "" : " (relative: no run yet)");
+}
