@@ -73,22 +73,47 @@ static void run_until_complete(struct fe_ep *a, struct fe_qp *qa, struct fe_ep *
     run_until_complete_len(a, qa, b, MSG_BYTES);
 }
 
+/* Two loopback endpoints with a QP each, a WRITEs to b's region over dst (the pattern
+ * i * mul + add in src, `bytes` of it). */
+struct ep_pair {
+    struct fe_ep *a, *b;
+    struct fe_qp *qa, *qb;
+    uint32_t bip;
+    uint16_t bport;
+};
+static struct ep_pair open_pair(uint8_t *src, uint8_t *dst, uint32_t bytes, uint8_t mul,
+                                uint8_t add)
+{
+    struct ep_pair p = {.a = open_ep(), .b = open_ep()};
+    fe_ep_local(p.b, &p.bip, &p.bport);
+    p.qa = open_qp(0x100, 0x200);
+    p.qb = open_qp(0x200, 0x100);
+    for (uint32_t i = 0; i < bytes; i++) src[i] = (uint8_t)(i * mul + add);
+    struct fe_mr mr = {.rkey = 0x77, .va = 0x10000, .len = bytes, .base = dst};
+    assert_int_equal(fe_qp_reg_mr(p.qb, &mr), 0);
+    assert_int_equal(fe_ep_add_qp(p.a, p.qa, p.bip, p.bport, 0), 0);
+    assert_int_equal(fe_ep_add_qp(p.b, p.qb, LO, 0, FE_EP_LEARN_PEER), 0);
+    return p;
+}
+static void close_pair(struct ep_pair *p)
+{
+    fe_ep_remove_qp(p->a, p->qa);
+    fe_ep_remove_qp(p->b, p->qb);
+    fe_qp_destroy(p->qa);
+    fe_qp_destroy(p->qb);
+    fe_ep_destroy(p->a);
+    fe_ep_destroy(p->b);
+}
+
 /* Payloads the endpoint sends from WR memory (512 B and more), with every pad count, first,
  * middle, last and only packets: the receiver verifies each ICRC and places the same bytes. */
 static void test_endpoint_payload_pieces(void **state)
 {
     (void)state;
-    struct fe_ep *a = open_ep(), *b = open_ep();
-    uint32_t bip;
-    uint16_t bport;
-    fe_ep_local(b, &bip, &bport);
-    struct fe_qp *qa = open_qp(0x100, 0x200), *qb = open_qp(0x200, 0x100);
     static uint8_t src[MSG_BYTES], dst[MSG_BYTES];
-    for (uint32_t i = 0; i < MSG_BYTES; i++) src[i] = (uint8_t)(i * 29 + 7);
-    struct fe_mr mr = {.rkey = 0x77, .va = 0x10000, .len = MSG_BYTES, .base = dst};
-    assert_int_equal(fe_qp_reg_mr(qb, &mr), 0);
-    assert_int_equal(fe_ep_add_qp(a, qa, bip, bport, 0), 0);
-    assert_int_equal(fe_ep_add_qp(b, qb, LO, 0, FE_EP_LEARN_PEER), 0);
+    struct ep_pair p = open_pair(src, dst, MSG_BYTES, 29, 7);
+    struct fe_ep *a = p.a, *b = p.b;
+    struct fe_qp *qa = p.qa;
     static const uint32_t lens[] = {2999, 2998, 2997, 1536, 600};
     for (unsigned k = 0; k < sizeof lens / sizeof lens[0]; k++) {
         memset(dst, 0, sizeof dst);
@@ -99,12 +124,7 @@ static void test_endpoint_payload_pieces(void **state)
     }
     assert_int_equal(fe_ep_stats(b)->rx_bad_icrc, 0);
     assert_int_equal(fe_ep_stats(b)->rx_parse, 0);
-    fe_ep_remove_qp(a, qa);
-    fe_ep_remove_qp(b, qb);
-    fe_qp_destroy(qa);
-    fe_qp_destroy(qb);
-    fe_ep_destroy(a);
-    fe_ep_destroy(b);
+    close_pair(&p);
 }
 
 /* A forged WRITE MIDDLE from the sender's address to b's QP: PSN psn, payload bytes of 0xEE,
@@ -138,17 +158,12 @@ static void test_endpoint_direct_placement(void **state)
 {
     (void)state;
     enum { BYTES = 8 * 1024 };
-    struct fe_ep *a = open_ep(), *b = open_ep();
-    uint32_t bip;
-    uint16_t bport;
-    fe_ep_local(b, &bip, &bport);
-    struct fe_qp *qa = open_qp(0x100, 0x200), *qb = open_qp(0x200, 0x100);
     static uint8_t src[BYTES], dst[BYTES];
-    for (uint32_t i = 0; i < BYTES; i++) src[i] = (uint8_t)(i * 31 + 3);
-    struct fe_mr mr = {.rkey = 0x77, .va = 0x10000, .len = BYTES, .base = dst};
-    assert_int_equal(fe_qp_reg_mr(qb, &mr), 0);
-    assert_int_equal(fe_ep_add_qp(a, qa, bip, bport, 0), 0);
-    assert_int_equal(fe_ep_add_qp(b, qb, LO, 0, FE_EP_LEARN_PEER), 0);
+    struct ep_pair p = open_pair(src, dst, BYTES, 31, 3);
+    struct fe_ep *a = p.a, *b = p.b;
+    struct fe_qp *qa = p.qa, *qb = p.qb;
+    uint32_t bip = p.bip;
+    uint16_t bport = p.bport;
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
     uc.bind_ip = LO;
@@ -177,12 +192,7 @@ static void test_endpoint_direct_placement(void **state)
     assert_true(sb->rx_parse >= 1);
     assert_true(fe_qp_counters(qb)->rx_ooo_pkts >= 1);
     fe_udpsock_close(forger);
-    fe_ep_remove_qp(a, qa);
-    fe_ep_remove_qp(b, qb);
-    fe_qp_destroy(qa);
-    fe_qp_destroy(qb);
-    fe_ep_destroy(a);
-    fe_ep_destroy(b);
+    close_pair(&p);
 }
 
 static void test_endpoint_stats_and_peer(void **state)
