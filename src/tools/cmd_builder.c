@@ -25,7 +25,6 @@
 #define B_ANNOUNCE_NS  5000000ull
 #define B_ANNOUNCE_MIN 500000ull
 #define B_MAX_LAT      (1u << 20)
-#define B_SC_REPLY     17186
 
 static const char usage[] =
     "usage: feroce builder --id B --fe ADDR[:PORT],... [OPTIONS]\n"
@@ -171,7 +170,7 @@ static int parse(int argc, char **argv, struct b_opts *o)
     o->sizes = (struct fe_ebw_sizes){4096, 4096};
     o->event_timeout_ns = 200000000ull;
     o->timeout_ns = 120000000000ull;
-    o->sc_port = B_SC_REPLY;
+    o->sc_port = FE_EBW_BUILDER_SC_PORT;
     uint32_t id = 0;
     bool have_id = false;
     uint64_t fmax = 4096;

@@ -80,8 +80,6 @@ struct demo {
     uint64_t t0, built_ns;
 };
 
-#define D_BUILDER_SC_PORT 17186 /* feroce builder's side-channel reply port */
-
 /* Whether the UDP ports the processes of a run at 127.B bind are free. */
 static bool base_free(const struct d_opts *o, uint32_t b)
 {
@@ -93,7 +91,7 @@ static bool base_free(const struct d_opts *o, uint32_t b)
             return false;
     for (uint32_t i = 1; i <= o->n_b; i++)
         if (!fe_io_udp_port_free(net | 2u << 8 | i, FE_ROCEV2_UDP_PORT) ||
-            !fe_io_udp_port_free(net | 2u << 8 | i, D_BUILDER_SC_PORT))
+            !fe_io_udp_port_free(net | 2u << 8 | i, FE_EBW_BUILDER_SC_PORT))
             return false;
     return true;
 }

@@ -12,6 +12,9 @@
 #include "feroce/eb.h"
 #include "feroce/io.h"
 
+/* feroce builder's side-channel reply port (--sc-port); the demo checks it is free */
+#define FE_EBW_BUILDER_SC_PORT 17186
+
 /* Fragment contents: the counter pattern of feroce/pattern.h with stream id 0xEB000000 | source
  * and message number = the event number, so every byte names its event, source and offset. */
 static inline uint32_t fe_ebw_stream(uint32_t source)
