@@ -343,7 +343,8 @@ int fe_frame_encode(uint8_t *buf, size_t cap, enum fe_framing framing, const str
 
 /* Decodes a whole frame; with `verify_icrc` computes the ICRC and sets pkt.icrc to OK/BAD (a bad
  * ICRC is reported in pkt.icrc and *why = FE_PR_ICRC, and still returns 0 so that the responder
- * can count it). Returns 0, or FE_EPARSE with *why set. `stats`, when not NULL, is updated.
+ * can count it). Returns 0, or FE_EPARSE with *why set and *out zeroed but for out->framing (no
+ * member of a rejected frame is left half-parsed). `stats`, when not NULL, is updated.
  * FE_FRAME_ETH/IP: the IP length decides where the packet ends, so Ethernet padding after it is
  * ignored; IPv4 options are accepted, IPv4 fragments and IPv6 extension headers are not. */
 int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, bool verify_icrc,

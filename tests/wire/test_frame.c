@@ -221,9 +221,31 @@ static void refresh(uint8_t *buf, size_t n)
     fe_icrc_fill_ip(buf + 14, n - 14);
 }
 
+/* A rejected frame is zeroed but for its framing (wire.h): nothing half-parsed is left. */
+static void expect_cleared(const struct fe_frame *f)
+{
+    assert_int_equal(f->framing, FE_FRAME_ETH);
+    assert_int_equal(f->eth.ethertype, 0);
+    assert_int_equal(f->eth.pcp, 0);
+    assert_int_equal(f->ipver, 0);
+    assert_int_equal(f->ip4.total_len, 0);
+    assert_int_equal(f->ip6.payload_len, 0);
+    assert_int_equal(f->udp.len, 0);
+    assert_int_equal(f->l3_off, 0);
+    assert_int_equal(f->l4_off, 0);
+    assert_int_equal(f->bth_off, 0);
+    assert_int_equal(f->icrc_wire, 0);
+    assert_int_equal(f->icrc_calc, 0);
+    assert_int_equal(f->pkt.bth.opcode, 0);
+    assert_int_equal(f->pkt.bth.psn, 0);
+    assert_int_equal(f->pkt.payload_len, 0);
+    assert_null(f->pkt.payload);
+}
+
 static void expect_frame(const uint8_t *buf, size_t n, enum fe_parse_reason r)
 {
     struct fe_frame f;
+    memset(&f, 0xa5, sizeof f); /* what a caller's reused frame may hold */
     enum fe_parse_reason why = FE_PR_MAX;
     struct fe_parse_stats st = {0};
     int rc = fe_frame_decode(buf, n, FE_FRAME_ETH, true, &f, &why, &st);
@@ -234,6 +256,7 @@ static void expect_frame(const uint8_t *buf, size_t n, enum fe_parse_reason r)
     } else {
         assert_int_equal(rc, FE_EPARSE);
         assert_int_equal(st.ok, 0);
+        expect_cleared(&f);
     }
     if (r != FE_PR_OK) assert_int_equal(st.rejected[r], 1);
 }
