@@ -197,7 +197,7 @@ static void lay_out(struct sim_mpi *m)
     for (int j = 0; j < k; j++) {
         sc[j] = ok ? (int)m->out[j].n : 0;
         sd[j] = (int)m->all.n;
-        if (ok) memcpy(m->all.v + m->all.n, m->out[j].v, m->out[j].n);
+        if (ok && m->out[j].n) memcpy(m->all.v + m->all.n, m->out[j].v, m->out[j].n);
         m->all.n += (size_t)sc[j];
     }
     if (!ok) sim_fail(m->pp->sim);
