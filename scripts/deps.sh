@@ -4,7 +4,8 @@
 set -eu
 pkgs="cmake make gcc clang pkg-config libcmocka-dev libisal-dev zlib1g-dev libpcap-dev
       libinih-dev libyaml-dev libjson-c-dev libsqlite3-dev sqlite3 tshark python3 python3-scapy clang-format iproute2 gnuplot-nox
-      libibverbs-dev libxdp-dev libbpf-dev qemu-system-x86 libmicrohttpd-dev prometheus chromium chromium-driver"
+      libibverbs-dev libxdp-dev libbpf-dev qemu-system-x86 libmicrohttpd-dev prometheus chromium chromium-driver
+      openmpi-bin libopenmpi-dev"
 # The web view's charting library comes from npm at build time; Debian's npm only when no
 # npm is on PATH (a NodeSource nodejs carries its own).
 command -v npm >/dev/null 2>&1 || pkgs="$pkgs npm"

@@ -187,11 +187,15 @@ static void go(struct fe_sim *sim, struct sim_flow *f, struct sim_qp *a, struct 
     sim->flows_started++;
     sim->flows_active++;
     sim_flow_post_more(f, a);
-    sim_host_schedule_qp(sim, hs, a);
-    sim_host_schedule_qp(sim, hd, b);
-    sim_host_arm_wake(sim, hs);
-    sim_host_arm_wake(sim, hd);
-    sim_host_kick(sim, hs);
+    /* over MPI a host of another process's part is not run here: its QPs exist (numbered as
+     * there), idle (parallel.c sim_par_node_here) */
+    bool src_here = sim_par_node_here(sim, hs->node_id),
+         dst_here = sim_par_node_here(sim, hd->node_id);
+    if (src_here) sim_host_schedule_qp(sim, hs, a);
+    if (dst_here) sim_host_schedule_qp(sim, hd, b);
+    if (src_here) sim_host_arm_wake(sim, hs);
+    if (dst_here) sim_host_arm_wake(sim, hd);
+    if (src_here) sim_host_kick(sim, hs);
 }
 
 /* Out of line: once per flow, and inlined into the run loop's dispatch (start_flows) it would

@@ -8,9 +8,9 @@
  * sender's outbox for the peer's part: (arrival time, port, frame). At the barrier that ends a
  * window each part files the frames addressed to it onto its wires; a frame sent in a window
  * arrives at least one lookahead (the smallest delay of a cut link) after it was sent, so never
- * inside the window it was sent in. The outboxes are the only exchange between parts: a
- * transport between processes (MPI, one process per part) would drain the same outboxes at the
- * barrier and file what it receives the same way.
+ * inside the window it was sent in. The outboxes are the only exchange between parts: over MPI
+ * (parallel_mpi.c, one process per part) the same windows drain them as bytes at the barrier and
+ * file what arrives the same way.
  *
  * Windows end on the grid: the multiples of G, the smallest delay of any link (it does not
  * depend on the cut). Actions on the whole simulation happen between windows, on one thread
@@ -36,61 +36,13 @@
 
 #include "feroce/err.h"
 #include "sim/grid.h"
+#include "sim/parallel_int.h"
 #include "sim/partition.h"
 #include "sim/sim_internal.h"
 
 /* Spins before sleeping in the barrier: a window of the 128-host fabric is a few microseconds
  * of work per thread, a futex sleep and wake-up about as long. */
 #define BARRIER_SPINS 20000
-
-struct xframe {
-    uint64_t t;
-    struct sim_port *to;
-    struct sim_pkt *pkt;
-};
-
-struct outbox {
-    struct xframe *v;
-    size_t n, cap;
-    uint64_t min_t;
-};
-
-/* A part: its copy of the simulator and what its thread publishes at each barrier. */
-struct sim_par_part {
-    struct fe_sim *sim; /* the copy */
-    struct sim_par *par;
-    uint32_t id;
-    struct sim_port **ports; /* its ports (their wires' keys, for the queue's renumbering) */
-    uint32_t n_ports;
-    struct outbox *out[2]; /* [parity][destination part] */
-    uint32_t parity;
-    bool phase_flag; /* a flow completed in this window: phase marks at its end */
-    /* published at the end of a window, read by all after the barrier (by its parity: the
-     * next window's values go to the other slot while slower threads still read these) */
-    struct {
-        uint64_t next_t; /* its earliest pending event */
-        bool ended, failed;
-    } pub[2];
-    uint64_t windows, events_run, frames_out;
-    pthread_t th;
-};
-
-struct sim_par {
-    struct fe_sim *main;
-    uint32_t k;
-    uint32_t *part_of; /* node -> part */
-    struct sim_par_part *parts;
-    uint64_t grid_ns, lookahead_ns;
-    /* the run in progress */
-    uint64_t limit;   /* fe_sim_run's: events up to it */
-    uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
-    uint64_t done_to; /* the events before it have run, and the actions due before it */
-    bool stop;
-    /* barrier */
-    _Alignas(64) atomic_uint arrived;
-    _Alignas(64) atomic_uint gen;
-    uint64_t barriers;
-};
 
 /* ---- barrier: spin, then sleep on a futex ---- */
 
@@ -125,6 +77,10 @@ static void barrier_wait(struct sim_par *par)
 void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
 {
     struct sim_par_part *pp = sim->part;
+    if (!pp && sim->par->only_part >= 0) {
+        sim_mpi_action_send(sim->par, to, t, pkt);
+        return;
+    }
     if (!pp) { /* a global action (all parts stopped): onto the wire, handed over after it */
         uint64_t key;
         if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
@@ -214,12 +170,14 @@ static uint32_t event_part(const struct sim_par *par, uint64_t data)
     }
 }
 
-/* An event of the main simulator's queue to the part of its object; an arrival with its key. */
+/* An event of the main simulator's queue to the part of its object; an arrival with its key.
+ * Over MPI, an event of another process's part is dropped: that process has it. */
 static void move_event(struct sim_par *par, uint64_t t, uint64_t data)
 {
     struct fe_sim *ps = par->parts[event_part(par, data)].sim;
     enum ev_kind kind = (enum ev_kind)(data & EV_KIND_MASK);
     int rc;
+    if (!ps) return;
     if (kind == EV_ARRIVE || kind == EV_ARRIVE_HOST) {
         uint64_t key;
         rc = sim_arrival_key(ps, (const struct sim_port *)(uintptr_t)(data & ~EV_KIND_MASK), t,
@@ -229,6 +187,23 @@ static void move_event(struct sim_par *par, uint64_t t, uint64_t data)
         rc = fe_evq_push(&ps->q, t, data);
     }
     if (rc) sim_fail(ps);
+}
+
+/* Over MPI: the frames an action put on the wire of a port of another process's part come
+ * off it (that process has them). */
+static void drop_new_frames(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *tail)
+{
+    struct sim_pkt *k = tail ? tail->next : p->wire_head;
+    if (tail)
+        tail->next = NULL;
+    else
+        p->wire_head = NULL;
+    p->wire_tail = tail;
+    while (k) {
+        struct sim_pkt *nx = k->next;
+        sim_pkt_free(sim, k);
+        k = nx;
+    }
 }
 
 /* What an action did on the main simulator's queue goes to the parts: its events to the part
@@ -244,6 +219,10 @@ static void hand_over(struct sim_par *par, struct sim_pkt **tails)
         struct sim_port *p = &sim->ports[i];
         if (p->wire_tail == tails[i]) continue;
         struct fe_sim *ps = par->parts[par->part_of[p->node->id]].sim;
+        if (!ps) {
+            drop_new_frames(sim, p, tails[i]);
+            continue;
+        }
         struct sim_pkt *k = tails[i] ? tails[i]->next : p->wire_head->next;
         for (; k; k = k->next)
             if (sim_arrival_key(ps, p, k->wire_key >> FE_EVQ_SEQ_BITS, &k->wire_key)) sim_fail(ps);
@@ -258,6 +237,7 @@ static void collect_ended(struct sim_par *par, uint64_t end)
     bool any = false;
     for (uint32_t j = 0; j < par->k; j++) {
         struct fe_sim *ps = par->parts[j].sim;
+        if (!ps) continue; /* over MPI: its flows came with this part's (parallel_mpi.c) */
         for (uint32_t i = 0; i < ps->n_ended; i++) sim->ended[sim->n_ended++] = ps->ended[i];
         any |= ps->n_ended != 0;
         ps->n_ended = 0;
@@ -344,13 +324,18 @@ static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
     return next_known(par) <= end || end == par->limit + 1;
 }
 
-/* The earliest pending event of any part (all threads stopped). */
+/* The earliest pending event of any part (all threads stopped). Over MPI, of this process's
+ * part, with the frames an action sent to other processes, still in its outbox (with threads
+ * the outboxes are empty here: an action puts its frames on the wires). */
 static uint64_t queues_min(const struct sim_par *par)
 {
     uint64_t m = FE_SIM_NO_TIME;
     for (uint32_t j = 0; j < par->k; j++) {
-        uint64_t t = fe_evq_peek(&par->parts[j].sim->q);
+        const struct sim_par_part *pp = &par->parts[j];
+        if (!pp->sim) continue;
+        uint64_t t = fe_evq_peek(&pp->sim->q), o = outbox_min(pp, pp->parity);
         if (t < m) m = t;
+        if (o < m) m = o;
     }
     return m;
 }
@@ -374,7 +359,7 @@ static void between_windows(struct sim_par *par, uint64_t end)
 {
     struct fe_sim *sim = par->main;
     for (uint32_t j = 0; j < par->k; j++)
-        if (sim_failed(par->parts[j].sim)) sim_fail(sim);
+        if (par->parts[j].sim && sim_failed(par->parts[j].sim)) sim_fail(sim);
     par->done_to = end;
     if (!sim_failed(sim)) global_actions(par, end, end != par->limit + 1);
     if (sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE)) {
@@ -460,6 +445,7 @@ void sim_par_destroy(struct fe_sim *sim)
     }
     free(par->parts);
     free(par->part_of);
+    sim_mpi_free(par->mpi);
     free(par);
     sim->par = NULL;
 }
@@ -508,6 +494,7 @@ static int init_part(struct sim_par *par, uint32_t j)
         if (!pp->out[b]) return FE_ENOMEM;
         for (uint32_t d = 0; d < par->k; d++) pp->out[b][d].min_t = FE_SIM_NO_TIME;
     }
+    if (par->only_part >= 0 && j != (uint32_t)par->only_part) return 0; /* another process's */
     pp->ports = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*pp->ports));
     if (!pp->ports) return FE_ENOMEM;
     for (uint32_t i = 0; i < sim->n_ports_total; i++)
@@ -542,8 +529,8 @@ static void distribute_events(struct sim_par *par)
     }
 }
 
-int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, char *why,
-                        size_t why_cap)
+int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t only_part,
+                  char *why, size_t why_cap)
 {
     const char *no = unsupported(sim, p);
     if (no) {
@@ -559,6 +546,7 @@ int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, ch
     if (!par) return FE_ENOMEM;
     sim->par = par;
     par->main = sim;
+    par->only_part = only_part;
     par->k = p->k;
     par->grid_ns = p->grid_ns ? p->grid_ns : 1;
     par->lookahead_ns = p->lookahead_ns;
@@ -590,6 +578,12 @@ nomem:
     return FE_ENOMEM;
 }
 
+int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, char *why,
+                        size_t why_cap)
+{
+    return sim_par_setup(sim, p, -1, why, why_cap);
+}
+
 /* ---- a run ---- */
 
 /* The parts' counters into the main simulator's (sums; the peak headroom a maximum). */
@@ -601,6 +595,7 @@ static void fold_counters(struct sim_par *par)
     const size_t hr = offsetof(struct fe_sim_stats, max_headroom_bytes) / sizeof(uint64_t);
     for (uint32_t j = 0; j < par->k; j++) {
         struct fe_sim *ps = par->parts[j].sim;
+        if (!ps) continue;
         uint64_t *d = (uint64_t *)&sim->st, *s = (uint64_t *)&ps->st;
         for (size_t i = 0; i < n; i++) d[i] = i == hr ? (s[i] > d[i] ? s[i] : d[i]) : d[i] + s[i];
         memset(&ps->st, 0, sizeof(ps->st));
@@ -638,7 +633,7 @@ static void set_clock(struct sim_par *par)
     struct fe_sim *sim = par->main;
     uint64_t last = 0;
     for (uint32_t j = 0; j < par->k; j++)
-        if (par->parts[j].sim->now > last) last = par->parts[j].sim->now;
+        if (par->parts[j].sim && par->parts[j].sim->now > last) last = par->parts[j].sim->now;
     /* finished: the last actions' time (the stop when all are done) or the last event's */
     if (!sim->finished)
         sim->now = par->limit;
@@ -647,24 +642,36 @@ static void set_clock(struct sim_par *par)
     if (par->limit == sim->stop_ns) sim->finished = true;
 }
 
-int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
+void sim_par_start_run(struct sim_par *par)
 {
-    struct sim_par *par = sim->par;
-    uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
-    if (limit > FE_SIM_MAX_TIME) limit = FE_SIM_MAX_TIME;
-    if (limit + 1 < par->done_to) return 0;
-    par->limit = limit;
-    par->stop = false;
+    struct fe_sim *sim = par->main;
     /* the actions due at the start (the first flows, or those at the last run's limit) */
     global_actions(par, par->done_to, true);
     if (sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE))
         par->stop = sim->finished = true;
     else
         plan_window(par, par->done_to);
-    int rc = 0;
-    if (!par->stop) rc = run_threads(par);
+}
+
+void sim_par_end_run(struct sim_par *par)
+{
     fold_counters(par);
     set_clock(par);
+}
+
+int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
+{
+    struct sim_par *par = sim->par;
+    if (par->only_part >= 0) return sim_mpi_run(sim, until_ns);
+    uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
+    if (limit > FE_SIM_MAX_TIME) limit = FE_SIM_MAX_TIME;
+    if (limit + 1 < par->done_to) return 0;
+    par->limit = limit;
+    par->stop = false;
+    sim_par_start_run(par);
+    int rc = 0;
+    if (!par->stop) rc = run_threads(par);
+    sim_par_end_run(par);
     if (rc || sim_failed(sim)) {
         sim->finished = true;
         return rc ? rc : FE_ENOMEM;
@@ -687,4 +694,49 @@ void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
         out->windows[j] = par->parts[j].windows;
         out->frames_out[j] = par->parts[j].frames_out;
     }
+}
+
+/* ---- the steps of a window, for parallel_mpi.c (parallel_int.h) ---- */
+
+void sim_par_run_window(struct sim_par_part *pp, uint64_t end, uint32_t parity)
+{
+    run_events(pp, end - 1);
+    publish(pp, parity);
+    pp->windows++;
+}
+
+void sim_par_clear_outboxes(struct sim_par_part *pp, uint32_t parity)
+{
+    clear_outboxes(pp, parity);
+}
+
+uint64_t sim_par_outbox_min(const struct sim_par_part *pp, uint32_t parity)
+{
+    return outbox_min(pp, parity);
+}
+
+bool sim_par_action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
+{
+    return action_due(par, parity, end);
+}
+
+/* as part_thread decides after a window without actions */
+uint64_t sim_par_next_end(const struct sim_par *par, uint32_t parity, uint64_t end)
+{
+    uint64_t m = earliest_pending(par, parity), known = next_known(par);
+    if (m < end) m = end;
+    return window_end(par, m < known ? m : known, known);
+}
+
+void sim_par_between_windows(struct sim_par *par, uint64_t end)
+{
+    between_windows(par, end);
+}
+
+/* Whether node's state is simulated in this process: over MPI, the nodes of other processes'
+ * parts are here only as they were built (their QPs numbered alike), never run. */
+bool sim_par_node_here(const struct fe_sim *sim, uint32_t node)
+{
+    const struct sim_par *par = sim->par;
+    return !par || par->only_part < 0 || par->part_of[node] == (uint32_t)par->only_part;
 }

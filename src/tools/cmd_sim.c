@@ -6,6 +6,7 @@
 
 #include "feroce/err.h"
 #include "feroce/sim.h"
+#include "sim/parallel_mpi.h"
 #include "sim/partition.h"
 #include "tools/cli.h"
 #include "web/web_sim.h"
@@ -76,6 +77,8 @@ static const char usage_text[] =
     "                       cut (event building, --pfc, --trace, --web) use one, and say why\n"
     "  --partition FILE     the parts, as 'NODE PART' lines (hosts not listed follow their\n"
     "                       switch), instead of the automatic partitioning\n"
+    "  --mpi                under mpirun: a part per process (docs/sim.md, Runs over MPI);\n"
+    "                       rank 0 writes the results, byte for byte those of one thread\n"
     "  --list               list the built-in scenarios\n";
 
 static int list_builtins(void)
@@ -103,6 +106,7 @@ struct opts {
     const char *partition;          /* --partition FILE */
     uint32_t report_k[8], n_report; /* --partition-report */
     uint32_t threads;               /* --threads, 0: by the size */
+    bool mpi;                       /* --mpi */
 };
 
 static int add_arg(const char *val, const char **list, int *n, const char *opt)
@@ -263,6 +267,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
         {FE_OPT_FN_("--partition-report", partition_report_opt, o)},
         {FE_OPT_STR_("--partition", o->partition)},
         {FE_OPT_U32MAX_("--threads", o->threads, FE_SIM_MAX_PARTS), .what = "thread count"},
+        {FE_OPT_FLAG_("--mpi", o->mpi)},
         {0},
     };
     const struct fe_opt *const tables[] = {opts, NULL};
@@ -363,6 +368,7 @@ struct sim_run {
     FILE *pfc;
     const char *fct_path, *pfc_path;
     bool fg_stop, progress;
+    int mpi_rank; /* --mpi: this process's */
     uint64_t total_bytes, end_ns, wall_ns;
     int r; /* < 0: the run or one of its outputs failed */
 };
@@ -473,15 +479,50 @@ static int setup_threads(struct sim_run *s)
     return 0;
 }
 
-/* With --threads: the parts, the windows and barriers, and each part's events (stderr). */
+/* --mpi: the parts are the processes (rank r simulates part r); what cannot be cut is refused
+ * (every rank decides alike, rank 0 says why); only rank 0 writes (its stdout, the HPCC files).
+ * 0, or an exit code (every rank gets the same). */
+static int setup_mpi(struct sim_run *s, int rank, int size)
+{
+    if (size == 1) return 0; /* mpirun -np 1: the sequential run */
+    const char *no =
+        s->o.threads ? "--threads: the parts are the processes" : parallel_blocked(&s->o);
+    if (no) {
+        if (!rank) fprintf(stderr, "feroce sim: --mpi: %s\n", no);
+        return 2;
+    }
+    if (rank) {
+        s->fct_path = NULL;
+        if (!freopen("/dev/null", "w", stdout)) return 1;
+    }
+    struct fe_sim_partition p;
+    char why[512] = "";
+    int rc = s->o.partition ? fe_sim_partition_load(s->sim, s->o.partition, &p, why, sizeof(why))
+                            : fe_sim_partition_auto(s->sim, (uint32_t)size, &p, why, sizeof(why));
+    if (!rc) {
+        rc = fe_sim_set_mpi(s->sim, &p, why, sizeof(why));
+        fe_sim_partition_free(&p);
+    }
+    if (rc) {
+        if (!rank) fprintf(stderr, "feroce sim: --mpi: %s\n", why);
+        return rc == FE_ENOTSUP || rc == FE_EINVAL ? 2 : 1;
+    }
+    return 0;
+}
+
+/* With --threads or --mpi: the parts, the windows and barriers, and each part's events
+ * (stderr; over MPI rank 0's, after a collective). */
 static void print_parallel(const struct sim_run *s)
 {
     struct fe_sim_par_info pi;
-    fe_sim_parallel_info(s->sim, &pi);
-    if (!pi.parts || (!s->o.threads && !s->o.partition)) return;
-    fprintf(stderr, "parallel: %u parts, grid %llu ns, lookahead %llu ns, %llu barriers; events",
-            pi.parts, (unsigned long long)pi.grid_ns, (unsigned long long)pi.lookahead_ns,
-            (unsigned long long)pi.barriers);
+    if (s->o.mpi)
+        fe_sim_mpi_info(s->sim, &pi);
+    else
+        fe_sim_parallel_info(s->sim, &pi);
+    if (!pi.parts || (!s->o.threads && !s->o.partition && !s->o.mpi) || s->mpi_rank) return;
+    fprintf(stderr, "%s: %u parts, grid %llu ns, lookahead %llu ns, %llu barriers; events",
+            s->o.mpi ? "mpi" : "parallel", pi.parts, (unsigned long long)pi.grid_ns,
+            (unsigned long long)pi.lookahead_ns, (unsigned long long)pi.barriers);
     for (uint32_t j = 0; j < pi.parts && j < FE_SIM_MAX_INFO_PARTS; j++)
         fprintf(stderr, " %llu", (unsigned long long)pi.events[j]);
     fprintf(stderr, "; windows %llu; frames between parts", (unsigned long long)pi.windows[0]);
@@ -644,9 +685,19 @@ static int run(int argc, char **argv)
         return fe_web_sim_replay(s.o.replay, &s.o.web_o);
     }
     if (s.o.web) fe_cli_catch_stop_signals();
+    int rank = 0, size = 1;
+    if (s.o.mpi) {
+        char why[512] = "";
+        if (fe_sim_mpi_init(&rank, &size, why, sizeof(why))) {
+            fprintf(stderr, "feroce sim: %s\n", why);
+            return 2;
+        }
+        s.o.progress = 0;
+        s.mpi_rank = rank;
+    }
     int rc = create_sim(&s);
     if (!rc && open_outputs(&s)) rc = 1;
-    if (!rc) rc = setup_threads(&s);
+    if (!rc) rc = s.o.mpi ? setup_mpi(&s, rank, size) : setup_threads(&s);
     if (!rc) {
         run_loop(&s);
         print_parallel(&s);
@@ -658,6 +709,7 @@ static int run(int argc, char **argv)
     if (s.pfc) fclose(s.pfc);
     fe_sim_destroy(s.sim);
     fe_sim_ns3roce_info_free(&s.ri);
+    if (s.o.mpi) fe_sim_mpi_finalize();
     return rc;
 }
 

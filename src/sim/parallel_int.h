@@ -1,0 +1,105 @@
+/* The parallel runtime's parts and windows (parallel.c), shared by its two transports: threads
+ * in one process (parallel.c) and processes over MPI (parallel_mpi.c). The window logic (where a
+ * window ends, when global actions are due, what they hand over to the parts, the flows that
+ * ended) is parallel.c's, for both; a transport differs only in how the outboxes reach their
+ * parts and how the parts' published values are read by all (shared memory after a barrier, or
+ * an MPI collective). Internal to src/sim. */
+#ifndef FE_SIM_PARALLEL_INT_H
+#define FE_SIM_PARALLEL_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fe_sim;
+struct fe_sim_partition;
+struct sim_port;
+struct sim_pkt;
+struct sim_mpi;
+
+struct xframe {
+    uint64_t t;
+    struct sim_port *to;
+    struct sim_pkt *pkt;
+};
+
+struct outbox {
+    struct xframe *v;
+    size_t n, cap;
+    uint64_t min_t;
+};
+
+/* A part: its copy of the simulator and what its thread publishes at each barrier. */
+struct sim_par_part {
+    struct fe_sim *sim; /* the copy; NULL when the part runs in another process (MPI) */
+    struct sim_par *par;
+    uint32_t id;
+    struct sim_port **ports; /* its ports (their wires' keys, for the queue's renumbering) */
+    uint32_t n_ports;
+    struct outbox *out[2]; /* [parity][destination part] */
+    uint32_t parity;
+    bool phase_flag; /* a flow completed in this window: phase marks at its end */
+    /* published at the end of a window, read by all after the barrier (by its parity: the
+     * next window's values go to the other slot while slower threads still read these) */
+    struct {
+        uint64_t next_t; /* its earliest pending event */
+        bool ended, failed;
+    } pub[2];
+    uint64_t windows, events_run, frames_out;
+    pthread_t th;
+};
+
+struct sim_par {
+    struct fe_sim *main;
+    uint32_t k;
+    uint32_t *part_of; /* node -> part */
+    struct sim_par_part *parts;
+    uint64_t grid_ns, lookahead_ns;
+    /* over MPI (parallel_mpi.c): the one part this process simulates, whose copy is the only
+     * one (the other parts' copies are NULL: their events and frames are dropped here); -1 with
+     * threads, every part here */
+    int32_t only_part;
+    struct sim_mpi *mpi;
+    /* the run in progress */
+    uint64_t limit;   /* fe_sim_run's: events up to it */
+    uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
+    uint64_t done_to; /* the events before it have run, and the actions due before it */
+    bool stop;
+    /* barrier */
+    _Alignas(64) atomic_uint arrived;
+    _Alignas(64) atomic_uint gen;
+    uint64_t barriers;
+};
+
+/* parallel.c: the steps of a window, as its threads take them */
+
+/* Sets up the parts (fe_sim_set_parallel), only_part >= 0: this process simulates that part
+ * alone (MPI), its peers the others. 0, FE_ENOTSUP with why, FE_ENOMEM. */
+int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t only_part,
+                  char *why, size_t why_cap);
+/* The part's events before `end`, then what it publishes for the barrier (its parity). */
+void sim_par_run_window(struct sim_par_part *pp, uint64_t end, uint32_t parity);
+void sim_par_clear_outboxes(struct sim_par_part *pp, uint32_t parity);
+uint64_t sim_par_outbox_min(const struct sim_par_part *pp, uint32_t parity);
+/* After the barrier: whether the actions are due at `end`, else the next window's end. */
+bool sim_par_action_due(const struct sim_par *par, uint32_t parity, uint64_t end);
+uint64_t sim_par_next_end(const struct sim_par *par, uint32_t parity, uint64_t end);
+/* Between windows (one thread, or every process alike): the actions due at `end`, then the
+ * next window (par->end) or the stop (par->stop). */
+void sim_par_between_windows(struct sim_par *par, uint64_t end);
+/* The start of a run: the actions due at par->done_to, then the first window or the stop. */
+void sim_par_start_run(struct sim_par *par);
+/* The end of a run: the parts' counters folded into the main simulator's, its clock. */
+void sim_par_end_run(struct sim_par *par);
+
+/* parallel_mpi.c */
+
+/* A frame a global action sent on a cut link over MPI (sim_par_send): to its part's process
+ * when it comes from this process's part, else dropped (its own process sends it). */
+void sim_mpi_action_send(struct sim_par *par, struct sim_port *to, uint64_t t, struct sim_pkt *pkt);
+int sim_mpi_run(struct fe_sim *sim, uint64_t until_ns);
+void sim_mpi_free(struct sim_mpi *m);
+
+#endif

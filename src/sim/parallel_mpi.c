@@ -1,0 +1,733 @@
+/* Parallel simulation over MPI: parallel.c's parts and windows, one process (rank) per part.
+ *
+ * Every rank builds the whole simulator from the same inputs, so that nodes, ports, hosts and
+ * flows have the same indices everywhere, and sets up parallel.c's parts with only its own
+ * part's copy (sim_par_setup, only_part = its rank): it runs that part's events; the objects of
+ * the other parts stay in its memory as they were built, never run (flow.c starts their QPs
+ * idle: sim_par_node_here). The window logic is parallel.c's (sim_par_run_window,
+ * sim_par_action_due, sim_par_next_end, sim_par_between_windows); what differs from threads:
+ *   - the exchange: at the end of each window a rank's outboxes (the frames its part sent on cut
+ *     links) go to their parts' ranks as bytes with one MPI_Alltoallv (arrival time, receiving
+ *     port's index, the frame without its pointers, its INT records when INT is on); the
+ *     receiver files them on its wires with the same arrival keys as filing an outbox does;
+ *   - the reads of what the parts publish: one MPI_Allgather of each part's earliest pending
+ *     event (its outbox's frames included), whether a flow ended, whether it failed; every rank
+ *     then takes the same decisions as parallel.c's threads after their barrier;
+ *   - the flows that ended: their records (index, finish time, failure, completed bytes, the
+ *     requester's counters) to every rank, which marks them done and releases their requesters
+ *     (so that each host's QP slots, hence the QP numbers of later flows, follow the same
+ *     history everywhere) and adds them to its part's list of ended flows;
+ *   - the global actions run on every rank alike; before them the flows' receive counters are
+ *     summed from the ranks of their destinations (the phases and the window read them), and a
+ *     frame an action sends on a cut link goes to its part's rank right after the action, from
+ *     the rank of its sender only (sim_mpi_action_send);
+ *   - at the end of each run the flows', ports' and switches' counters are gathered from the
+ *     ranks that own them, and the run's counters summed: every rank can report the whole run
+ *     (rank 0 does). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "feroce/err.h"
+#include "sim/parallel_int.h"
+#include "sim/parallel_mpi.h"
+#include "sim/partition.h"
+#include "sim/sim_internal.h"
+
+#ifndef FE_HAVE_MPI
+
+bool fe_sim_mpi_built(void)
+{
+    return false;
+}
+int fe_sim_mpi_init(int *rank, int *size, char *why, size_t why_cap)
+{
+    *rank = 0;
+    *size = 1;
+    sim_errf(why, why_cap, "--mpi: this feroce was built without MPI (libopenmpi-dev)");
+    return FE_ENOTSUP;
+}
+void fe_sim_mpi_finalize(void) {}
+int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap)
+{
+    (void)sim;
+    (void)p;
+    sim_errf(why, why_cap, "this feroce was built without MPI");
+    return FE_ENOTSUP;
+}
+int sim_mpi_run(struct fe_sim *sim, uint64_t until_ns)
+{
+    (void)sim;
+    (void)until_ns;
+    return FE_ENOTSUP;
+}
+void sim_mpi_action_send(struct sim_par *par, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
+{
+    (void)to;
+    (void)t;
+    sim_fail(par->main);
+    sim_pkt_free(par->main, pkt);
+}
+void sim_mpi_free(struct sim_mpi *m)
+{
+    (void)m;
+}
+void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
+{
+    (void)sim;
+    memset(out, 0, sizeof(*out));
+}
+
+#else
+
+#include <mpi.h>
+
+/* A frame on the way: its arrival time and receiving port, then the frame. */
+struct xhdr {
+    uint64_t t;
+    uint32_t port; /* index in sim->ports */
+    uint32_t has_int;
+};
+
+/* A finished flow's record, in uint64_t: index, failed, finish time, completed bytes, then its
+ * counters (struct sim_flow_counts, the requester's as it released its QP). */
+enum { CTR_WORDS = sizeof(struct sim_flow_counts) / sizeof(uint64_t) };
+_Static_assert(sizeof(struct sim_flow_counts) % sizeof(uint64_t) == 0, "all uint64_t");
+enum { FIN_FLOW, FIN_FAILED, FIN_T, FIN_DONE_BYTES, FIN_CTR, FIN_WORDS = FIN_CTR + CTR_WORDS };
+
+/* What a part publishes at the end of a window (sim_par_part.pub), in the Allgather. */
+enum { PUB_NEXT_T, PUB_ENDED, PUB_FAILED, PUB_WORDS };
+
+/* A flow's live counters in the gathers: the responder's (rx), then the requester's (req). */
+enum { RX_WORDS = 3, REQ_WORDS = 9, FLOW_WORDS = RX_WORDS + REQ_WORDS };
+
+/* A port's counters in the final gather. */
+enum { PORT_WORDS = 13 };
+
+enum { N_STATS = sizeof(struct fe_sim_stats) / sizeof(uint64_t), N_KINDS = 16 };
+_Static_assert(sizeof(struct fe_sim_stats) % sizeof(uint64_t) == 0, "all uint64_t");
+
+struct bytes {
+    uint8_t *v;
+    size_t n, cap;
+};
+
+struct sim_mpi {
+    struct sim_par *par;
+    struct sim_par_part *pp; /* this rank's part */
+    uint32_t k, rank;
+    size_t frame_bytes; /* a frame's bytes in a message: the frame and its INT records */
+    struct bytes *out;  /* [k] the frames for each rank, as bytes */
+    struct bytes in, all;
+    int *counts;   /* [4k]: sent, their offsets, received, their offsets */
+    uint64_t *pub; /* [k][PUB_WORDS + k]: what each part published, the bytes it sends each */
+    /* the run's counters summed over the ranks at the last gather (the main simulator's then):
+     * what the main simulator has more since is this rank's */
+    uint64_t base_st[N_STATS], base_kinds[N_KINDS], base_in_use, base_pool;
+    uint64_t barriers;
+};
+
+static int grow(struct bytes *b, size_t need)
+{
+    if (b->n + need <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->n + need) cap *= 2;
+    uint8_t *v = realloc(b->v, cap);
+    if (!v) return -1;
+    b->v = v;
+    b->cap = cap;
+    return 0;
+}
+
+static bool node_here(const struct sim_mpi *m, uint32_t node)
+{
+    return m->par->part_of[node] == m->rank;
+}
+
+/* ---- frames between ranks ---- */
+
+void sim_mpi_action_send(struct sim_par *par, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
+{
+    struct sim_mpi *m = par->mpi;
+    if (!node_here(m, to->peer->node->id)) { /* its sender's rank sends it */
+        sim_pkt_free(par->main, pkt);
+        return;
+    }
+    /* into this part's outbox, as its own frames; exchanged right after the action */
+    struct fe_sim *ps = m->pp->sim;
+    ps->part = m->pp;
+    sim_par_send(ps, to, t, pkt);
+}
+
+/* The part's outbox of `parity` as bytes for each rank; its frames freed. */
+static void pack_outboxes(struct sim_mpi *m, uint32_t parity)
+{
+    struct fe_sim *ps = m->pp->sim;
+    size_t rec = sizeof(struct xhdr) + m->frame_bytes;
+    for (uint32_t j = 0; j < m->k; j++) {
+        struct outbox *ob = &m->pp->out[parity][j];
+        struct bytes *b = &m->out[j];
+        b->n = 0;
+        for (size_t i = 0; i < ob->n; i++) {
+            struct sim_pkt *pkt = ob->v[i].pkt;
+            /* the simulator's payloads are virtual: a real one could not travel */
+            if (pkt->pkt.payload || grow(b, rec)) {
+                sim_fail(ps);
+            } else {
+                struct xhdr h = {ob->v[i].t, (uint32_t)(ob->v[i].to - ps->ports),
+                                 pkt->pkt.int_md != NULL};
+                memcpy(b->v + b->n, &h, sizeof(h));
+                memcpy(b->v + b->n + sizeof(h), pkt, m->frame_bytes);
+                b->n += rec;
+            }
+            sim_pkt_free(ps, pkt);
+        }
+        ob->n = 0;
+    }
+}
+
+/* The bytes for each rank one after the other (m->all), their counts and offsets. A rank that
+ * cannot (out of memory) sends nothing and fails: the collectives stay matched. */
+static void lay_out(struct sim_mpi *m)
+{
+    int k = (int)m->k, *sc = m->counts, *sd = sc + k;
+    size_t total = 0;
+    for (int j = 0; j < k; j++) total += m->out[j].n;
+    m->all.n = 0;
+    bool ok = total <= INT32_MAX && !grow(&m->all, total ? total : 1);
+    for (int j = 0; j < k; j++) {
+        sc[j] = ok ? (int)m->out[j].n : 0;
+        sd[j] = (int)m->all.n;
+        if (ok && m->out[j].n) memcpy(m->all.v + m->all.n, m->out[j].v, m->out[j].n);
+        m->all.n += (size_t)sc[j];
+    }
+    if (!ok) sim_fail(m->pp->sim);
+}
+
+/* The bytes (m->all) to their ranks, theirs into m->in; the counts to receive are known
+ * (m->counts' third quarter). */
+static void alltoall_bytes(struct sim_mpi *m)
+{
+    int k = (int)m->k, *sc = m->counts, *sd = sc + k, *rc = sd + k, *rd = rc + k;
+    size_t in_total = 0;
+    for (int j = 0; j < k; j++) {
+        if (rc[j] < 0) rc[j] = 0;
+        rd[j] = (int)in_total;
+        in_total += (size_t)rc[j];
+    }
+    m->in.n = 0;
+    if (in_total > INT32_MAX || grow(&m->in, in_total ? in_total : 1)) {
+        /* cannot receive: still in the collective, into nothing */
+        sim_fail(m->pp->sim);
+        for (int j = 0; j < k; j++) rc[j] = rd[j] = 0;
+        in_total = 0;
+    }
+    MPI_Alltoallv(m->all.v, sc, sd, MPI_BYTE, m->in.v, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+    m->in.n = in_total;
+    m->barriers++;
+}
+
+/* The frames received (m->in) onto this part's wires, with their arrival keys. They are this
+ * program's own bytes, checked all the same: whole records, for ports of this part. */
+static void file_received(struct sim_mpi *m)
+{
+    struct fe_sim *ps = m->pp->sim;
+    size_t rec = sizeof(struct xhdr) + m->frame_bytes;
+    if (m->in.n % rec) {
+        sim_fail(ps);
+        return;
+    }
+    for (size_t off = 0; off < m->in.n; off += rec) {
+        struct xhdr h;
+        memcpy(&h, m->in.v + off, sizeof(h));
+        if (h.port >= ps->n_ports_total || !node_here(m, ps->ports[h.port].node->id) ||
+            h.has_int > 1 || (h.has_int && !ps->int_enable)) {
+            sim_fail(ps);
+            return;
+        }
+        struct sim_pkt *pkt = sim_pkt_alloc(ps);
+        if (!pkt) return;
+        memcpy(pkt, m->in.v + off + sizeof(h), m->frame_bytes);
+        pkt->next = NULL;
+        pkt->pkt.payload = NULL;
+        pkt->pkt.int_md = h.has_int ? sim_pkt_int(ps, pkt) : NULL;
+        struct sim_port *to = &ps->ports[h.port];
+        uint64_t key;
+        if (sim_arrival_key(ps, to, h.t, &key)) sim_fail(ps);
+        sim_link_wire_put(ps, to, pkt, key);
+    }
+}
+
+/* The frames of the outbox of `parity` (an action's) to their ranks, and theirs onto this
+ * part's wires: the counts, then the bytes. */
+static void exchange_frames(struct sim_mpi *m, uint32_t parity)
+{
+    int k = (int)m->k, *sc = m->counts, *rc = sc + 2 * k;
+    pack_outboxes(m, parity);
+    lay_out(m);
+    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+    alltoall_bytes(m);
+    file_received(m);
+}
+
+/* The end of a window, where the threads meet at their barrier: what every part published
+ * (the other parts' values into their sim_par_part.pub, as the threads read them after the
+ * barrier) with the byte counts each sends to each, in one Allgather; then the frames. */
+static void end_window(struct sim_mpi *m, uint32_t parity)
+{
+    struct sim_par_part *pp = m->pp;
+    const size_t w = PUB_WORDS + m->k;
+    int k = (int)m->k, *sc = m->counts, *rc = sc + 2 * k;
+    pack_outboxes(m, parity);
+    lay_out(m);
+    uint64_t o = sim_par_outbox_min(pp, parity), *mine = m->pub + (size_t)m->rank * w;
+    mine[PUB_NEXT_T] = pp->pub[parity].next_t < o ? pp->pub[parity].next_t : o;
+    mine[PUB_ENDED] = pp->pub[parity].ended;
+    mine[PUB_FAILED] = pp->pub[parity].failed;
+    for (int j = 0; j < k; j++) mine[PUB_WORDS + j] = (uint64_t)sc[j];
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, m->pub, (int)w, MPI_UINT64_T, MPI_COMM_WORLD);
+    for (uint32_t j = 0; j < m->k; j++) {
+        const uint64_t *v = m->pub + (size_t)j * w;
+        rc[j] = v[PUB_WORDS + m->rank] <= INT32_MAX ? (int)v[PUB_WORDS + m->rank] : 0;
+        if (j == m->rank) continue;
+        m->par->parts[j].pub[parity].next_t = v[PUB_NEXT_T];
+        m->par->parts[j].pub[parity].ended = v[PUB_ENDED] != 0;
+        m->par->parts[j].pub[parity].failed = v[PUB_FAILED] != 0;
+    }
+    alltoall_bytes(m);
+    file_received(m);
+}
+
+/* ---- flows: ends and counters ---- */
+
+/* A flow another rank ended: done here too, its requester released, its counters those the
+ * requester had; into this part's list of ended flows (accounted at the grid point after). */
+static void apply_end(struct sim_mpi *m, const uint64_t *r)
+{
+    struct fe_sim *sim = m->par->main, *ps = m->pp->sim;
+    if (r[FIN_FLOW] >= sim->n_flows || ps->n_ended >= sim->n_flows) {
+        sim_fail(ps);
+        return;
+    }
+    struct sim_flow *f = &sim->flows[r[FIN_FLOW]];
+    if (f->done) {
+        sim_fail(ps);
+        return;
+    }
+    memcpy(&f->ctr, r + FIN_CTR, sizeof(f->ctr));
+    f->done = true;
+    f->failed = r[FIN_FAILED] != 0;
+    f->finish_ns = r[FIN_T];
+    f->done_bytes = r[FIN_DONE_BYTES];
+    struct sim_qp *req = f->req;
+    f->req = NULL;
+    if (req) sim_host_release_qp(req->host, req);
+    ps->ended[ps->n_ended++] = (uint32_t)r[FIN_FLOW];
+}
+
+/* The flows this part ended in the window to every rank, theirs applied here. */
+static void exchange_ends(struct sim_mpi *m)
+{
+    struct fe_sim *sim = m->par->main, *ps = m->pp->sim;
+    int k = (int)m->k, *cnt = m->counts, *dis = cnt + k;
+    uint32_t n_own = ps->n_ended;
+    uint64_t *mine = malloc((n_own ? n_own : 1) * FIN_WORDS * sizeof(uint64_t));
+    int words = mine ? (int)(n_own * FIN_WORDS) : 0;
+    if (!mine) sim_fail(ps);
+    for (uint32_t i = 0; mine && i < n_own; i++) {
+        const struct sim_flow *f = &sim->flows[ps->ended[i]];
+        uint64_t *r = mine + (size_t)i * FIN_WORDS;
+        r[FIN_FLOW] = ps->ended[i];
+        r[FIN_FAILED] = f->failed;
+        r[FIN_T] = f->finish_ns;
+        r[FIN_DONE_BYTES] = f->done_bytes;
+        memcpy(r + FIN_CTR, &f->ctr, sizeof(f->ctr));
+    }
+    MPI_Allgather(&words, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
+    size_t total = 0;
+    for (int j = 0; j < k; j++) {
+        dis[j] = (int)total;
+        total += cnt[j] >= 0 ? (size_t)cnt[j] : 0;
+    }
+    uint64_t *all = malloc((total ? total : 1) * sizeof(uint64_t));
+    if (!all) { /* still in the collective, into nothing */
+        sim_fail(ps);
+        for (int j = 0; j < k; j++) cnt[j] = dis[j] = 0;
+        total = 0;
+    }
+    MPI_Allgatherv(mine ? mine : all, words, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T,
+                   MPI_COMM_WORLD);
+    for (int j = 0; j < k; j++) {
+        if (j == (int)m->rank || cnt[j] % FIN_WORDS) continue;
+        for (int w = 0; w < cnt[j]; w += FIN_WORDS) apply_end(m, all + dis[j] + w);
+    }
+    free(all);
+    free(mine);
+}
+
+/* The counters a QP of another rank's part has there, into its idle copy here (the report and
+ * the phases read a flow's counters from its live QPs). */
+static struct fe_qp_counters *qp_counters_rw(struct sim_qp *sq)
+{
+    return (struct fe_qp_counters *)(uintptr_t)fe_qp_counters(sq->qp);
+}
+
+static void rx_words(const struct sim_qp *resp, uint64_t *w)
+{
+    const struct fe_qp_counters *c = fe_qp_counters(resp->qp);
+    w[0] = c->rx_pkts;
+    w[1] = c->rx_bytes;
+    w[2] = c->rx_ce_pkts;
+}
+static void set_rx(struct sim_qp *resp, const uint64_t *w)
+{
+    struct fe_qp_counters *c = qp_counters_rw(resp);
+    c->rx_pkts = w[0];
+    c->rx_bytes = w[1];
+    c->rx_ce_pkts = w[2];
+}
+static void req_words(const struct sim_flow *f, uint64_t *w)
+{
+    const struct fe_qp_counters *c = fe_qp_counters(f->req->qp);
+    uint64_t v[REQ_WORDS] = {c->tx_pkts,    c->retx_pkts,          c->timeouts,
+                             c->rx_cnps,    c->rtt_samples,        c->rtt_sum_ns,
+                             c->rtt_max_ns, c->tx_bytes_completed, f->done_bytes};
+    memcpy(w, v, sizeof(v));
+}
+static void set_req(struct sim_flow *f, const uint64_t *w)
+{
+    struct fe_qp_counters *c = qp_counters_rw(f->req);
+    c->tx_pkts = w[0];
+    c->retx_pkts = w[1];
+    c->timeouts = w[2];
+    c->rx_cnps = w[3];
+    c->rtt_samples = w[4];
+    c->rtt_sum_ns = w[5];
+    c->rtt_max_ns = w[6];
+    c->tx_bytes_completed = w[7];
+    f->done_bytes = w[8];
+}
+
+/* The live QPs' counters of every flow from the ranks of their hosts: the responders' always
+ * (before global actions: the phases and the window read them), the requesters' too when
+ * `req` (at the end of a run, for the report). */
+static void mirror_flows(struct sim_mpi *m, bool req)
+{
+    struct fe_sim *sim = m->par->main;
+    size_t n = sim->n_flows;
+    if (!n) return;
+    uint64_t *v = calloc(n * FLOW_WORDS, sizeof(uint64_t));
+    if (!v) MPI_Abort(MPI_COMM_WORLD, 1); /* cannot take part in the sum: the run cannot go on */
+    for (uint32_t i = 0; i < n; i++) {
+        const struct sim_flow *f = &sim->flows[i];
+        uint64_t *w = v + (size_t)i * FLOW_WORDS;
+        if (f->resp && f->resp->qp && node_here(m, f->spec.dst)) rx_words(f->resp, w);
+        if (req && f->req && f->req->qp && node_here(m, f->spec.src)) req_words(f, w + RX_WORDS);
+    }
+    MPI_Allreduce(MPI_IN_PLACE, v, (int)(n * FLOW_WORDS), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    for (uint32_t i = 0; i < n; i++) {
+        struct sim_flow *f = &sim->flows[i];
+        const uint64_t *w = v + (size_t)i * FLOW_WORDS;
+        if (f->resp && f->resp->qp && !node_here(m, f->spec.dst)) set_rx(f->resp, w);
+        if (req && f->req && f->req->qp && !node_here(m, f->spec.src)) set_req(f, w + RX_WORDS);
+    }
+    free(v);
+}
+
+/* ---- the end of a run: every object's counters from its rank ---- */
+
+static void port_words(const struct sim_port *p, uint64_t *w)
+{
+    uint64_t v[PORT_WORDS] = {p->tx_pkts,       p->tx_bytes,     p->queue_bytes, p->max_queue_bytes,
+                              p->pause_tx,      p->resume_tx,    p->pause_rx,    p->paused_ns,
+                              p->paused,        p->paused_since, p->ecn_marks,   p->drops,
+                              p->headroom_bytes};
+    memcpy(w, v, sizeof(v));
+}
+static void set_port(struct sim_port *p, const uint64_t *w)
+{
+    p->tx_pkts = w[0];
+    p->tx_bytes = w[1];
+    p->queue_bytes = w[2];
+    p->max_queue_bytes = w[3];
+    p->pause_tx = w[4];
+    p->resume_tx = w[5];
+    p->pause_rx = w[6];
+    p->paused_ns = w[7];
+    p->paused = (uint8_t)w[8];
+    p->paused_since = w[9];
+    p->ecn_marks = w[10];
+    p->drops = w[11];
+    p->headroom_bytes = w[12];
+}
+
+/* The ports' counters and the switches' peak buffer use, from the ranks of their nodes. */
+static void gather_ports(struct sim_mpi *m)
+{
+    struct fe_sim *sim = m->par->main;
+    size_t n = sim->n_ports_total, words = n * PORT_WORDS + sim->n_nodes;
+    uint64_t *v = calloc(words ? words : 1, sizeof(uint64_t));
+    if (!v) MPI_Abort(MPI_COMM_WORLD, 1);
+    for (uint32_t i = 0; i < n; i++)
+        if (node_here(m, sim->ports[i].node->id)) port_words(&sim->ports[i], v + i * PORT_WORDS);
+    uint64_t *sw = v + n * PORT_WORDS;
+    for (uint32_t i = 0; i < sim->n_nodes; i++)
+        if (sim->nodes[i].sw && node_here(m, i)) sw[i] = sim->nodes[i].sw->max_used;
+    MPI_Allreduce(MPI_IN_PLACE, v, (int)words, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    for (uint32_t i = 0; i < n; i++)
+        if (!node_here(m, sim->ports[i].node->id)) set_port(&sim->ports[i], v + i * PORT_WORDS);
+    for (uint32_t i = 0; i < sim->n_nodes; i++)
+        if (sim->nodes[i].sw && !node_here(m, i)) sim->nodes[i].sw->max_used = sw[i];
+    free(v);
+}
+
+/* The run's counters (parallel.c folded this part's into the main simulator's) summed over the
+ * ranks: what each main simulator has more than the last sum is its rank's (its part's events,
+ * and what the actions did on its nodes); the peak headroom is a maximum. */
+static void gather_counters(struct sim_mpi *m)
+{
+    struct fe_sim *sim = m->par->main;
+    const size_t hr = offsetof(struct fe_sim_stats, max_headroom_bytes) / sizeof(uint64_t);
+    enum { W = N_STATS + N_KINDS + 2 };
+    uint64_t v[W], st[N_STATS], mx;
+    memcpy(st, &sim->st, sizeof(st));
+    for (size_t i = 0; i < N_STATS; i++) v[i] = st[i] - m->base_st[i];
+    for (size_t i = 0; i < N_KINDS; i++) v[N_STATS + i] = sim->ev_kind_count[i] - m->base_kinds[i];
+    v[N_STATS + N_KINDS] = sim->pkts_in_use - m->base_in_use;
+    v[N_STATS + N_KINDS + 1] = sim->pool_pkts - m->base_pool;
+    mx = st[hr];
+    v[hr] = 0;
+    MPI_Allreduce(MPI_IN_PLACE, v, W, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    for (size_t i = 0; i < N_STATS; i++) st[i] = m->base_st[i] + v[i];
+    st[hr] = mx;
+    memcpy(&sim->st, st, sizeof(st));
+    memcpy(m->base_st, st, sizeof(st));
+    for (size_t i = 0; i < N_KINDS; i++) sim->ev_kind_count[i] = m->base_kinds[i] += v[N_STATS + i];
+    sim->pkts_in_use = m->base_in_use += v[N_STATS + N_KINDS];
+    sim->pool_pkts = m->base_pool += v[N_STATS + N_KINDS + 1];
+}
+
+/* ---- the windows ---- */
+
+/* After the actions (every rank alike) or their start: the frames they sent to other parts'
+ * ranks go there now, and the ranks agree on the next window, as one thread would decide it
+ * for all parts: the earliest window end any rank planned (plan_window's end only grows with
+ * the earliest pending event, so the earliest of the ends is the end planned from the
+ * earliest event), the stop when no rank has anything left, the failure of any. */
+static void agree_next(struct sim_mpi *m, bool at_limit)
+{
+    struct sim_par *par = m->par;
+    struct fe_sim *sim = par->main;
+    struct sim_par_part *pp = m->pp;
+    exchange_frames(m, pp->parity);
+    sim_par_clear_outboxes(pp, pp->parity);
+    /* stops every rank takes alike: all flows done, the run's limit */
+    bool common_stop = par->stop && (sim->halt & SIM_HALT_ALL_DONE || at_limit);
+    uint64_t v[2] = {sim_failed(sim) || sim_failed(pp->sim) ? 0 : 1, common_stop ? 0
+                                                                     : par->stop ? FE_SIM_NO_TIME
+                                                                                 : par->end};
+    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    if (!v[0]) {
+        sim_fail(sim);
+        par->stop = sim->finished = true;
+        return;
+    }
+    if (common_stop) return;
+    /* a rank with nothing left planned the stop (and the run finished); not when others have */
+    par->stop = v[1] == FE_SIM_NO_TIME;
+    sim->finished = par->stop;
+    par->end = v[1];
+}
+
+static void mpi_between_windows(struct sim_mpi *m, uint32_t parity, uint64_t end)
+{
+    struct sim_par *par = m->par;
+    for (uint32_t j = 0; j < m->k; j++)
+        if (par->parts[j].pub[parity].failed) sim_fail(par->main);
+    mirror_flows(m, false);
+    sim_par_between_windows(par, end);
+    agree_next(m, end == par->limit + 1);
+}
+
+/* The windows until the stop: as parallel.c's part_thread, with the exchange and the gathers
+ * where the threads meet at their barrier. */
+static void run_windows(struct sim_mpi *m)
+{
+    struct sim_par *par = m->par;
+    struct sim_par_part *pp = m->pp;
+    uint64_t end = par->end;
+    for (;;) {
+        uint32_t parity = pp->parity;
+        sim_par_run_window(pp, end, parity);
+        end_window(m, parity);
+        bool ended = false;
+        for (uint32_t j = 0; j < m->k; j++) ended |= par->parts[j].pub[parity].ended;
+        if (ended) exchange_ends(m);
+        pp->parity = parity ^ 1;
+        sim_par_clear_outboxes(pp, pp->parity);
+        if (sim_par_action_due(par, parity, end)) {
+            mpi_between_windows(m, parity, end);
+            if (par->stop) return;
+            end = par->end;
+            continue;
+        }
+        end = sim_par_next_end(par, parity, end);
+    }
+}
+
+/* The simulator's clock after a run as parallel.c sets it, from the last event of any part. */
+static void agree_clock(struct sim_mpi *m)
+{
+    uint64_t last = m->pp->sim->now;
+    MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    m->pp->sim->now = last;
+}
+
+int sim_mpi_run(struct fe_sim *sim, uint64_t until_ns)
+{
+    struct sim_par *par = sim->par;
+    struct sim_mpi *m = par->mpi;
+    uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
+    if (limit > FE_SIM_MAX_TIME) limit = FE_SIM_MAX_TIME;
+    if (limit + 1 < par->done_to) return 0;
+    par->limit = limit;
+    par->stop = false;
+    mirror_flows(m, false);
+    sim_par_start_run(par);
+    agree_next(m, false);
+    if (!par->stop) run_windows(m);
+    mirror_flows(m, true);
+    agree_clock(m);
+    sim_par_end_run(par);
+    gather_counters(m);
+    gather_ports(m);
+    if (sim_failed(sim)) {
+        sim->finished = true;
+        return FE_ENOMEM;
+    }
+    if (sim->finished && !sim->window_closed) sim_window_close(sim);
+    return sim->finished ? 1 : 0;
+}
+
+/* ---- setting up ---- */
+
+void sim_mpi_free(struct sim_mpi *m)
+{
+    if (!m) return;
+    if (m->out)
+        for (uint32_t j = 0; j < m->k; j++) free(m->out[j].v);
+    free(m->out);
+    free(m->in.v);
+    free(m->all.v);
+    free(m->counts);
+    free(m->pub);
+    free(m);
+}
+
+static int init_mpi(struct sim_mpi *m, const struct fe_sim *sim)
+{
+    m->frame_bytes = sizeof(struct sim_pkt) + (sim->int_enable ? sizeof(struct fe_int) : 0);
+    m->out = calloc(m->k, sizeof(*m->out));
+    m->counts = calloc(4 * (size_t)m->k, sizeof(int));
+    m->pub = calloc((size_t)m->k * (PUB_WORDS + m->k), sizeof(uint64_t));
+    if (!m->out || !m->counts || !m->pub) return FE_ENOMEM;
+    memcpy(m->base_st, &sim->st, sizeof(m->base_st));
+    memcpy(m->base_kinds, sim->ev_kind_count, sizeof(m->base_kinds));
+    m->base_in_use = sim->pkts_in_use;
+    m->base_pool = sim->pool_pkts;
+    return 0;
+}
+
+int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap)
+{
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (p->k != (uint32_t)size) {
+        sim_errf(why, why_cap, "the partition has %u parts for %d processes", p->k, size);
+        return FE_ENOTSUP;
+    }
+    _Static_assert(sizeof(((struct fe_sim *)0)->ev_kind_count) / sizeof(uint64_t) == N_KINDS,
+                   "event kinds");
+    struct sim_mpi *m = calloc(1, sizeof(*m));
+    if (!m) return FE_ENOMEM;
+    m->k = (uint32_t)size;
+    m->rank = (uint32_t)rank;
+    if (init_mpi(m, sim)) {
+        sim_mpi_free(m);
+        sim_errf(why, why_cap, "out of memory");
+        return FE_ENOMEM;
+    }
+    int rc = sim_par_setup(sim, p, rank, why, why_cap);
+    if (rc) {
+        sim_mpi_free(m);
+        return rc;
+    }
+    m->par = sim->par;
+    m->pp = &m->par->parts[rank];
+    m->par->mpi = m;
+    return 0;
+}
+
+bool fe_sim_mpi_built(void)
+{
+    return true;
+}
+
+void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
+{
+    memset(out, 0, sizeof(*out));
+    const struct sim_par *par = sim->par;
+    if (!par || !par->mpi) return;
+    const struct sim_mpi *m = par->mpi;
+    uint64_t mine[3] = {m->pp->events_run, m->pp->frames_out, m->pp->windows};
+    uint64_t *all = calloc(3 * (size_t)m->k, sizeof(uint64_t));
+    if (!all) MPI_Abort(MPI_COMM_WORLD, 1);
+    MPI_Allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+    out->parts = m->k;
+    out->grid_ns = par->grid_ns;
+    out->lookahead_ns = par->lookahead_ns;
+    out->barriers = m->barriers;
+    for (uint32_t j = 0; j < m->k && j < FE_SIM_MAX_INFO_PARTS; j++) {
+        out->events[j] = all[3 * j];
+        out->frames_out[j] = all[3 * j + 1];
+        out->windows[j] = all[3 * j + 2];
+    }
+    free(all);
+}
+
+/* Started by mpirun (or another launcher that sets its variables): MPI_Init alone would start
+ * a one-process "singleton" world, not the run that was asked for. */
+static bool under_launcher(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+int fe_sim_mpi_init(int *rank, int *size, char *why, size_t why_cap)
+{
+    *rank = 0;
+    *size = 1;
+    if (!under_launcher()) {
+        sim_errf(why, why_cap, "--mpi: not started by mpirun (mpirun -np N feroce sim ... --mpi)");
+        return FE_ENOTSUP;
+    }
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        sim_errf(why, why_cap, "--mpi: MPI_Init failed");
+        return FE_ENOTSUP;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+    return 0;
+}
+
+void fe_sim_mpi_finalize(void)
+{
+    int inited = 0, done = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&done);
+    if (inited && !done) MPI_Finalize();
+}
+
+#endif

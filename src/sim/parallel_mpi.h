@@ -1,0 +1,28 @@
+/* The parallel simulation over MPI (parallel_mpi.c, docs/sim.md "Runs over MPI"): one process
+ * per part, every process with the whole simulator built from the same inputs. Without MPI at
+ * build time every function says so (FE_ENOTSUP). */
+#ifndef FE_SIM_PARALLEL_MPI_H
+#define FE_SIM_PARALLEL_MPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct fe_sim;
+struct fe_sim_partition;
+struct fe_sim_par_info;
+
+/* Whether this build has MPI. */
+bool fe_sim_mpi_built(void);
+/* MPI_Init when started by mpirun: 0 with this process's rank and the number of processes, or
+ * FE_ENOTSUP with why (no MPI in this build, not under mpirun, MPI_Init failed). */
+int fe_sim_mpi_init(int *rank, int *size, char *why, size_t why_cap);
+void fe_sim_mpi_finalize(void);
+/* Runs the simulator over MPI from its first run on: this process simulates the part whose
+ * number is its rank, p->k must be the number of processes. 0, FE_ENOTSUP with why (every
+ * process gets the same answer: the inputs are the same), FE_ENOMEM. */
+int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap);
+/* What the run did, per part (as fe_sim_parallel_info). Collective: every process calls it. */
+void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out);
+
+#endif

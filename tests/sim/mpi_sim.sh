@@ -1,0 +1,95 @@
+#!/bin/sh
+# The simulator over MPI (src/sim/parallel_mpi.c, feroce sim --mpi): the golden set's scenarios
+# (scripts/golden.sh; short runs where the golden run is long) under mpirun with 2 processes,
+# some with 3, oversubscribed on a small machine, give the results of the 1-thread run byte for
+# byte (the wall-clock field removed). Each MPI run must really run in parts: its stderr line
+# "mpi: N parts" is checked. What MPI cannot run is refused, on rank 0 only.
+set -eu
+BIN=$1
+DATA=$2  # tests/sim/data
+NS3=$3   # tests/sim/ns3 (HPCC configs)
+ROCE=$4  # tests/sim/ns3roce
+. "$(dirname "$0")/../script_env.sh"
+
+command -v mpirun >/dev/null 2>&1 || fail "no mpirun (scripts/deps.sh installs openmpi-bin)"
+# Open MPI refuses root without these two; --oversubscribe lets 2-3 processes share fewer
+# cores, unbound; shared memory and self only (no network needed), without CMA's single copy
+# (containers forbid process_vm_readv); stdin from /dev/null (each run's)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN="mpirun --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none"
+MPIRUN="$MPIRUN --bind-to none"
+# The ASan build's LeakSanitizer: Open MPI does not free all it allocates by MPI_Finalize.
+# mpi_lsan.supp suppresses the leaks whose stacks pass through Open MPI's libraries only; those
+# libraries have no frame pointers, so the stacks are unwound the slow way to reach them, and
+# Open MPI's components stay loaded to the end (their frames keep names). Without ASan, unused.
+# Only for the MPI runs: the slow unwinding would slow the 1-thread references down too.
+SUPP="$(cd "$(dirname "$0")" && pwd)/mpi_lsan.supp"
+MPIRUN="env OMPI_MCA_mca_base_component_disable_dlclose=1
+    LSAN_OPTIONS=suppressions=$SUPP:fast_unwind_on_malloc=0${LSAN_OPTIONS:+:$LSAN_OPTIONS} $MPIRUN"
+
+printf 'sw 0\nA 1\nB 1\nC 1\n' >"$T/incast3.part2"
+printf 'sw 0\nA 1\nB 2\n' >"$T/incast3.part3"
+printf 'sw 0\na 1\nb 1\nc 1\nd 1\n' >"$T/incast4.part2"
+printf 'sw 0\na 1\nb 1\nc 2\nd 2\n' >"$T/incast4.part3"
+
+n=0
+# name, process count, partition file or "-" (automatic), then feroce sim arguments
+check() {
+    name=$1
+    np=$2
+    part=$3
+    shift 3
+    "$BIN" sim "$@" --threads 1 --json --no-progress 2>"$T/$name.err1" | grep -v '"wall_s"' \
+        >"$T/$name.1.json" || fail "$name: 1 thread: $(cat "$T/$name.err1")"
+    [ "$part" = - ] || set -- "$@" --partition "$part"
+    $MPIRUN -np "$np" "$BIN" sim "$@" --mpi --json --no-progress </dev/null 2>"$T/$name.errm" |
+        grep -v '"wall_s"' >"$T/$name.m.json" || fail "$name: mpirun -np $np: $(cat "$T/$name.errm")"
+    grep -q "^mpi: $np parts" "$T/$name.errm" ||
+        fail "$name: mpirun -np $np did not run in $np parts: $(cat "$T/$name.errm")"
+    cmp -s "$T/$name.1.json" "$T/$name.m.json" ||
+        fail "$name: -np $np differs from 1 thread: $(diff "$T/$name.1.json" "$T/$name.m.json" | head -5)"
+    n=$((n + 1))
+}
+
+printf 'sw 0\nfe 1\nrx 1\n' >"$T/switch-check.part2"
+
+# the golden set (scripts/golden.sh), in its order. A window is the smallest link delay (1 us
+# here) and each costs two collectives, slow when processes share busy cores: the runs are cut by
+# --until (where a run is cut changes nothing: docs/sim.md) at 0.5 ms instead of running 5-35 ms
+# to the end; two run to the end with 100 KB flows (the completions' actions at grid points).
+check advcam-pfc 2 - advcam-pfc --until 500us
+check advcam-dcqcn 2 - advcam-dcqcn --set flow.size=100KB
+check incast3 2 "$T/incast3.part2" incast3 --until 500us
+check incast3-nocc 3 "$T/incast3.part3" incast3-nocc --until 500us
+check incast3-asym 2 "$T/incast3.part2" incast3-asym --until 500us
+check switch-check 2 "$T/switch-check.part2" switch-check --until 500us
+for cc in dcqcn-surf timely hpcc swift homa none; do
+    check "incast3-$cc" 2 "$T/incast3.part2" incast3 --cc "$cc" --set flow.size=4MB --until 500us
+done
+check advcam-dcqcn-mtu1024 2 - advcam-dcqcn --set host.mtu=1024 --set link.delay=2us --until 500us
+check advcam-dcqcn-heap 2 - advcam-dcqcn --queue heap --until 500us
+check advcam-dcqcn-wheel 2 - advcam-dcqcn --queue wheel --until 500us
+check advcam-hpcc 3 - advcam-dcqcn --cc hpcc --set flow.size=100KB
+check advcam-timely 2 - advcam-dcqcn --cc timely --until 500us
+check incast4-yaml 3 "$T/incast4.part3" "$DATA/incast4.yaml" --until 500us
+check incast4-yaml-seed7 2 "$T/incast4.part2" "$DATA/incast4.yaml" --seed 7 --until 500us
+# (the golden set's HPCC inputs write a PFC log, and its ns-3 ones take ns-3 timing: refused)
+
+# what MPI cannot run is refused, by rank 0 alone, and the run fails
+refused() {
+    name=$1
+    what=$2
+    shift 2
+    $MPIRUN -np 2 "$BIN" sim "$@" --mpi --no-progress </dev/null >"$T/$name.out" 2>"$T/$name.err" &&
+        fail "$name: ran over MPI"
+    grep -q "^feroce sim: --mpi: $what" "$T/$name.err" || fail "$name: $(cat "$T/$name.err")"
+    [ "$(grep -c "feroce sim" "$T/$name.err")" = 1 ] || fail "$name: $(cat "$T/$name.err")"
+}
+refused eb "event building" advcam-eb --set eb.events=200
+refused pfc "the PFC log" advcam-pfc --pfc "$T/pfc.txt"
+refused ns3 "ns-3 timing" advcam-pfc --ns3-compat
+refused trace "--trace and --plot" advcam-pfc --trace "$T/trace.csv"
+refused one-part "the partition cuts no link" incast3
+"$BIN" sim incast3 --mpi --no-progress >/dev/null 2>"$T/nompirun.err" && fail "--mpi ran without mpirun"
+grep -q "not started by mpirun" "$T/nompirun.err" || fail "--mpi without mpirun: $(cat "$T/nompirun.err")"
+echo "mpi_sim: $n scenarios identical under mpirun and on one thread"
