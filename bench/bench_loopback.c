@@ -52,9 +52,11 @@ struct run {
                           * the ring */
 };
 
-static void pin(int cpu)
+/* Pins the calling thread and names it (tx / rx) for profilers. */
+static void pin(int cpu, const char *name)
 {
     if (cpu >= 0) (void)fe_io_pin_cpu(cpu);
+    (void)pthread_setname_np(pthread_self(), name);
 }
 
 /* CPU seconds used so far by the sender thread and by the calling thread: on a shared machine
@@ -69,6 +71,17 @@ static void thread_cpu(struct run *r, double *tx_s, double *rx_s)
         *tx_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
         *rx_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Closes the measured window of a baseline run: bytes received in window_ns, and the CPU time
+ * each thread used since tx0 / rx0. */
+static void window_end(struct run *r, uint64_t bytes, uint64_t window_ns, double tx0, double rx0)
+{
+    r->bytes = bytes;
+    r->secs = (double)window_ns / 1e9;
+    thread_cpu(r, &r->cpu_tx_s, &r->cpu_rx_s);
+    r->cpu_tx_s -= tx0;
+    r->cpu_rx_s -= rx0;
 }
 
 /* ---- the dashboard open on the receiver (--web) ---- */
@@ -154,7 +167,7 @@ static void page_close(struct page *p)
 static void *feroce_rx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_rx);
+    pin(r->cpu_rx, "bench-rx");
     struct fe_daq_config dc;
     fe_daq_config_default(&dc);
     dc.ep.udp.bind_ip = r->base_ip + 1;
@@ -198,11 +211,7 @@ static void *feroce_rx(void *arg)
             thread_cpu(r, &tx0, &rx0);
         }
         if (w0 && now >= w0 + r->measure_ns) {
-            r->bytes = fe_daq_flow(d, 0)->bytes - b0;
-            r->secs = (double)(now - w0) / 1e9;
-            thread_cpu(r, &r->cpu_tx_s, &r->cpu_rx_s);
-            r->cpu_tx_s -= tx0;
-            r->cpu_rx_s -= rx0;
+            window_end(r, fe_daq_flow(d, 0)->bytes - b0, now - w0, tx0, rx0);
             if (fe_daq_flow(d, 0)->verify_errors || fe_daq_flow(d, 0)->qp_error) r->err = FE_EIO;
             const struct fe_ep_stats *es = fe_ep_stats(fe_daq_ep(d));
             r->direct_share = es->rx_pkts ? (double)es->rx_direct_pkts / (double)es->rx_pkts : 0;
@@ -221,7 +230,7 @@ static void *feroce_rx(void *arg)
 static void *feroce_tx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_tx);
+    pin(r->cpu_tx, "bench-tx");
     while (!atomic_load(&r->rx_ready)) usleep(1000);
     struct fe_frontend_config fc;
     fe_frontend_config_default(&fc);
@@ -257,7 +266,7 @@ static void *feroce_tx(void *arg)
 static void *udp_rx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_rx);
+    pin(r->cpu_rx, "bench-rx");
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
     uc.bind_ip = r->base_ip + 1;
@@ -269,6 +278,7 @@ static void *udp_rx(void *arg)
     static uint8_t mem[FE_IO_MAX_BATCH][4608];
     struct fe_dgram d[32];
     uint64_t t0 = fe_io_now_ns(), w0 = 0, bytes = 0;
+    double tx0 = 0, rx0 = 0;
     while (!atomic_load(&r->stop)) {
         for (int i = 0; i < 32; i++) d[i] = (struct fe_dgram){.buf = mem[i], .cap = sizeof mem[i]};
         int n = fe_udpsock_recv(u, d, 32);
@@ -276,11 +286,11 @@ static void *udp_rx(void *arg)
         if (!w0 && now >= t0 + r->warm_ns) {
             w0 = now;
             bytes = 0;
+            thread_cpu(r, &tx0, &rx0);
         }
         for (int i = 0; i < n; i++) bytes += d[i].len;
         if (w0 && now >= w0 + r->measure_ns) {
-            r->bytes = bytes;
-            r->secs = (double)(now - w0) / 1e9;
+            window_end(r, bytes, now - w0, tx0, rx0);
             break;
         }
     }
@@ -292,7 +302,7 @@ static void *udp_rx(void *arg)
 static void *udp_tx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_tx);
+    pin(r->cpu_tx, "bench-tx");
     while (!atomic_load(&r->rx_ready)) usleep(1000);
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
@@ -343,7 +353,7 @@ static int gso_socket(uint32_t ip, uint16_t port)
 static void *gso_rx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_rx);
+    pin(r->cpu_rx, "bench-rx");
     int fd = gso_socket(r->base_ip + 1, 4792), one = 1;
     if (fd >= 0 && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0) {
         close(fd);
@@ -356,6 +366,7 @@ static void *gso_rx(void *arg)
     struct mmsghdr m[GSO_MSGS];
     struct iovec iov[GSO_MSGS];
     uint64_t t0 = fe_io_now_ns(), w0 = 0, bytes = 0;
+    double tx0 = 0, rx0 = 0;
     while (!atomic_load(&r->stop)) {
         memset(m, 0, sizeof m);
         for (int i = 0; i < GSO_MSGS; i++) {
@@ -368,11 +379,11 @@ static void *gso_rx(void *arg)
         if (!w0 && now >= t0 + r->warm_ns) {
             w0 = now;
             bytes = 0;
+            thread_cpu(r, &tx0, &rx0);
         }
         for (int i = 0; i < n; i++) bytes += m[i].msg_len;
         if (w0 && now >= w0 + r->measure_ns) {
-            r->bytes = bytes;
-            r->secs = (double)(now - w0) / 1e9;
+            window_end(r, bytes, now - w0, tx0, rx0);
             break;
         }
     }
@@ -384,7 +395,7 @@ static void *gso_rx(void *arg)
 static void *gso_tx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_tx);
+    pin(r->cpu_tx, "bench-tx");
     while (!atomic_load(&r->rx_ready)) usleep(1000);
     int fd = gso_socket(r->base_ip + 2, 0);
     if (fd < 0) {
@@ -493,12 +504,38 @@ static double run_feroce(struct run *r, bool verify, int *err)
     return g;
 }
 
+/* CPU milliseconds per GB delivered of each side: on a loaded machine the figure that moves
+ * least with what else runs. */
+static void cpu_per_gb(const struct run *r, double *tx_ms, double *rx_ms)
+{
+    double gb = (double)r->bytes / 1e9;
+    *tx_ms = gb > 0 ? 1e3 * r->cpu_tx_s / gb : 0;
+    *rx_ms = gb > 0 ? 1e3 * r->cpu_rx_s / gb : 0;
+}
+
 static void print_cpu(const char *what, const struct run *r)
 {
     printf("       %s: per CPU-second of the busier thread %.2f Gb/s (sender had %.0f %% of a "
            "core, receiver %.0f %%); payloads received in place %.0f %%\n",
            what, per_core(r), r->secs > 0 ? 100 * r->cpu_tx_s / r->secs : 0,
            r->secs > 0 ? 100 * r->cpu_rx_s / r->secs : 0, 100 * r->direct_share);
+}
+
+/* One line: CPU ms per GB, sender / receiver, of the feroce runs and the baselines (NULL: not
+ * run). */
+static void print_cpu_per_gb(const struct run *placed, const struct run *verified,
+                             const struct run *plain, const struct run *ceiling)
+{
+    const struct run *runs[4] = {placed, verified, plain, ceiling};
+    static const char *const names[4] = {"placed", "verified", "plain UDP", "ceiling"};
+    printf("       CPU ms per GB, sender / receiver:");
+    for (int i = 0; i < 4; i++) {
+        if (!runs[i]) continue;
+        double tx, rx;
+        cpu_per_gb(runs[i], &tx, &rx);
+        printf("%s %s %.0f / %.0f", i ? ";" : "", names[i], tx, rx);
+    }
+    printf("\n");
 }
 
 static int run(int argc, char **argv)
@@ -555,6 +592,7 @@ static int run(int argc, char **argv)
         double ver = run_feroce(&r, true, &fe_err);
         struct run verified = r;
         double base = feroce_only ? 0 : run_pair(&r, udp_tx, udp_rx);
+        struct run plain = r;
         double gso = feroce_only ? 0 : run_pair(&r, gso_tx, gso_rx);
         printf("%-6u %12.2f %14.2f %16.2f %18.2f %9.2f %9.2f%s%s\n", r.mtu, fe, ver, base, gso,
                gso > 0 ? fe / gso : 0, gso > 0 ? ver / gso : 0,
@@ -562,6 +600,7 @@ static int run(int argc, char **argv)
                gso > 0 || feroce_only ? "" : "  (GSO/GRO refused)");
         print_cpu("placed", &placed);
         print_cpu("verified", &verified);
+        print_cpu_per_gb(&placed, &verified, feroce_only ? NULL : &plain, feroce_only ? NULL : &r);
         fflush(stdout);
         if (fe <= 0 || ver <= 0 || fe_err || (base <= 0 && !feroce_only)) rc = 1;
         r.verify = false; /* the dashboard's cost is measured on the placed path */
