@@ -47,7 +47,8 @@ struct run {
     double secs;
     double cpu_tx_s, cpu_rx_s; /* CPU time each thread used during the measured window */
     int err;
-    uint64_t web_bytes;  /* what the client read from the dashboard */
+    uint64_t web_bytes;                       /* what the client read from the dashboard */
+    struct fe_udpsock_stats tx_sock, rx_sock; /* each side's socket, whole run */
     double direct_share; /* of the data packets received, those whose payload went straight into
                           * the ring */
 };
@@ -219,6 +220,8 @@ static void *feroce_rx(void *arg)
         }
     }
     atomic_store(&r->stop, true);
+    const struct fe_udpsock_stats *us = fe_ep_udp_stats(fe_daq_ep(d));
+    if (us) r->rx_sock = *us;
 #ifdef FE_HAVE_WEB
     if (paged) page_close(&page);
     fe_web_io_finish(&wo, "bench");
@@ -257,6 +260,8 @@ static void *feroce_tx(void *arg)
         return NULL;
     }
     while (!atomic_load(&r->stop)) fe_frontend_step(f, fe_io_now_ns(), FE_READY_ALL);
+    const struct fe_udpsock_stats *us = fe_ep_udp_stats(fe_frontend_ep(f));
+    if (us) r->tx_sock = *us;
     fe_frontend_destroy(f);
     return NULL;
 }
@@ -449,6 +454,8 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
     atomic_store(&r->tx_known, false);
     r->bytes = 0;
     r->direct_share = 0;
+    memset(&r->tx_sock, 0, sizeof r->tx_sock);
+    memset(&r->rx_sock, 0, sizeof r->rx_sock);
     r->secs = r->cpu_tx_s = r->cpu_rx_s = 0;
     r->err = 0;
     pthread_t a, b;
@@ -513,12 +520,26 @@ static void cpu_per_gb(const struct run *r, double *tx_ms, double *rx_ms)
     *rx_ms = gb > 0 ? 1e3 * r->cpu_rx_s / gb : 0;
 }
 
+/* System calls per 64 KiB message on each side (whole run): what the kernel path is asked. */
+static void print_calls(const struct run *r)
+{
+    double msgs = (double)r->rx_sock.tx_dgrams > 0 ? (double)r->tx_sock.tx_bytes / 65536 : 0;
+    if (msgs <= 0) return;
+    printf("       per message: sender %.2f sends (%.2f GSO), %.2f receives (%.2f ACKs); receiver "
+           "%.2f receives (%.2f GRO), %.2f sends\n",
+           (double)r->tx_sock.tx_calls / msgs, (double)r->tx_sock.tx_gso_sends / msgs,
+           (double)r->tx_sock.rx_calls / msgs, (double)r->tx_sock.rx_dgrams / msgs,
+           (double)r->rx_sock.rx_calls / msgs, (double)r->rx_sock.rx_gro_dgrams / msgs,
+           (double)r->rx_sock.tx_calls / msgs);
+}
+
 static void print_cpu(const char *what, const struct run *r)
 {
     printf("       %s: per CPU-second of the busier thread %.2f Gb/s (sender had %.0f %% of a "
            "core, receiver %.0f %%); payloads received in place %.0f %%\n",
            what, per_core(r), r->secs > 0 ? 100 * r->cpu_tx_s / r->secs : 0,
            r->secs > 0 ? 100 * r->cpu_rx_s / r->secs : 0, 100 * r->direct_share);
+    print_calls(r);
 }
 
 /* One line: CPU ms per GB, sender / receiver, of the feroce runs and the baselines (NULL: not
