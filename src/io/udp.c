@@ -182,15 +182,31 @@ static inline uint32_t dgram_bytes(const struct fe_dgram *d)
     return d->len + (d->mid ? d->mid_len : 0);
 }
 
+/* Whether d[1] can follow d[0] in one GSO send: same peer and TOS. */
+static inline bool gso_same_flow(const struct fe_dgram *a, const struct fe_dgram *b)
+{
+    return a->ip == b->ip && a->port == b->port && a->tos == b->tos;
+}
+
+/* Whether d[0] should go alone although the shorter d[1] could close a run with it: d[1] opens
+ * a run of equal datagrams of its own (a WRITE's first packet, RETH and all, before its middle
+ * ones). Either way the kernel builds as many skbs; alone, the first packet leaves the middle
+ * ones together in one datagram, which a receiver can take straight into place. */
+static inline bool gso_first_alone(const struct fe_dgram *d, int n, uint32_t seg)
+{
+    if (n < 3 || !gso_same_flow(&d[0], &d[1]) || !gso_same_flow(&d[1], &d[2])) return false;
+    uint32_t next = dgram_bytes(&d[1]);
+    return next < seg && dgram_bytes(&d[2]) == next;
+}
+
 /* How many datagrams from d[0] form one GSO run: same address and TOS, same length except a
  * shorter last one, within the kernel's segment and size limits. */
 static int gso_run(const struct fe_dgram *d, int n)
 {
     uint32_t seg = dgram_bytes(&d[0]), total = seg;
     int k = 1;
-    if (!seg) return 1;
-    while (k < n && k < GSO_MAX_SEGS && d[k].ip == d[0].ip && d[k].port == d[0].port &&
-           d[k].tos == d[0].tos) {
+    if (!seg || gso_first_alone(d, n, seg)) return 1;
+    while (k < n && k < GSO_MAX_SEGS && gso_same_flow(&d[0], &d[k])) {
         uint32_t len = dgram_bytes(&d[k]);
         if (!len || len > seg || total + len > UDP_MAX_PAYLOAD) break;
         total += len;
