@@ -46,15 +46,22 @@ struct run {
     uint64_t bytes;
     double secs;
     double cpu_tx_s, cpu_rx_s; /* CPU time each thread used during the measured window */
+    /* of which in busy-poll steps that moved no packet (feroce runs): the tx thread's running
+     * sum, and the window's share of each side */
+    _Atomic uint64_t tx_idle_ns;
+    double idle_tx_s, idle_rx_s;
     int err;
-    uint64_t web_bytes;  /* what the client read from the dashboard */
+    uint64_t web_bytes;                       /* what the client read from the dashboard */
+    struct fe_udpsock_stats tx_sock, rx_sock; /* each side's socket, whole run */
     double direct_share; /* of the data packets received, those whose payload went straight into
                           * the ring */
 };
 
-static void pin(int cpu)
+/* Pins the calling thread and names it (tx / rx) for profilers. */
+static void pin(int cpu, const char *name)
 {
     if (cpu >= 0) (void)fe_io_pin_cpu(cpu);
+    (void)pthread_setname_np(pthread_self(), name);
 }
 
 /* CPU seconds used so far by the sender thread and by the calling thread: on a shared machine
@@ -69,6 +76,29 @@ static void thread_cpu(struct run *r, double *tx_s, double *rx_s)
         *tx_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
         *rx_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Closes the measured window of a baseline run: bytes received in window_ns, and the CPU time
+ * each thread used since tx0 / rx0. */
+static void window_end(struct run *r, uint64_t bytes, uint64_t window_ns, double tx0, double rx0)
+{
+    r->bytes = bytes;
+    r->secs = (double)window_ns / 1e9;
+    thread_cpu(r, &r->cpu_tx_s, &r->cpu_rx_s);
+    r->cpu_tx_s -= tx0;
+    r->cpu_rx_s -= rx0;
+}
+
+/* A busy-poll step that moved no packet and ran unpreempted (shorter than this) counts as idle:
+ * left out of the work CPU time, since a loaded machine stretches the waits between packets. */
+#define IDLE_STEP_MAX_NS 20000u
+
+/* Adds the step [t0, t1) to *idle_ns when it moved no packet (moved: the endpoint's packets in
+ * and out before and after it). */
+static inline void count_idle_step(uint64_t *idle_ns, uint64_t t0, uint64_t t1, uint64_t before,
+                                   const struct fe_ep_stats *es)
+{
+    if (es->rx_dgrams + es->tx_pkts == before && t1 - t0 < IDLE_STEP_MAX_NS) *idle_ns += t1 - t0;
 }
 
 /* ---- the dashboard open on the receiver (--web) ---- */
@@ -154,7 +184,7 @@ static void page_close(struct page *p)
 static void *feroce_rx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_rx);
+    pin(r->cpu_rx, "bench-rx");
     struct fe_daq_config dc;
     fe_daq_config_default(&dc);
     dc.ep.udp.bind_ip = r->base_ip + 1;
@@ -184,32 +214,38 @@ static void *feroce_rx(void *arg)
     r->rx_psn = fl->psn;
     r->rx_va = fl->va;
     atomic_store(&r->rx_ready, true);
-    uint64_t t0 = fe_io_now_ns(), w0 = 0, b0 = 0;
+    uint64_t t0 = fe_io_now_ns(), w0 = 0, b0 = 0, now = t0, idle_ns = 0, idle0 = 0, tx_idle0 = 0;
     double tx0 = 0, rx0 = 0;
+    const struct fe_ep_stats *es = fe_ep_stats(fe_daq_ep(d));
     while (!atomic_load(&r->stop)) {
-        uint64_t now = fe_io_now_ns();
+        uint64_t before = es->rx_dgrams + es->tx_pkts, start = now;
         fe_daq_step(d, now, FE_READY_ALL);
 #ifdef FE_HAVE_WEB
         fe_web_io_step(&wo, now);
 #endif
+        now = fe_io_now_ns();
+        count_idle_step(&idle_ns, start, now, before, es);
         if (!w0 && now >= t0 + r->warm_ns) {
             w0 = now;
             b0 = fe_daq_flow(d, 0)->bytes;
             thread_cpu(r, &tx0, &rx0);
+            idle0 = idle_ns;
+            tx_idle0 = atomic_load_explicit(&r->tx_idle_ns, memory_order_relaxed);
         }
         if (w0 && now >= w0 + r->measure_ns) {
-            r->bytes = fe_daq_flow(d, 0)->bytes - b0;
-            r->secs = (double)(now - w0) / 1e9;
-            thread_cpu(r, &r->cpu_tx_s, &r->cpu_rx_s);
-            r->cpu_tx_s -= tx0;
-            r->cpu_rx_s -= rx0;
+            window_end(r, fe_daq_flow(d, 0)->bytes - b0, now - w0, tx0, rx0);
+            r->idle_rx_s = (double)(idle_ns - idle0) / 1e9;
+            r->idle_tx_s =
+                (double)(atomic_load_explicit(&r->tx_idle_ns, memory_order_relaxed) - tx_idle0) /
+                1e9;
             if (fe_daq_flow(d, 0)->verify_errors || fe_daq_flow(d, 0)->qp_error) r->err = FE_EIO;
-            const struct fe_ep_stats *es = fe_ep_stats(fe_daq_ep(d));
             r->direct_share = es->rx_pkts ? (double)es->rx_direct_pkts / (double)es->rx_pkts : 0;
             break;
         }
     }
     atomic_store(&r->stop, true);
+    const struct fe_udpsock_stats *us = fe_ep_udp_stats(fe_daq_ep(d));
+    if (us) r->rx_sock = *us;
 #ifdef FE_HAVE_WEB
     if (paged) page_close(&page);
     fe_web_io_finish(&wo, "bench");
@@ -221,7 +257,7 @@ static void *feroce_rx(void *arg)
 static void *feroce_tx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_tx);
+    pin(r->cpu_tx, "bench-tx");
     while (!atomic_load(&r->rx_ready)) usleep(1000);
     struct fe_frontend_config fc;
     fe_frontend_config_default(&fc);
@@ -247,7 +283,17 @@ static void *feroce_tx(void *arg)
         atomic_store(&r->stop, true);
         return NULL;
     }
-    while (!atomic_load(&r->stop)) fe_frontend_step(f, fe_io_now_ns(), FE_READY_ALL);
+    const struct fe_ep_stats *es = fe_ep_stats(fe_frontend_ep(f));
+    uint64_t now = fe_io_now_ns(), idle_ns = 0;
+    while (!atomic_load(&r->stop)) {
+        uint64_t before = es->rx_dgrams + es->tx_pkts, start = now;
+        fe_frontend_step(f, now, FE_READY_ALL);
+        now = fe_io_now_ns();
+        count_idle_step(&idle_ns, start, now, before, es);
+        atomic_store_explicit(&r->tx_idle_ns, idle_ns, memory_order_relaxed);
+    }
+    const struct fe_udpsock_stats *us = fe_ep_udp_stats(fe_frontend_ep(f));
+    if (us) r->tx_sock = *us;
     fe_frontend_destroy(f);
     return NULL;
 }
@@ -257,7 +303,7 @@ static void *feroce_tx(void *arg)
 static void *udp_rx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_rx);
+    pin(r->cpu_rx, "bench-rx");
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
     uc.bind_ip = r->base_ip + 1;
@@ -269,6 +315,7 @@ static void *udp_rx(void *arg)
     static uint8_t mem[FE_IO_MAX_BATCH][4608];
     struct fe_dgram d[32];
     uint64_t t0 = fe_io_now_ns(), w0 = 0, bytes = 0;
+    double tx0 = 0, rx0 = 0;
     while (!atomic_load(&r->stop)) {
         for (int i = 0; i < 32; i++) d[i] = (struct fe_dgram){.buf = mem[i], .cap = sizeof mem[i]};
         int n = fe_udpsock_recv(u, d, 32);
@@ -276,11 +323,11 @@ static void *udp_rx(void *arg)
         if (!w0 && now >= t0 + r->warm_ns) {
             w0 = now;
             bytes = 0;
+            thread_cpu(r, &tx0, &rx0);
         }
         for (int i = 0; i < n; i++) bytes += d[i].len;
         if (w0 && now >= w0 + r->measure_ns) {
-            r->bytes = bytes;
-            r->secs = (double)(now - w0) / 1e9;
+            window_end(r, bytes, now - w0, tx0, rx0);
             break;
         }
     }
@@ -292,7 +339,7 @@ static void *udp_rx(void *arg)
 static void *udp_tx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_tx);
+    pin(r->cpu_tx, "bench-tx");
     while (!atomic_load(&r->rx_ready)) usleep(1000);
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
@@ -343,7 +390,7 @@ static int gso_socket(uint32_t ip, uint16_t port)
 static void *gso_rx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_rx);
+    pin(r->cpu_rx, "bench-rx");
     int fd = gso_socket(r->base_ip + 1, 4792), one = 1;
     if (fd >= 0 && setsockopt(fd, IPPROTO_UDP, UDP_GRO, &one, sizeof one) != 0) {
         close(fd);
@@ -356,6 +403,7 @@ static void *gso_rx(void *arg)
     struct mmsghdr m[GSO_MSGS];
     struct iovec iov[GSO_MSGS];
     uint64_t t0 = fe_io_now_ns(), w0 = 0, bytes = 0;
+    double tx0 = 0, rx0 = 0;
     while (!atomic_load(&r->stop)) {
         memset(m, 0, sizeof m);
         for (int i = 0; i < GSO_MSGS; i++) {
@@ -368,11 +416,11 @@ static void *gso_rx(void *arg)
         if (!w0 && now >= t0 + r->warm_ns) {
             w0 = now;
             bytes = 0;
+            thread_cpu(r, &tx0, &rx0);
         }
         for (int i = 0; i < n; i++) bytes += m[i].msg_len;
         if (w0 && now >= w0 + r->measure_ns) {
-            r->bytes = bytes;
-            r->secs = (double)(now - w0) / 1e9;
+            window_end(r, bytes, now - w0, tx0, rx0);
             break;
         }
     }
@@ -384,7 +432,7 @@ static void *gso_rx(void *arg)
 static void *gso_tx(void *arg)
 {
     struct run *r = arg;
-    pin(r->cpu_tx);
+    pin(r->cpu_tx, "bench-tx");
     while (!atomic_load(&r->rx_ready)) usleep(1000);
     int fd = gso_socket(r->base_ip + 2, 0);
     if (fd < 0) {
@@ -438,7 +486,10 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
     atomic_store(&r->tx_known, false);
     r->bytes = 0;
     r->direct_share = 0;
-    r->secs = r->cpu_tx_s = r->cpu_rx_s = 0;
+    memset(&r->tx_sock, 0, sizeof r->tx_sock);
+    memset(&r->rx_sock, 0, sizeof r->rx_sock);
+    r->secs = r->cpu_tx_s = r->cpu_rx_s = r->idle_tx_s = r->idle_rx_s = 0;
+    atomic_store(&r->tx_idle_ns, 0);
     r->err = 0;
     pthread_t a, b;
     if (pthread_create(&b, NULL, rx, r)) return 0;
@@ -493,12 +544,63 @@ static double run_feroce(struct run *r, bool verify, int *err)
     return g;
 }
 
+/* CPU milliseconds per GB delivered of each side: on a loaded machine the figure that moves
+ * least with what else runs. */
+static void cpu_per_gb(const struct run *r, double *tx_ms, double *rx_ms)
+{
+    double gb = (double)r->bytes / 1e9;
+    *tx_ms = gb > 0 ? 1e3 * r->cpu_tx_s / gb : 0;
+    *rx_ms = gb > 0 ? 1e3 * r->cpu_rx_s / gb : 0;
+}
+
+/* System calls per 64 KiB message on each side (whole run): what the kernel path is asked. */
+static void print_calls(const struct run *r)
+{
+    double msgs = (double)r->rx_sock.tx_dgrams > 0 ? (double)r->tx_sock.tx_bytes / 65536 : 0;
+    if (msgs <= 0) return;
+    printf("       per message: sender %.2f sends (%.2f GSO), %.2f receives (%.2f ACKs); receiver "
+           "%.2f receives (%.2f GRO), %.2f sends\n",
+           (double)r->tx_sock.tx_calls / msgs, (double)r->tx_sock.tx_gso_sends / msgs,
+           (double)r->tx_sock.rx_calls / msgs, (double)r->tx_sock.rx_dgrams / msgs,
+           (double)r->rx_sock.rx_calls / msgs, (double)r->rx_sock.rx_gro_dgrams / msgs,
+           (double)r->rx_sock.tx_calls / msgs);
+}
+
 static void print_cpu(const char *what, const struct run *r)
 {
     printf("       %s: per CPU-second of the busier thread %.2f Gb/s (sender had %.0f %% of a "
            "core, receiver %.0f %%); payloads received in place %.0f %%\n",
            what, per_core(r), r->secs > 0 ? 100 * r->cpu_tx_s / r->secs : 0,
            r->secs > 0 ? 100 * r->cpu_rx_s / r->secs : 0, 100 * r->direct_share);
+    print_calls(r);
+}
+
+/* One line: CPU ms per GB, sender / receiver, of the feroce runs and the baselines (NULL: not
+ * run). */
+static void print_cpu_per_gb(const struct run *placed, const struct run *verified,
+                             const struct run *plain, const struct run *ceiling)
+{
+    const struct run *runs[4] = {placed, verified, plain, ceiling};
+    static const char *const names[4] = {"placed", "verified", "plain UDP", "ceiling"};
+    printf("       CPU ms per GB, sender / receiver:");
+    for (int i = 0; i < 4; i++) {
+        if (!runs[i]) continue;
+        double tx, rx;
+        cpu_per_gb(runs[i], &tx, &rx);
+        printf("%s %s %.0f / %.0f", i ? ";" : "", names[i], tx, rx);
+    }
+    printf("\n");
+    if (!placed || !verified) return;
+    printf("       work CPU ms per GB (busy-poll steps that moved nothing left out), sender / "
+           "receiver:");
+    for (int i = 0; i < 2; i++) {
+        const struct run *w = runs[i];
+        double gb = (double)w->bytes / 1e9;
+        printf("%s %s %.0f / %.0f", i ? ";" : "", names[i],
+               gb > 0 ? 1e3 * (w->cpu_tx_s - w->idle_tx_s) / gb : 0,
+               gb > 0 ? 1e3 * (w->cpu_rx_s - w->idle_rx_s) / gb : 0);
+    }
+    printf("\n");
 }
 
 static int run(int argc, char **argv)
@@ -555,6 +657,7 @@ static int run(int argc, char **argv)
         double ver = run_feroce(&r, true, &fe_err);
         struct run verified = r;
         double base = feroce_only ? 0 : run_pair(&r, udp_tx, udp_rx);
+        struct run plain = r;
         double gso = feroce_only ? 0 : run_pair(&r, gso_tx, gso_rx);
         printf("%-6u %12.2f %14.2f %16.2f %18.2f %9.2f %9.2f%s%s\n", r.mtu, fe, ver, base, gso,
                gso > 0 ? fe / gso : 0, gso > 0 ? ver / gso : 0,
@@ -562,6 +665,7 @@ static int run(int argc, char **argv)
                gso > 0 || feroce_only ? "" : "  (GSO/GRO refused)");
         print_cpu("placed", &placed);
         print_cpu("verified", &verified);
+        print_cpu_per_gb(&placed, &verified, feroce_only ? NULL : &plain, feroce_only ? NULL : &r);
         fflush(stdout);
         if (fe <= 0 || ver <= 0 || fe_err || (base <= 0 && !feroce_only)) rc = 1;
         r.verify = false; /* the dashboard's cost is measured on the placed path */

@@ -32,6 +32,9 @@ enum {
     UDP_MAX_PAYLOAD = 65507, /* 65535 - IPv4 header - UDP header */
     GRO_MSGS = 8,            /* super-datagrams per recvmmsg */
     GRO_BUF_BYTES = 65536,   /* one GRO super-datagram at most */
+    STAGE_BYTES = 262144,    /* GSO runs gathered per send call (a few 64 KiB runs) */
+    STAGE_MAX_MID = 2048,    /* payload pieces from this size on go as iovecs: the copy costs
+                              * what the kernel's walk of three iovecs per packet saves */
 };
 
 /* A received (possibly coalesced) datagram not yet handed out in full. */
@@ -50,7 +53,9 @@ struct fe_udpsock {
     uint16_t port;
     uint64_t rcvbuf, sndbuf;
     bool timestamps;
-    bool gso;         /* send runs with UDP_SEGMENT (cleared when the kernel refuses) */
+    bool gso;       /* send runs with UDP_SEGMENT (cleared when the kernel refuses) */
+    uint8_t *stage; /* STAGE_BYTES: GSO runs of pieced datagrams gathered (NULL: not yet) */
+    uint32_t stage_used;
     uint8_t *gro_buf; /* GRO_MSGS x GRO_BUF_BYTES when UDP GRO is on, else NULL */
     int gro_n, gro_i; /* slots filled by the last recvmmsg / next one to hand out */
     uint32_t gro_off; /* bytes of slot gro_i already handed out */
@@ -151,6 +156,7 @@ void fe_udpsock_close(struct fe_udpsock *u)
     if (!u) return;
     close(u->fd);
     free(u->gro_buf);
+    free(u->stage);
     free(u);
 }
 
@@ -182,15 +188,31 @@ static inline uint32_t dgram_bytes(const struct fe_dgram *d)
     return d->len + (d->mid ? d->mid_len : 0);
 }
 
+/* Whether d[1] can follow d[0] in one GSO send: same peer and TOS. */
+static inline bool gso_same_flow(const struct fe_dgram *a, const struct fe_dgram *b)
+{
+    return a->ip == b->ip && a->port == b->port && a->tos == b->tos;
+}
+
+/* Whether d[0] should go alone although the shorter d[1] could close a run with it: d[1] opens
+ * a run of equal datagrams of its own (a WRITE's first packet, RETH and all, before its middle
+ * ones). Either way the kernel builds as many skbs; alone, the first packet leaves the middle
+ * ones together in one datagram, which a receiver can take straight into place. */
+static inline bool gso_first_alone(const struct fe_dgram *d, int n, uint32_t seg)
+{
+    if (n < 3 || !gso_same_flow(&d[0], &d[1]) || !gso_same_flow(&d[1], &d[2])) return false;
+    uint32_t next = dgram_bytes(&d[1]);
+    return next < seg && dgram_bytes(&d[2]) == next;
+}
+
 /* How many datagrams from d[0] form one GSO run: same address and TOS, same length except a
  * shorter last one, within the kernel's segment and size limits. */
 static int gso_run(const struct fe_dgram *d, int n)
 {
     uint32_t seg = dgram_bytes(&d[0]), total = seg;
     int k = 1;
-    if (!seg) return 1;
-    while (k < n && k < GSO_MAX_SEGS && d[k].ip == d[0].ip && d[k].port == d[0].port &&
-           d[k].tos == d[0].tos) {
+    if (!seg || gso_first_alone(d, n, seg)) return 1;
+    while (k < n && k < GSO_MAX_SEGS && gso_same_flow(&d[0], &d[k])) {
         uint32_t len = dgram_bytes(&d[k]);
         if (!len || len > seg || total + len > UDP_MAX_PAYLOAD) break;
         total += len;
@@ -214,6 +236,36 @@ static inline int dgram_iov(struct iovec *iov, const struct fe_dgram *d)
     return n;
 }
 
+/* A GSO run of datagrams in pieces (head, payload in WR memory, tail) gathered into the stage,
+ * one iovec for the run: the kernel's copy walks each iovec on its own, and for three pieces per
+ * packet of a small payload that walk costs more than the copy here. Returns 1 (iov[0] set) or 0
+ * when the run goes as it is: a single datagram, no pieces, payloads of STAGE_MAX_MID bytes or
+ * more, or no room left in the stage. */
+static int stage_run(struct fe_udpsock *u, struct iovec *iov, const struct fe_dgram *d, int k)
+{
+    if (k < 2 || !d[0].mid || d[0].mid_len >= STAGE_MAX_MID) return 0;
+    uint32_t total = 0;
+    for (int j = 0; j < k; j++) total += dgram_bytes(&d[j]);
+    if (!u->stage && !(u->stage = malloc(STAGE_BYTES))) return 0;
+    if (total > STAGE_BYTES - u->stage_used) return 0;
+    uint8_t *dst = u->stage + u->stage_used;
+    iov[0] = (struct iovec){dst, total};
+    for (int j = 0; j < k; j++) {
+        const struct fe_dgram *x = &d[j];
+        if (!x->mid) {
+            memcpy(dst, x->buf, x->len);
+            dst += x->len;
+            continue;
+        }
+        memcpy(dst, x->buf, x->head_len);
+        memcpy(dst + x->head_len, x->mid, x->mid_len);
+        memcpy(dst + x->head_len + x->mid_len, x->buf + x->head_len, x->len - x->head_len);
+        dst += x->head_len + x->mid_len + (x->len - x->head_len);
+    }
+    u->stage_used += total;
+    return 1;
+}
+
 /* Fills message m for the k datagrams from d[0] (one GSO run when k > 1): the peer's address,
  * the packets' iovecs (the kernel gathers them and cuts the run at seg bytes), the TOS and, for
  * a run, the segment size. Returns the iovecs used. */
@@ -225,8 +277,9 @@ static inline int tx_fill_msg(struct fe_udpsock *u, int m, struct iovec *iov,
     sa->sin_family = AF_INET;
     sa->sin_addr.s_addr = htonl(d[0].ip);
     sa->sin_port = htons(d[0].port);
-    int niov = 0;
-    for (int j = 0; j < k; j++) niov += dgram_iov(iov + niov, &d[j]);
+    int niov = stage_run(u, iov, d, k);
+    if (!niov)
+        for (int j = 0; j < k; j++) niov += dgram_iov(iov + niov, &d[j]);
     struct msghdr *h = &u->msg[m].msg_hdr;
     memset(h, 0, sizeof *h);
     h->msg_name = sa;
@@ -258,6 +311,7 @@ static inline int tx_fill_msg(struct fe_udpsock *u, int m, struct iovec *iov,
 static inline int tx_prepare(struct fe_udpsock *u, const struct fe_dgram *d, int n, int *cnt)
 {
     int nmsg = 0, niov = 0;
+    u->stage_used = 0;
     for (int i = 0; i < n; nmsg++) {
         int k = u->gso ? gso_run(d + i, n - i) : 1;
         cnt[nmsg] = k;
