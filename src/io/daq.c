@@ -724,17 +724,17 @@ static unsigned sc_count_in_flight(const struct fe_daq *d)
 }
 
 /* Whether flow i's host may send now: anything but a new request goes, a new request only
- * while fewer than SC_WINDOW are in flight. */
-static bool sc_may_send(const struct fe_daq *d, unsigned i)
+ * while fewer than `in_flight` (SC_WINDOW) are in flight. */
+static bool sc_may_send(const struct fe_daq *d, unsigned i, unsigned in_flight)
 {
-    return !sc_request_unsent(&d->rt[i].host) || d->sc_in_flight < SC_WINDOW;
+    return !sc_request_unsent(&d->rt[i].host) || in_flight < SC_WINDOW;
 }
 
 static void sc_transmit(struct fe_daq *d, unsigned i, uint64_t now_ns)
 {
     struct fe_sc_host *h = &d->rt[i].host;
     uint8_t msg[FE_SC_MSG_LEN];
-    while (sc_may_send(d, i)) {
+    while (sc_may_send(d, i, d->sc_in_flight)) {
         bool fresh = sc_request_unsent(h);
         if (!fe_sc_host_poll_tx(h, now_ns, msg)) return;
         sc_send(d, i, msg, now_ns);
@@ -775,8 +775,10 @@ static uint64_t reconnect_deadline(const struct fe_daq *d, unsigned i)
 uint64_t fe_daq_next_deadline(const struct fe_daq *d)
 {
     uint64_t t = fe_ep_next_deadline(d->ep);
+    /* counted again: requests that timed out in the last step left the window */
+    unsigned in_flight = sc_count_in_flight(d);
     for (unsigned i = 0; i < d->n_flows; i++) {
-        if (d->rt[i].has_host && sc_may_send(d, i)) {
+        if (d->rt[i].has_host && sc_may_send(d, i, in_flight)) {
             uint64_t h = fe_sc_host_next_deadline(&d->rt[i].host);
             if (h < t) t = h;
         }
