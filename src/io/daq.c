@@ -39,7 +39,16 @@ struct fe_daq {
     struct fe_daq_stats st;
     int64_t tokens; /* consumer credit, bytes */
     uint64_t tokens_ns;
+    unsigned sc_in_flight; /* side-channel requests sent and not answered (SC_WINDOW) */
 };
+
+/* Side-channel requests in flight at once. A receiver of many QPs opens (and closes) them a
+ * window at a time: sent all at once, a round of replies overflows the reply socket of a busy
+ * receiver, every lost one is sent again a retry timeout later with the rest, the replies to
+ * those are lost in turn, and hosts give up (FAILED) although every front-end answers. */
+#define SC_WINDOW 64u
+/* Side-channel datagrams taken per step at most */
+#define SC_RX_MAX 256u
 
 void fe_daq_config_default(struct fe_daq_config *cfg)
 {
@@ -681,30 +690,74 @@ static void watch_flow(struct fe_daq *d, unsigned i, uint64_t now_ns)
     }
 }
 
-void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
+/* Every side-channel reply waiting, up to SC_RX_MAX a step: a step costs a pass over all
+ * flows, so a receiver of many QPs that took a few replies a step would leave the rest to
+ * overflow the socket. */
+static void sc_receive(struct fe_daq *d, uint64_t now_ns)
 {
-    if (d->sc_sock && (ready & 2u)) {
-        uint8_t b[8][128];
-        struct fe_dgram g[8];
+    uint8_t b[8][128];
+    struct fe_dgram g[8];
+    for (unsigned got = 0; got < SC_RX_MAX;) {
         for (int k = 0; k < 8; k++) g[k] = (struct fe_dgram){.buf = b[k], .cap = sizeof b[k]};
         int n = fe_udpsock_recv(d->sc_sock, g, 8);
         for (int k = 0; k < n; k++)
             sc_input(d, now_ns, g[k].buf, g[k].trunc ? 129 : g[k].len, g[k].ip, g[k].port);
+        if (n < 8) return;
+        got += (unsigned)n;
     }
+}
+
+/* A request the host has not sent yet (tries 0): it waits for room in the window. */
+static bool sc_request_unsent(const struct fe_sc_host *h)
+{
+    return h->outstanding != FE_SC_REQ_NULL && h->tries == 0;
+}
+
+static unsigned sc_count_in_flight(const struct fe_daq *d)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < d->n_flows; i++) {
+        const struct fe_sc_host *h = &d->rt[i].host;
+        n += d->rt[i].has_host && h->outstanding != FE_SC_REQ_NULL && h->tries > 0;
+    }
+    return n;
+}
+
+/* Whether flow i's host may send now: anything but a new request goes, a new request only
+ * while fewer than `in_flight` (SC_WINDOW) are in flight. */
+static bool sc_may_send(const struct fe_daq *d, unsigned i, unsigned in_flight)
+{
+    return !sc_request_unsent(&d->rt[i].host) || in_flight < SC_WINDOW;
+}
+
+static void sc_transmit(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct fe_sc_host *h = &d->rt[i].host;
+    uint8_t msg[FE_SC_MSG_LEN];
+    while (sc_may_send(d, i, d->sc_in_flight)) {
+        bool fresh = sc_request_unsent(h);
+        if (!fe_sc_host_poll_tx(h, now_ns, msg)) return;
+        sc_send(d, i, msg, now_ns);
+        if (fresh && !sc_request_unsent(h)) d->sc_in_flight++;
+    }
+}
+
+void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
+{
+    if (d->sc_sock && (ready & 2u)) sc_receive(d, now_ns);
     if ((ready & 1u) || fe_ep_rx_pending(d->ep)) fe_ep_poll_rx(d->ep, now_ns, 512);
     fe_ep_handle_expiry(d->ep, now_ns);
     for (unsigned i = 0; i < d->n_flows; i++)
         if (d->flow[i].qp) flow_completions(d, i, now_ns);
     consume(d, now_ns);
     start_all(d);
+    d->sc_in_flight = sc_count_in_flight(d);
     for (unsigned i = 0; i < d->n_flows; i++) {
-        struct daq_rt *rt = &d->rt[i];
-        if (!rt->has_host) continue;
-        uint8_t msg[FE_SC_MSG_LEN];
-        while (fe_sc_host_poll_tx(&rt->host, now_ns, msg)) sc_send(d, i, msg, now_ns);
+        if (!d->rt[i].has_host) continue;
+        sc_transmit(d, i, now_ns);
         sc_track(d, i, now_ns);
         watch_flow(d, i, now_ns);
-        while (fe_sc_host_poll_tx(&rt->host, now_ns, msg)) sc_send(d, i, msg, now_ns);
+        sc_transmit(d, i, now_ns);
     }
     fe_ep_poll_tx(d->ep, now_ns, 512);
 }
@@ -722,8 +775,10 @@ static uint64_t reconnect_deadline(const struct fe_daq *d, unsigned i)
 uint64_t fe_daq_next_deadline(const struct fe_daq *d)
 {
     uint64_t t = fe_ep_next_deadline(d->ep);
+    /* counted again: requests that timed out in the last step left the window */
+    unsigned in_flight = sc_count_in_flight(d);
     for (unsigned i = 0; i < d->n_flows; i++) {
-        if (d->rt[i].has_host) {
+        if (d->rt[i].has_host && sc_may_send(d, i, in_flight)) {
             uint64_t h = fe_sc_host_next_deadline(&d->rt[i].host);
             if (h < t) t = h;
         }

@@ -46,26 +46,55 @@ peak_rss() {
     echo $m
 }
 
-run_recv() { # name, extra options...
+run_recv() { # name, timeout, extra options...
     name=$1
-    shift
-    "$BIN" recv --bind $HOST --slots 4 --msg-size 4K --count $COUNT --timeout 90s --interval 0 \
+    tmo=$2
+    shift 2
+    "$BIN" recv --bind $HOST --slots 4 --msg-size 4K --count $COUNT --timeout "$tmo" --interval 0 \
         --json "$@" >"$D/$name.json" 2>"$D/$name.err" &
     rp=$!
     peak_rss $rp >"$D/$name.rss" &
     mp=$!
-    wait $rp || { echo "feroce recv ($name) failed"; head -c 3000 "$D/$name.json";
+    wait $rp || { echo "feroce recv ($name) failed"; why_failed "$D/$name.json";
                   cat "$D/$name.err"; exit 1; }
     wait $mp
 }
 
+# the flows that failed, by cause: the first ones of a report of 1024 flows are most often fine
+why_failed() {
+    $PY - "$1" "$COUNT" <<'PYEOF' || head -c 3000 "$1"
+import collections, json, sys
+r, count = json.load(open(sys.argv[1])), int(sys.argv[2])
+f = r['flows']
+bad = [x for x in f if x['msgs'] != count or x['verify_errors'] or x['seq_errors'] or
+       x['qp_error'] or x['side_channel'] == 'failed' or x['reconnecting']]
+print('%d of %d flows failed; side channel states %s; refused %s; %.1f s' %
+      (len(bad), len(f), dict(collections.Counter(x['side_channel'] for x in f)), r['refused'],
+       r['total']['seconds']))
+for x in bad[:8]:
+    print(json.dumps(x))
+PYEOF
+}
+
 T0=$(date +%s.%N)
-run_recv one --fe "$(fe_addr 0)",qps=1
+run_recv one 90s --fe "$(fe_addr 0)",qps=1
 # shellcheck disable=SC2086
-run_recv all $FES
+run_recv all 90s $FES
 T1=$(date +%s.%N)
+# The consumer comes back to a QP every QPS x 4 KiB at 40 Mb/s (0.84 s with 1024 QPs); RNR NAKs
+# ask the senders to wait about a quarter of that (IB timer code, 10 us units). A timer of a
+# millisecond or so made the 1024 senders retry (and the receiver refuse) hundreds of times per
+# message: on a loaded machine the receiver then read its socket too seldom, a sender whose
+# retransmissions were all dropped there for 8 s gave its QP up (retry exceeded), and the run
+# failed at --timeout with that front-end's messages missing. The consumer alone needs 17 s for
+# 1024 x 20 messages; under ASan beside other work the phase took up to 65 s: 150 s to finish.
+RNR=$($PY -c 'import sys
+t = [65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024,
+     1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152]
+want_10us = int(sys.argv[1]) * 4096 * 8 / 40e6 / 4 * 1e5
+print(max([c for c in range(1, 32) if t[c] <= want_10us] or [1]))' $((N_FE * QPS)))
 # shellcheck disable=SC2086
-run_recv slow $FES --consume-rate 40Mbps --rnr-timer 14
+run_recv slow 150s $FES --consume-rate 40Mbps --rnr-timer "$RNR"
 T2=$(date +%s.%N)
 
 $PY - "$D" "$N_FE" "$QPS" "$COUNT" "$T0" "$T1" "$T2" <<'PYEOF'
