@@ -86,92 +86,128 @@ static int wheel_insert(struct fe_evq *q, uint64_t t, uint64_t data)
     return 0;
 }
 
-/* Files an arrival of rank r into its slot: at the end of its arrivals, in order or not (the
- * slot is sorted when its time comes: fe_evq_wheel_sort). */
+/* Files an arrival of rank r (< fifo_base) into its slot (sorted when its time comes if it
+ * came out of order: fe_evq_wheel_sort). */
 static int wheel_insert_arrival(struct fe_evq *q, uint64_t t, uint32_t r, uint64_t data)
 {
-    uint32_t slot = (uint32_t)(t & SLOT_MASK);
-    struct fe_evq_slot *sl = &q->slots[slot];
     if (wheel_node_ready(q)) return FE_ENOMEM;
-    q->wheel_n++;
-    if (!fe_evq_wheel_used(q, slot)) {
-        fe_evq_wheel_mark(q, slot);
-        sl->first = data;
-        sl->first_rank = r;
-        sl->unsorted = 0;
-        return 0;
-    }
-    struct fe_evq_wnode *nd = q->nodes;
-    uint32_t last = sl->ahead == NIL ? sl->first_rank : nd[sl->atail].rank;
-    if (r < last) sl->unsorted = 1; /* (and a first event that is no arrival: FIFO_RANK) */
-    uint32_t id = fe_evq_wheel_node(q, data, r);
-    if (sl->ahead == NIL)
-        sl->ahead = id;
-    else
-        nd[sl->atail].next = id;
-    sl->atail = id;
+    fe_evq_wheel_file_arrival(q, (uint32_t)(t & SLOT_MASK), r, data);
     return 0;
 }
 
-/* Sorts a rank << 32 | node array: by insertion (a slot holds tens of arrivals at most). */
-static void sort_ranks(uint64_t *v, uint32_t n)
+/* Sorting a slot's arrivals by a bit per rank: each node's rank sets its bit (and keeps the
+ * node), the set bits are read back in order. Linear in the arrivals (plus the words of bits
+ * the summary names), where a comparison sort of the tens of arrivals of a nanosecond at which
+ * a whole synchronised fabric receives is quadratic, or n log n. Two nodes of one rank (one
+ * port's frames in one nanosecond: rare) take a stable list sort instead. */
+
+/* Clears the words of rank bits a summary names. */
+static void rank_bits_clear(struct fe_evq *q, uint64_t sum)
 {
-    for (uint32_t i = 1; i < n; i++) {
-        uint64_t x = v[i];
-        uint32_t j = i;
-        while (j && v[j - 1] > x) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = x;
+    for (; sum; sum &= sum - 1) {
+        uint32_t w0 = (uint32_t)__builtin_ctzll(sum) << q->rank_sum_shift;
+        memset(q->rank_bm + w0, 0, sizeof(*q->rank_bm) << q->rank_sum_shift);
     }
+}
+
+/* Sets the bits of the ranks of the list from id (NIL-terminated) and returns their summary
+ * (with `all`, a few words of bits, every word's: cheaper to scan than to note), or 0 with
+ * every bit clear when two nodes share a rank. */
+static inline __attribute__((always_inline)) uint64_t rank_bits_set_as(struct fe_evq *q,
+                                                                       uint32_t id, bool all)
+{
+    const struct fe_evq_wnode *nd = q->nodes;
+    uint64_t *bm = q->rank_bm, sum = 0, shared = 0;
+    uint32_t *node = q->rank_node;
+    unsigned shift = q->rank_sum_shift;
+    for (; id != NIL; id = nd[id].next) {
+        uint32_t r = nd[id].rank, w = r >> 6;
+        uint64_t bit = UINT64_C(1) << (r & 63), old = bm[w];
+        shared |= old & bit;
+        bm[w] = old | bit;
+        node[r] = id;
+        if (!all) sum |= UINT64_C(1) << (w >> shift);
+    }
+    if (all) sum = q->rank_sum_all;
+    if (__builtin_expect(shared != 0, 0)) {
+        rank_bits_clear(q, sum);
+        return 0;
+    }
+    return sum;
+}
+static uint64_t rank_bits_set(struct fe_evq *q, uint32_t id)
+{
+    return q->rank_sum_all ? rank_bits_set_as(q, id, true) : rank_bits_set_as(q, id, false);
+}
+
+/* Links the nodes of the set bits in rank order, clearing the bits: returns the first, its
+ * last in *last (its next is left as it was). */
+static uint32_t rank_bits_join(struct fe_evq *q, uint64_t sum, uint32_t *last)
+{
+    struct fe_evq_wnode *nd = q->nodes;
+    uint64_t *bm = q->rank_bm;
+    const uint32_t *node = q->rank_node;
+    unsigned shift = q->rank_sum_shift;
+    uint32_t head = NIL, *link = &head, id = NIL, words = 1u << shift;
+    for (; sum; sum &= sum - 1) {
+        uint32_t w = (uint32_t)__builtin_ctzll(sum) << shift, end = w + words;
+        for (; w < end; w++) {
+            uint64_t bits = bm[w];
+            const uint32_t *wnode = node + w * 64;
+            bm[w] = 0;
+            for (; bits; bits &= bits - 1) {
+                id = wnode[__builtin_ctzll(bits)];
+                *link = id;
+                link = &nd[id].next;
+            }
+        }
+    }
+    *last = id;
+    return head;
+}
+
+/* The stable sort of a list by rank (NIL-terminated, from id), by insertion: returns the first,
+ * its last in *last. */
+static uint32_t rank_list_sort(struct fe_evq *q, uint32_t id, uint32_t *last)
+{
+    struct fe_evq_wnode *nd = q->nodes;
+    uint32_t head = NIL;
+    while (id != NIL) {
+        uint32_t next = nd[id].next, *link = &head;
+        while (*link != NIL && nd[*link].rank <= nd[id].rank) link = &nd[*link].next;
+        nd[id].next = *link;
+        *link = id;
+        id = next;
+    }
+    for (*last = head; nd[*last].next != NIL;) *last = nd[*last].next;
+    return head;
 }
 
 void fe_evq_wheel_sort(struct fe_evq *q, struct fe_evq_slot *sl)
 {
-    uint32_t n = 1;
-    if (wheel_node_ready(q)) n = UINT32_MAX; /* (fails below) */
+    sl->arank = 0;
+    if (wheel_node_ready(q)) { /* out of memory: the wheel fails (fe_evq_failed) */
+        q->failed = true;
+        return;
+    }
+    /* the arrivals, the first included (a slot with arrivals has one first), as one list; the
+     * other events after them (rest) wait */
     struct fe_evq_wnode *nd = q->nodes;
-    for (uint32_t id = sl->ahead; n != UINT32_MAX && id != NIL; id = nd[id].next) n++;
-    if (n == UINT32_MAX || n > q->sort_cap) {
-        uint64_t *b = n == UINT32_MAX ? NULL : realloc(q->sort_buf, (size_t)n * 2 * sizeof(*b));
-        if (!b) { /* out of memory: the wheel fails (fe_evq_failed) */
-            q->failed = true;
-            sl->unsorted = 0;
-            return;
-        }
-        q->sort_buf = b;
-        q->sort_cap = n * 2;
-    }
-    /* the first event into a node of its own: a non-arrival to the head of the others' list */
-    uint32_t fid = fe_evq_wheel_node(q, sl->first, sl->first_rank);
-    nd = q->nodes;
-    uint64_t *v = q->sort_buf;
-    n = 0;
-    if (sl->first_rank == FE_EVQ_FIFO_RANK) {
-        nd[fid].next = sl->head;
-        if (sl->head == NIL) sl->tail = fid;
-        sl->head = fid;
-    } else {
-        v[n++] = (uint64_t)sl->first_rank << 32 | fid;
-    }
-    for (uint32_t id = sl->ahead; id != NIL; id = nd[id].next)
-        v[n++] = (uint64_t)nd[id].rank << 32 | id;
-    sort_ranks(v, n);
-    /* the lowest becomes the first, the others the arrivals' list in order */
-    uint32_t id0 = (uint32_t)v[0];
-    sl->first = nd[id0].data;
-    sl->first_rank = nd[id0].rank;
-    nd[id0].next = q->free_node;
-    q->free_node = id0;
-    sl->ahead = NIL;
-    for (uint32_t i = n; i-- > 1;) {
-        uint32_t id = (uint32_t)v[i];
-        nd[id].next = sl->ahead;
-        if (sl->ahead == NIL) sl->atail = id;
-        sl->ahead = id;
-    }
-    sl->unsorted = 0;
+    uint32_t fid = fe_evq_wheel_node(q, sl->first, sl->first_rank), rest = nd[sl->atail].next;
+    uint32_t head, last;
+    nd[fid].next = sl->head;
+    nd[sl->atail].next = NIL;
+    uint64_t sum = rank_bits_set(q, fid);
+    head = sum ? rank_bits_join(q, sum, &last) : rank_list_sort(q, fid, &last);
+    /* the lowest becomes the first (a slot that sorts holds two arrivals or more) */
+    nd[last].next = rest;
+    if (rest == NIL) sl->tail = last;
+    sl->first = nd[head].data;
+    sl->first_rank = nd[head].rank;
+    sl->head = nd[head].next;
+    sl->atail = last;
+    nd[head].next = q->free_node;
+    q->free_node = head;
 }
 
 /* Moves far-future events that now fall inside the horizon into the wheel, in key order: the
@@ -483,7 +519,8 @@ void fe_evq_free(struct fe_evq *q)
     free(q->bucket);
     free(q->cbm);
     free(q->cnode);
-    free(q->sort_buf);
+    free(q->rank_bm);
+    free(q->rank_node);
     memset(q, 0, sizeof(*q));
 }
 
@@ -559,6 +596,28 @@ int fe_evq_set_ranks(struct fe_evq *q, uint64_t n)
 {
     if (n > FE_EVQ_RANKS_MAX) return FE_ERANGE;
     if (q->n) return FE_ESTATE;
+    if (q->kind == FE_SIM_EVQ_WHEEL && n) {
+        /* the wheel's sort of a slot's arrivals: a bit and a node per rank, the words of bits
+         * in groups a summary word's 64 bits cover */
+        uint64_t words = (n + 63) / 64;
+        unsigned shift = 0;
+        while ((words - 1) >> shift >= 64) shift++;
+        words = (words + (UINT64_C(1) << shift) - 1) >> shift << shift;
+        uint64_t *bm = calloc(words, sizeof(*bm));
+        uint32_t *node = malloc(n * sizeof(*node));
+        if (!bm || !node) {
+            free(bm);
+            free(node);
+            return FE_ENOMEM;
+        }
+        free(q->rank_bm);
+        free(q->rank_node);
+        q->rank_bm = bm;
+        q->rank_node = node;
+        q->rank_sum_shift = shift;
+        /* up to 16 words of bits, a sort reads them all instead of noting the ones it sets */
+        q->rank_sum_all = words <= 16 ? (UINT64_C(1) << words) - 1 : 0;
+    }
     q->fifo_base = n;
     if (q->seq < n) q->seq = n;
     return 0;

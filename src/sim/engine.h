@@ -65,6 +65,8 @@ struct fe_evq_bucket {
 
 #define FE_EVQ_NIL       UINT32_MAX
 #define FE_EVQ_FIFO_RANK UINT32_MAX
+/* above every rank (< FE_EVQ_RANKS_MAX): an out-of-order arrival keeps a slot's arank there */
+#define FE_EVQ_UNSORTED (UINT32_MAX - 1)
 
 /* The hot paths are inlined at every call site (else the compiler may keep one out-of-line
  * copy, whose call and saved registers cost as much as the work) */
@@ -97,21 +99,30 @@ struct fe_evq {
     /* wheel: slot i holds the events of the one time t in [now, now + slots) with t % slots == i:
      * the arrivals (fe_evq_push_arrival) in rank order, then the others in the order of their
      * pushes. Its first event lives in the slot itself (most slots hold one: a pop reads one
-     * line), with its rank (FE_EVQ_FIFO_RANK: not an arrival); the others in two lists of nodes,
-     * the arrivals' and the others'. Arrivals are appended as they come (`unsorted`) and put in
-     * order once, when the slot's time comes (a time begun takes no more): a sort of the
-     * slot's arrivals costs less than placing each in a list. bm0's bit says whether the slot
-     * holds an event. */
+     * line), with its rank (FE_EVQ_FIFO_RANK: not an arrival; a slot holding an arrival has one
+     * first); the others in a list of nodes, the arrivals' first (up to atail). Arrivals are
+     * appended as they come and, when one came out of rank order (arank), put in order once,
+     * when the slot's time comes (a time begun takes no more): many ports receive at the same
+     * nanosecond in a synchronised fabric, and one sort of a slot costs less than placing each
+     * arrival in a list. bm0's bit says whether the slot holds an event. */
     struct fe_evq_slot {
         uint64_t first;
         uint32_t first_rank;
-        uint32_t ahead, atail; /* the arrivals after the first, UINT32_MAX when none */
-        uint32_t head, tail;   /* the other events after them, UINT32_MAX when none */
-        uint32_t unsorted;     /* arrivals were appended out of order */
+        uint32_t head, tail; /* the events after the first, UINT32_MAX when none */
+        /* the last arrival of that list, UINT32_MAX when none (a time begun takes no more) */
+        uint32_t atail;
+        /* the rank of the last arrival filed, FE_EVQ_UNSORTED once one came after a higher
+         * rank (then the slot is sorted before its first pop) */
+        uint32_t arank;
     } * slots;
-    uint64_t *sort_buf; /* wheel: rank << 32 | node of a slot's arrivals, while sorting them */
-    uint32_t sort_cap;
-    uint64_t *bm0;                           /* a bit per slot */
+    /* wheel, sorting a slot's arrivals (fe_evq_wheel_sort): a bit per rank (all clear between
+     * sorts), the node of each rank, fifo_base of them (fe_evq_set_ranks); a bit of the
+     * summary word stands for 2^rank_sum_shift words of rank_bm */
+    uint64_t *rank_bm;
+    uint32_t *rank_node;
+    unsigned rank_sum_shift;
+    uint64_t rank_sum_all; /* the summary of every word, when there are few (else 0) */
+    uint64_t *bm0;         /* a bit per slot */
     uint64_t bm1[FE_EVQ_WHEEL_SLOTS / 4096]; /* a bit per bm0 word */
     uint64_t bm2;                            /* a bit per bm1 word */
     struct fe_evq_wnode *nodes;
@@ -302,7 +313,8 @@ static inline void fe_evq_wheel_mark(struct fe_evq *q, uint32_t slot)
     q->bm0[w] |= UINT64_C(1) << (slot & 63);
 }
 
-/* Wheel: a node for (data, rank), taken from the free list (a free node must be at hand). */
+/* Wheel: a node for (data, rank), taken from the free list (a free node must be at hand); the
+ * caller sets its next. */
 static inline uint32_t fe_evq_wheel_node(struct fe_evq *q, uint64_t data, uint32_t rank)
 {
     struct fe_evq_wnode *nd = q->nodes;
@@ -310,7 +322,6 @@ static inline uint32_t fe_evq_wheel_node(struct fe_evq *q, uint64_t data, uint32
     q->free_node = nd[id].next;
     nd[id].data = data;
     nd[id].rank = rank;
-    nd[id].next = FE_EVQ_NIL;
     return id;
 }
 
@@ -322,9 +333,10 @@ static inline void fe_evq_wheel_file(struct fe_evq *q, uint32_t slot, uint64_t d
         fe_evq_wheel_mark(q, slot);
         sl->first = data;
         sl->first_rank = FE_EVQ_FIFO_RANK;
-        sl->unsorted = 0;
+        sl->arank = 0;
     } else {
         uint32_t id = fe_evq_wheel_node(q, data, FE_EVQ_FIFO_RANK);
+        q->nodes[id].next = FE_EVQ_NIL;
         if (sl->head == FE_EVQ_NIL)
             sl->head = id;
         else
@@ -334,37 +346,69 @@ static inline void fe_evq_wheel_file(struct fe_evq *q, uint32_t slot, uint64_t d
     q->wheel_n++;
 }
 
+/* Wheel: files an arrival of rank `rank` (< fifo_base) into a slot whose time has not begun,
+ * after its other arrivals (a free node must be at hand). A first event that is no arrival
+ * moves to the head of the list: the arrival takes its place. */
+FE_EVQ_HOT void fe_evq_wheel_file_arrival(struct fe_evq *q, uint32_t slot, uint32_t rank,
+                                          uint64_t data)
+{
+    struct fe_evq_slot *sl = &q->slots[slot];
+    struct fe_evq_wnode *nd = q->nodes;
+    q->wheel_n++;
+    if (!fe_evq_wheel_used(q, slot)) {
+        fe_evq_wheel_mark(q, slot);
+    } else if (__builtin_expect(sl->first_rank != FE_EVQ_FIFO_RANK, 1)) {
+        uint32_t id = fe_evq_wheel_node(q, data, rank), after;
+        if (sl->atail == FE_EVQ_NIL) {
+            after = sl->head;
+            sl->head = id;
+        } else {
+            after = nd[sl->atail].next;
+            nd[sl->atail].next = id;
+        }
+        nd[id].next = after;
+        if (after == FE_EVQ_NIL) sl->tail = id;
+        sl->atail = id;
+        sl->arank = rank < sl->arank ? FE_EVQ_UNSORTED : rank;
+        return;
+    } else {
+        uint32_t id = fe_evq_wheel_node(q, sl->first, FE_EVQ_FIFO_RANK);
+        nd[id].next = sl->head;
+        if (sl->head == FE_EVQ_NIL) sl->tail = id;
+        sl->head = id;
+    }
+    sl->first = data;
+    sl->first_rank = rank;
+    sl->atail = FE_EVQ_NIL;
+    sl->arank = rank;
+}
+
 /* Wheel: puts a slot's arrivals in rank order (the first event included). */
 void fe_evq_wheel_sort(struct fe_evq *q, struct fe_evq_slot *sl);
 
-/* Wheel: removes and returns the first event of an occupied slot; the next takes its place:
- * the next arrival, else the next other event. */
+/* Wheel: removes and returns the first event of an occupied slot; the next takes its place. */
 static inline uint64_t fe_evq_wheel_take(struct fe_evq *q, uint32_t slot)
 {
     struct fe_evq_slot *sl = &q->slots[slot];
-    if (__builtin_expect(sl->unsorted, 0)) fe_evq_wheel_sort(q, sl);
+    if (__builtin_expect(sl->arank == FE_EVQ_UNSORTED, 0)) fe_evq_wheel_sort(q, sl);
     uint64_t data = sl->first;
-    uint32_t id = sl->ahead;
-    if (id != FE_EVQ_NIL) {
-        sl->ahead = q->nodes[id].next;
-    } else if ((id = sl->head) != FE_EVQ_NIL) {
-        sl->head = q->nodes[id].next;
-    } else {
+    uint32_t id = sl->head;
+    q->wheel_n--;
+    if (id == FE_EVQ_NIL) {
         uint32_t w = slot >> 6;
         q->bm0[w] &= ~(UINT64_C(1) << (slot & 63));
         if (!q->bm0[w]) {
             q->bm1[w >> 6] &= ~(UINT64_C(1) << (w & 63));
             if (!q->bm1[w >> 6]) q->bm2 &= ~(UINT64_C(1) << (w >> 6));
         }
-        q->wheel_n--;
         return data;
     }
     struct fe_evq_wnode *nd = &q->nodes[id];
+    sl->head = nd->next;
     sl->first = nd->data;
     sl->first_rank = nd->rank;
     nd->next = q->free_node;
     q->free_node = id;
-    q->wheel_n--;
     return data;
 }
 
@@ -401,7 +445,14 @@ FE_EVQ_HOT int fe_evq_push_arrival(struct fe_evq *q, uint64_t t, uint64_t rank, 
         int rc = fe_evq_arrival_key(q, t, rank, &key);
         return rc ? rc : fe_evq_push_key(q, key, data);
     }
-    return fe_evq_push_arrival_slow(q, t, rank, data);
+    /* the usual case inline: a later time inside the horizon, a ranked port, a free node */
+    if (t <= q->now || t - q->now >= FE_EVQ_WHEEL_SLOTS || t > FE_SIM_MAX_TIME ||
+        rank >= q->fifo_base || q->free_node == FE_EVQ_NIL)
+        return fe_evq_push_arrival_slow(q, t, rank, data);
+    fe_evq_wheel_file_arrival(q, (uint32_t)(t & (FE_EVQ_WHEEL_SLOTS - 1u)), (uint32_t)rank, data);
+    q->n++;
+    q->pushed++;
+    return 0;
 }
 
 /* fe_evq_pop_until_slow through locals of its own: the caller's t and data, whose addresses do

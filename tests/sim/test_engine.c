@@ -97,6 +97,129 @@ static void test_arrivals_first(void **s)
     arrivals_first(FE_SIM_EVQ_CALENDAR);
 }
 
+/* One slot, every case of filing: a first event that is no arrival (the arrival takes its
+ * place), arrivals out of rank order among others, two of one rank (kept in filing order on
+ * the wheel; the heap keeps no order among equal keys, so there the pair carries one word). */
+static void slot_order(enum fe_sim_queue_kind kind)
+{
+    struct fe_evq q;
+    assert_int_equal(fe_evq_init(&q, kind), 0);
+    assert_int_equal(fe_evq_set_ranks(&q, 600), 0);
+    const uint64_t t = 1000;
+    uint64_t dup = kind == FE_SIM_EVQ_WHEEL ? 1 : 0;
+    assert_int_equal(fe_evq_push(&q, t, 900), 0);
+    assert_int_equal(fe_evq_push_arrival(&q, t, 300, 300), 0);
+    assert_int_equal(fe_evq_push(&q, t, 901), 0);
+    assert_int_equal(fe_evq_push_arrival(&q, t, 5, 5), 0);
+    assert_int_equal(fe_evq_push_arrival(&q, t, 599, 599), 0);
+    assert_int_equal(fe_evq_push_arrival(&q, t, 64, 1064), 0);
+    assert_int_equal(fe_evq_push(&q, t, 902), 0);
+    assert_int_equal(fe_evq_push_arrival(&q, t, 63, 63), 0);
+    assert_int_equal(fe_evq_push_arrival(&q, t, 64, 1064 + dup), 0);
+    assert_int_equal(fe_evq_push_arrival(&q, t, 0, 0), 0);
+    static const uint64_t want[] = {0, 5, 63, 1064, 1065, 300, 599, 900, 901, 902};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        uint64_t td, d;
+        assert_true(fe_evq_pop(&q, &td, &d));
+        assert_int_equal(td, t);
+        assert_int_equal(d, i == 4 ? 1064 + dup : want[i]);
+    }
+    assert_false(fe_evq_pop(&q, &(uint64_t){0}, &(uint64_t){0}));
+    fe_evq_free(&q);
+}
+
+static void test_slot_order(void **s)
+{
+    (void)s;
+    slot_order(FE_SIM_EVQ_HEAP);
+    slot_order(FE_SIM_EVQ_WHEEL);
+    slot_order(FE_SIM_EVQ_CALENDAR);
+}
+
+/* The simulator's use of arrivals on a random workload: each pop schedules 0-3 events, some of
+ * them arrivals at random ports (ranks) of 0..ranks-1, most at a few common delays (ties of many
+ * ports at one nanosecond, filed in no particular rank order), some beyond the wheel's horizon
+ * (through its heap) and across its wraps, some at the time begun (taking FIFO order). Every
+ * pop is checked against the rule: within a nanosecond the arrivals first in rank order, then
+ * the others in the order they were scheduled. An arrival's word is its rank (as one port's
+ * event word: equal ranks are one object), the others' a scheduling number. */
+#define ARRIVAL_BIT (UINT64_C(1) << 62)
+struct order_check {
+    uint64_t t, rank, seq;
+    bool others; /* an event that is no arrival popped at t */
+};
+
+static void check_order(struct order_check *c, uint64_t t, uint64_t d)
+{
+    if (t != c->t) {
+        assert_true(t > c->t);
+        *c = (struct order_check){t, 0, 0, false};
+    }
+    if (d & ARRIVAL_BIT) {
+        assert_false(c->others);
+        assert_true((d & ~ARRIVAL_BIT) >= c->rank);
+        c->rank = d & ~ARRIVAL_BIT;
+    } else {
+        assert_true(!c->others || d > c->seq);
+        c->others = true;
+        c->seq = d;
+    }
+}
+
+static void ranked_workload(enum fe_sim_queue_kind kind, uint64_t ranks, uint64_t *out,
+                            size_t n_out)
+{
+    struct fe_evq q;
+    assert_int_equal(fe_evq_init(&q, kind), 0);
+    assert_int_equal(fe_evq_set_ranks(&q, ranks), 0);
+    uint64_t seed = 11, seq = 1, t = 0, d;
+    static const uint64_t delays[] = {0, 1, 331, 1000, 1331, 70000, 150000};
+    struct order_check c = {0, 0, 0, false};
+    for (uint64_t i = 0; i < 64; i++) {
+        uint64_t r = lcg(&seed) % ranks;
+        assert_int_equal(fe_evq_push_arrival(&q, 1000, r, ARRIVAL_BIT | r), 0);
+    }
+    size_t n = 0;
+    while (n < n_out && fe_evq_pop(&q, &t, &d)) {
+        check_order(&c, t, d);
+        out[n++] = t << 32 ^ d;
+        unsigned k = (unsigned)(lcg(&seed) % 4);
+        for (unsigned j = 0; j < k && q.n < 4000; j++) {
+            uint64_t x = lcg(&seed), at = t + delays[x % 7] + (x >> 8) % 2 * (x >> 9) % 3;
+            if (x >> 12 & 1) {
+                uint64_t r = (x >> 13) % ranks;
+                /* at the time begun an arrival takes FIFO order: its word a number */
+                uint64_t w = at == t ? seq++ : ARRIVAL_BIT | r;
+                assert_int_equal(fe_evq_push_arrival(&q, at, r, w), 0);
+            } else {
+                assert_int_equal(fe_evq_push(&q, at, seq++), 0);
+            }
+        }
+    }
+    assert_int_equal(n, n_out);
+    fe_evq_free(&q);
+}
+
+static void test_arrivals_random(void **s)
+{
+    (void)s;
+    enum { N = 200000 };
+    uint64_t *ref = malloc(N * sizeof(*ref)), *got = malloc(N * sizeof(*got));
+    assert_non_null(ref);
+    assert_non_null(got);
+    /* 600 ranks: the wheel reads all its words of bits; 100000: it notes the ones set */
+    static const uint64_t ranks[] = {600, 100000};
+    for (int r = 0; r < 2; r++) {
+        ranked_workload(FE_SIM_EVQ_HEAP, ranks[r], ref, N);
+        ranked_workload(FE_SIM_EVQ_WHEEL, ranks[r], got, N);
+        assert_memory_equal(ref, got, N * sizeof(*ref));
+        ranked_workload(FE_SIM_EVQ_CALENDAR, ranks[r], got, N);
+        assert_memory_equal(ref, got, N * sizeof(*ref));
+    }
+    free(ref);
+    free(got);
+}
+
 static void test_fifo_heap(void **s)
 {
     (void)s;
@@ -592,6 +715,8 @@ int main(void)
         cmocka_unit_test(test_fifo_wheel),
         cmocka_unit_test(test_fifo_calendar),
         cmocka_unit_test(test_arrivals_first),
+        cmocka_unit_test(test_slot_order),
+        cmocka_unit_test(test_arrivals_random),
         cmocka_unit_test(test_agree_random),
         cmocka_unit_test(test_agree_random_no_peek),
         cmocka_unit_test(test_calendar_geometries),
