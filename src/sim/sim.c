@@ -317,7 +317,11 @@ int fe_sim_set_queue(struct fe_sim *sim, enum fe_sim_queue_kind kind)
     int rc = fe_evq_init(&nq, kind);
     if (rc) return rc;
     fe_evq_set_keys_fn(&nq, sim_link_wire_keys, sim);
-    fe_evq_set_ranks(&nq, sim->q.fifo_base);
+    rc = fe_evq_set_ranks(&nq, sim->q.fifo_base); /* without them arrivals lose their order */
+    if (rc) {
+        fe_evq_free(&nq);
+        return rc;
+    }
     nq.now = sim->q.now;
     uint64_t t, d;
     while (fe_evq_pop(&sim->q, &t, &d)) {

@@ -417,7 +417,10 @@ static int create_sim(struct sim_run *s)
         fprintf(stderr, "feroce sim: %s\n", err);
         return 1;
     }
-    if (s->o.queue_set) fe_sim_set_queue(s->sim, s->o.queue);
+    if (s->o.queue_set && (rc = fe_sim_set_queue(s->sim, s->o.queue)) != 0) {
+        fprintf(stderr, "feroce sim: --queue: %s\n", fe_strerror(rc));
+        return 1;
+    }
     return 0;
 }
 
