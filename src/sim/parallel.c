@@ -29,9 +29,11 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "feroce/err.h"
@@ -72,6 +74,11 @@ struct sim_par_part {
         bool ended, failed;
     } pub[2];
     uint64_t windows, events_run, frames_out;
+    /* where its thread's time goes (ns, CLOCK_MONOTONIC read a few times per window, not per
+     * event): running its events, waiting at barriers, filing its inbox, the serial actions
+     * (thread 0); and its thread's CPU time */
+    uint64_t run_ns, wait_ns, inbox_ns, serial_ns, cpu_ns;
+    uint64_t sleeps; /* barrier waits that slept on the futex */
     pthread_t th;
 };
 
@@ -86,11 +93,19 @@ struct sim_par {
     uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
     uint64_t done_to; /* the events before it have run, and the actions due before it */
     bool stop;
+    uint64_t wall_ns; /* in sim_par_run */
     /* barrier */
     _Alignas(64) atomic_uint arrived;
     _Alignas(64) atomic_uint gen;
     uint64_t barriers;
 };
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- barrier: spin, then sleep on a futex ---- */
 
@@ -103,21 +118,27 @@ static void futex_wake_all(atomic_uint *addr)
     syscall(SYS_futex, (unsigned *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-static void barrier_wait(struct sim_par *par)
+/* Waits for every part's thread: pp's time waiting counted. */
+static void barrier_wait(struct sim_par *par, struct sim_par_part *pp)
 {
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     unsigned g = atomic_load_explicit(&par->gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == par->k) {
         atomic_store_explicit(&par->arrived, 0, memory_order_relaxed);
         par->barriers++;
         atomic_store_explicit(&par->gen, g + 1, memory_order_release);
         futex_wake_all(&par->gen);
+        pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
         return;
     }
-    for (int i = 0; i < BARRIER_SPINS; i++) {
-        if (atomic_load_explicit(&par->gen, memory_order_acquire) != g) return;
+    int i = 0;
+    for (; i < BARRIER_SPINS; i++) {
+        if (atomic_load_explicit(&par->gen, memory_order_acquire) != g) break;
         __builtin_ia32_pause();
     }
+    if (i == BARRIER_SPINS) pp->sleeps++;
     while (atomic_load_explicit(&par->gen, memory_order_acquire) == g) futex_wait(&par->gen, g);
+    pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 }
 
 /* ---- outboxes ---- */
@@ -402,20 +423,28 @@ static void *part_thread(void *arg)
 {
     struct sim_par_part *pp = arg;
     struct sim_par *par = pp->par;
-    uint64_t end = par->end;
+    uint64_t end = par->end, cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (;;) {
         uint32_t parity = pp->parity;
+        uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
         run_events(pp, end - 1);
         publish(pp, parity);
         pp->windows++;
-        barrier_wait(par);
+        pp->run_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+        barrier_wait(par, pp);
+        t0 = clock_ns(CLOCK_MONOTONIC);
         file_inbox(pp, parity);
         pp->parity = parity ^ 1;
         clear_outboxes(pp, pp->parity);
+        pp->inbox_ns += clock_ns(CLOCK_MONOTONIC) - t0;
         if (action_due(par, parity, end)) {
-            barrier_wait(par);
-            if (pp->id == 0) between_windows(par, end);
-            barrier_wait(par);
+            barrier_wait(par, pp);
+            if (pp->id == 0) {
+                t0 = clock_ns(CLOCK_MONOTONIC);
+                between_windows(par, end);
+                pp->serial_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+            }
+            barrier_wait(par, pp);
             if (par->stop) break;
             end = par->end;
             continue;
@@ -425,6 +454,7 @@ static void *part_thread(void *arg)
         if (m < end) m = end;
         end = window_end(par, m < known ? m : known, known);
     }
+    pp->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     return NULL;
 }
 
@@ -656,13 +686,16 @@ int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
     par->limit = limit;
     par->stop = false;
     /* the actions due at the start (the first flows, or those at the last run's limit) */
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     global_actions(par, par->done_to, true);
+    par->parts[0].serial_ns += clock_ns(CLOCK_MONOTONIC) - t0;
     if (sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE))
         par->stop = sim->finished = true;
     else
         plan_window(par, par->done_to);
     int rc = 0;
     if (!par->stop) rc = run_threads(par);
+    par->wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
     fold_counters(par);
     set_clock(par);
     if (rc || sim_failed(sim)) {
@@ -682,9 +715,43 @@ void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
     out->grid_ns = par->grid_ns;
     out->lookahead_ns = par->lookahead_ns;
     out->barriers = par->barriers;
+    out->wall_ns = par->wall_ns;
     for (uint32_t j = 0; j < par->k && j < FE_SIM_MAX_INFO_PARTS; j++) {
-        out->events[j] = par->parts[j].events_run;
-        out->windows[j] = par->parts[j].windows;
-        out->frames_out[j] = par->parts[j].frames_out;
+        const struct sim_par_part *pp = &par->parts[j];
+        out->events[j] = pp->events_run;
+        out->windows[j] = pp->windows;
+        out->frames_out[j] = pp->frames_out;
+        out->run_ns[j] = pp->run_ns;
+        out->wait_ns[j] = pp->wait_ns;
+        out->inbox_ns[j] = pp->inbox_ns;
+        out->serial_ns[j] = pp->serial_ns;
+        out->cpu_ns[j] = pp->cpu_ns;
+        out->sleeps[j] = pp->sleeps;
     }
+}
+
+/* A figure per part (ms), as "a / b / c". */
+static void print_ms(FILE *f, const char *what, const uint64_t *v, uint32_t k)
+{
+    fprintf(f, "%s", what);
+    for (uint32_t j = 0; j < k; j++) fprintf(f, "%s%.1f", j ? " / " : " ", v[j] / 1e6);
+}
+
+void fe_sim_parallel_print_times(FILE *f, const char *prefix, const struct fe_sim_par_info *pi)
+{
+    uint32_t k = pi->parts < FE_SIM_MAX_INFO_PARTS ? pi->parts : FE_SIM_MAX_INFO_PARTS;
+    uint64_t wait = 0, sleeps = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        wait += pi->wait_ns[j];
+        sleeps += pi->sleeps[j];
+    }
+    fprintf(f, "%sthreads' time, ms of %.1f wall:", prefix, pi->wall_ns / 1e6);
+    print_ms(f, " events", pi->run_ns, k);
+    print_ms(f, "; barrier waits", pi->wait_ns, k);
+    print_ms(f, "; inbox", pi->inbox_ns, k);
+    fprintf(f, "; serial actions %.1f", pi->serial_ns[0] / 1e6);
+    print_ms(f, "; thread CPU", pi->cpu_ns, k);
+    fprintf(f, "; waiting %.0f %% of the threads' wall time, %llu futex sleeps\n",
+            k && pi->wall_ns ? 100.0 * (double)wait / ((double)pi->wall_ns * k) : 0.0,
+            (unsigned long long)sleeps);
 }
