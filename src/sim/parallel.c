@@ -88,6 +88,7 @@ struct sim_par {
     uint32_t *part_of; /* node -> part */
     struct sim_par_part *parts;
     uint64_t grid_ns, lookahead_ns;
+    bool lookahead; /* the parts' run loops use sim_next_lookahead */
     /* the run in progress */
     uint64_t limit;   /* fe_sim_run's: events up to it */
     uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
@@ -143,13 +144,30 @@ static void barrier_wait(struct sim_par *par, struct sim_par_part *pp)
 
 /* ---- outboxes ---- */
 
+/* A frame onto the wire toward `to`, to arrive at t, as sim_link_send files it on this queue:
+ * only the wire's first frame has an event (heap, calendar), or every frame (the wheel). */
+static void wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
+{
+    if (sim->wire_heads_only) {
+        uint64_t key;
+        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
+        sim_link_wire_put(sim, to, pkt, key);
+        return;
+    }
+    if (fe_evq_push_arrival(&sim->q, t, sim_port_gid(sim, to), sim_arrive_event(to))) sim_fail(sim);
+    pkt->next = NULL;
+    if (to->wire_tail)
+        to->wire_tail->next = pkt;
+    else
+        to->wire_head = pkt;
+    to->wire_tail = pkt;
+}
+
 void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
 {
     struct sim_par_part *pp = sim->part;
     if (!pp) { /* a global action (all parts stopped): onto the wire, handed over after it */
-        uint64_t key;
-        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
-        sim_link_wire_put(sim, to, pkt, key);
+        wire_file(sim, to, t, pkt);
         return;
     }
     struct outbox *ob = &pp->out[pp->parity][pp->par->part_of[to->node->id]];
@@ -179,11 +197,7 @@ static void file_inbox(struct sim_par_part *pp, uint32_t parity)
     struct fe_sim *sim = pp->sim;
     for (uint32_t j = 0; j < par->k; j++) {
         struct outbox *ob = &par->parts[j].out[parity][pp->id];
-        for (size_t i = 0; i < ob->n; i++) {
-            uint64_t key;
-            if (sim_arrival_key(sim, ob->v[i].to, ob->v[i].t, &key)) sim_fail(sim);
-            sim_link_wire_put(sim, ob->v[i].to, ob->v[i].pkt, key);
-        }
+        for (size_t i = 0; i < ob->n; i++) wire_file(sim, ob->v[i].to, ob->v[i].t, ob->v[i].pkt);
     }
 }
 
@@ -242,10 +256,8 @@ static void move_event(struct sim_par *par, uint64_t t, uint64_t data)
     enum ev_kind kind = (enum ev_kind)(data & EV_KIND_MASK);
     int rc;
     if (kind == EV_ARRIVE || kind == EV_ARRIVE_HOST) {
-        uint64_t key;
-        rc = sim_arrival_key(ps, (const struct sim_port *)(uintptr_t)(data & ~EV_KIND_MASK), t,
-                             &key);
-        if (!rc) rc = fe_evq_push_key(&ps->q, key, data);
+        const struct sim_port *to = (const struct sim_port *)(uintptr_t)(data & ~EV_KIND_MASK);
+        rc = fe_evq_push_arrival(&ps->q, t, sim_port_gid(ps, to), data);
     } else {
         rc = fe_evq_push(&ps->q, t, data);
     }
@@ -261,6 +273,7 @@ static void hand_over(struct sim_par *par, struct sim_pkt **tails)
     struct fe_sim *sim = par->main;
     uint64_t t, data;
     while (fe_evq_pop(&sim->q, &t, &data)) move_event(par, t, data);
+    if (!tails) return; /* the wheel: every frame has its event, moved above */
     for (uint32_t i = 0; i < sim->n_ports_total; i++) {
         struct sim_port *p = &sim->ports[i];
         if (p->wire_tail == tails[i]) continue;
@@ -295,12 +308,15 @@ static void global_actions(struct sim_par *par, uint64_t end, bool act)
     struct fe_sim *sim = par->main;
     collect_ended(par, end);
     if (!act || next_known(par) > end) return;
-    struct sim_pkt **tails = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*tails));
-    if (!tails) {
-        sim_fail(sim);
-        return;
+    struct sim_pkt **tails = NULL;
+    if (sim->wire_heads_only) {
+        tails = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*tails));
+        if (!tails) {
+            sim_fail(sim);
+            return;
+        }
+        for (uint32_t i = 0; i < sim->n_ports_total; i++) tails[i] = sim->ports[i].wire_tail;
     }
-    for (uint32_t i = 0; i < sim->n_ports_total; i++) tails[i] = sim->ports[i].wire_tail;
     if (sim->q.now < end) sim->q.now = end;
     sim_do_actions(sim, end);
     hand_over(par, tails);
@@ -319,8 +335,14 @@ static void run_events(struct sim_par_part *pp, uint64_t last)
 {
     struct fe_sim *sim = pp->sim;
     uint64_t t, data;
-    while (fe_evq_pop_until(&sim->q, last, &t, &data)) {
-        sim->now = t;
+    bool lookahead = sim->lookahead;
+    for (;;) {
+        if (lookahead) {
+            if (!(data = sim_next_lookahead(sim, last))) break;
+        } else {
+            if (!fe_evq_pop_until(&sim->q, last, &t, &data)) break;
+            sim->now = t;
+        }
         sim->ev_kind_count[data & EV_KIND_MASK]++;
         sim_dispatch_event(sim, data);
         pp->events_run++;
@@ -516,10 +538,10 @@ static int make_copy(struct fe_sim *sim, struct sim_par_part *pp)
     ps->n_ended = 0;
     ps->ended = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
     if (!ps->ended) return FE_ENOMEM;
-    ps->lookahead = false;
+    ps->lookahead = pp->par->lookahead;
     ps->la_n = ps->la_head = 0;
     ps->ns3_lazy_txdone = false;
-    int rc = fe_evq_init(&ps->q, FE_SIM_EVQ_CALENDAR);
+    int rc = fe_evq_init(&ps->q, sim->q.kind);
     if (!rc) rc = fe_evq_set_ranks(&ps->q, sim->q.fifo_base);
     if (rc) return rc;
     fe_evq_set_keys_fn(&ps->q, part_wire_keys, pp);
@@ -580,13 +602,16 @@ int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, ch
         sim_errf(why, why_cap, "%s", no);
         return FE_ENOTSUP;
     }
-    /* one queue kind for all (the results do not depend on it), without the lookahead */
+    /* the parts run on the queue and with the lookahead the simulator chose for the whole
+     * network (the wheel's single event per frame and the lookahead's loads pay the same in a
+     * part); the main simulator only does the global actions, without it */
+    bool lookahead = sim->lookahead;
     int rc = fe_sim_set_lookahead(sim, false);
-    if (!rc) rc = fe_sim_set_queue(sim, FE_SIM_EVQ_CALENDAR);
     if (rc) return rc;
     sim->ns3_lazy_txdone = false;
     struct sim_par *par = calloc(1, sizeof(*par));
     if (!par) return FE_ENOMEM;
+    par->lookahead = lookahead;
     sim->par = par;
     par->main = sim;
     par->k = p->k;
