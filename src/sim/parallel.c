@@ -41,9 +41,11 @@
 #include "sim/partition.h"
 #include "sim/sim_internal.h"
 
-/* Spins before sleeping in the barrier: a window of the 128-host fabric is a few microseconds
- * of work per thread, a futex sleep and wake-up about as long. */
-#define BARRIER_SPINS 20000
+/* How long a thread spins in the barrier before it sleeps: the parts of a balanced cut end their
+ * windows within microseconds of each other, about what a futex sleep and wake-up cost; a
+ * longer wait means the other thread is not running (a loaded machine), and spinning on would
+ * take the core it needs. */
+#define BARRIER_SPIN_NS 30000
 
 struct xframe {
     uint64_t t;
@@ -95,9 +97,15 @@ struct sim_par {
     uint64_t done_to; /* the events before it have run, and the actions due before it */
     bool stop;
     uint64_t wall_ns; /* in sim_par_run */
+    /* sim_next_action_ns of the main simulator, read by every thread between windows: in two
+     * slots, as thread 0 sets the next value while the others may still read this one (the
+     * slot changes at each global action, alike in every thread) */
+    uint64_t known[2];
+    uint32_t ks; /* the slot in use when the threads start and after they stop */
     /* barrier */
     _Alignas(64) atomic_uint arrived;
     _Alignas(64) atomic_uint gen;
+    atomic_uint sleepers; /* threads in futex_wait or about to be: the last one wakes them */
     uint64_t barriers;
 };
 
@@ -127,18 +135,25 @@ static void barrier_wait(struct sim_par *par, struct sim_par_part *pp)
     if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == par->k) {
         atomic_store_explicit(&par->arrived, 0, memory_order_relaxed);
         par->barriers++;
-        atomic_store_explicit(&par->gen, g + 1, memory_order_release);
-        futex_wake_all(&par->gen);
+        /* seq_cst with the sleepers' count: either it sees a sleeper, or the sleeper's futex
+         * sees the new generation (no system call when every thread is spinning) */
+        atomic_store(&par->gen, g + 1);
+        if (atomic_load(&par->sleepers)) futex_wake_all(&par->gen);
         pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
         return;
     }
-    int i = 0;
-    for (; i < BARRIER_SPINS; i++) {
-        if (atomic_load_explicit(&par->gen, memory_order_acquire) != g) break;
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(&par->gen, memory_order_acquire) != g) {
+            pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+            return;
+        }
         __builtin_ia32_pause();
+        if (!(i & 63) && clock_ns(CLOCK_MONOTONIC) - t0 > BARRIER_SPIN_NS) break;
     }
-    if (i == BARRIER_SPINS) pp->sleeps++;
-    while (atomic_load_explicit(&par->gen, memory_order_acquire) == g) futex_wait(&par->gen, g);
+    pp->sleeps++;
+    atomic_fetch_add(&par->sleepers, 1);
+    while (atomic_load(&par->gen) == g) futex_wait(&par->gen, g);
+    atomic_fetch_sub(&par->sleepers, 1);
     pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 }
 
@@ -378,13 +393,13 @@ static uint64_t earliest_pending(const struct sim_par *par, uint32_t parity)
     return m;
 }
 
-static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
+static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end, uint64_t known)
 {
     for (uint32_t j = 0; j < par->k; j++) {
         const struct sim_par_part *q = &par->parts[j];
         if (q->pub[parity].failed || q->pub[parity].ended) return true;
     }
-    return next_known(par) <= end || end == par->limit + 1;
+    return known <= end || end == par->limit + 1;
 }
 
 /* The earliest pending event of any part (all threads stopped). */
@@ -412,8 +427,8 @@ static void plan_window(struct sim_par *par, uint64_t from)
     par->end = window_end(par, m < known ? m : known, known);
 }
 
-/* Thread 0 between windows that need it: the actions, then the next window (or the stop). */
-static void between_windows(struct sim_par *par, uint64_t end)
+/* The actions due at `end` (thread 0, every inbox filed), then the next window. */
+static void between_windows_actions(struct sim_par *par, uint64_t end)
 {
     struct fe_sim *sim = par->main;
     for (uint32_t j = 0; j < par->k; j++)
@@ -432,6 +447,16 @@ static void between_windows(struct sim_par *par, uint64_t end)
     plan_window(par, end);
 }
 
+/* Thread 0 between windows that need it, the others waiting: every part's inbox (what an action
+ * puts on a wire goes behind the frames already sent on it), the actions, then the next window
+ * (or the stop) and the next known action in slot ks of par->known. */
+static void between_windows(struct sim_par *par, uint64_t end, uint32_t parity, uint32_t ks)
+{
+    for (uint32_t j = 0; j < par->k; j++) file_inbox(&par->parts[j], parity);
+    between_windows_actions(par, end);
+    par->known[ks] = next_known(par);
+}
+
 static void publish(struct sim_par_part *pp, uint32_t parity)
 {
     struct fe_sim *sim = pp->sim;
@@ -441,11 +466,15 @@ static void publish(struct sim_par_part *pp, uint32_t parity)
     pp->phase_flag = false;
 }
 
+/* A part's thread: its window's events, the barrier, then either its inbox and the next window
+ * (decided alike by every thread from what the parts published), or, when an action is due,
+ * thread 0 files every inbox and does the actions while the others wait at a second barrier. */
 static void *part_thread(void *arg)
 {
     struct sim_par_part *pp = arg;
     struct sim_par *par = pp->par;
     uint64_t end = par->end, cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint32_t ks = par->ks; /* the slot of par->known */
     for (;;) {
         uint32_t parity = pp->parity;
         uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
@@ -454,16 +483,14 @@ static void *part_thread(void *arg)
         pp->windows++;
         pp->run_ns += clock_ns(CLOCK_MONOTONIC) - t0;
         barrier_wait(par, pp);
-        t0 = clock_ns(CLOCK_MONOTONIC);
-        file_inbox(pp, parity);
+        uint64_t known = par->known[ks];
         pp->parity = parity ^ 1;
         clear_outboxes(pp, pp->parity);
-        pp->inbox_ns += clock_ns(CLOCK_MONOTONIC) - t0;
-        if (action_due(par, parity, end)) {
-            barrier_wait(par, pp);
+        if (action_due(par, parity, end, known)) {
+            ks ^= 1;
             if (pp->id == 0) {
                 t0 = clock_ns(CLOCK_MONOTONIC);
-                between_windows(par, end);
+                between_windows(par, end, parity, ks);
                 pp->serial_ns += clock_ns(CLOCK_MONOTONIC) - t0;
             }
             barrier_wait(par, pp);
@@ -471,11 +498,15 @@ static void *part_thread(void *arg)
             end = par->end;
             continue;
         }
+        t0 = clock_ns(CLOCK_MONOTONIC);
+        file_inbox(pp, parity);
+        pp->inbox_ns += clock_ns(CLOCK_MONOTONIC) - t0;
         /* every thread decides alike: the earliest event, the next known action */
-        uint64_t m = earliest_pending(par, parity), known = next_known(par);
+        uint64_t m = earliest_pending(par, parity);
         if (m < end) m = end;
         end = window_end(par, m < known ? m : known, known);
     }
+    if (pp->id == 0) par->ks = ks;
     pp->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     return NULL;
 }
@@ -718,6 +749,7 @@ int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
         par->stop = sim->finished = true;
     else
         plan_window(par, par->done_to);
+    par->known[par->ks] = next_known(par);
     int rc = 0;
     if (!par->stop) rc = run_threads(par);
     par->wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
