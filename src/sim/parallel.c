@@ -22,8 +22,13 @@
  *
  * Outboxes are double-buffered by the window's parity: the frames sent in window w are read by
  * their receivers after the barrier that ends w, before they run w + 1; the sender writes that
- * buffer again in w + 2, after the barrier that ends w + 1. One barrier per window then, two
- * more when a global action runs. */
+ * buffer again in w + 2, after the barrier that ends w + 1. One barrier per window then, one
+ * more when a global action runs (thread 0 files every part's inbox, then does it).
+ *
+ * Windows cannot be longer than the grid: the grid is the smallest delay of any link, and a cut
+ * link's delay is the lookahead, at least G: a frame sent in a longer window could arrive
+ * inside it. The parts run on the queue and with the lookahead the simulator chose for the
+ * whole network. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
