@@ -817,7 +817,7 @@ void fe_sim_parallel_print_times(FILE *f, const char *prefix, const struct fe_si
     print_ms(f, "; inbox", pi->inbox_ns, k);
     fprintf(f, "; serial actions %.1f", pi->serial_ns[0] / 1e6);
     print_ms(f, "; thread CPU", pi->cpu_ns, k);
-    fprintf(f, "; waiting %.0f %% of the threads' wall time, %llu futex sleeps\n",
+    fprintf(f, "; waiting %.0f %% of the wall time per thread, %llu futex sleeps\n",
             k && pi->wall_ns ? 100.0 * (double)wait / ((double)pi->wall_ns * k) : 0.0,
             (unsigned long long)sleeps);
 }
