@@ -696,6 +696,7 @@ static int bench_parallel_on(const char *what, struct fe_sim_scenario *sc, uint6
                (double)(r2.pi.events[0] + r2.pi.events[1] ? r2.pi.events[0] + r2.pi.events[1] : 1),
            (unsigned long long)r2.pi.windows[0], (unsigned long long)r2.pi.barriers,
            (unsigned long long)r2.pi.frames_out[0], (unsigned long long)r2.pi.frames_out[1]);
+    fe_sim_parallel_print_times(stdout, "    last 2-thread run: ", &r2.pi);
     printf("    peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
     return 0;
 }

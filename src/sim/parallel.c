@@ -22,16 +22,23 @@
  *
  * Outboxes are double-buffered by the window's parity: the frames sent in window w are read by
  * their receivers after the barrier that ends w, before they run w + 1; the sender writes that
- * buffer again in w + 2, after the barrier that ends w + 1. One barrier per window then, two
- * more when a global action runs. */
+ * buffer again in w + 2, after the barrier that ends w + 1. One barrier per window then, one
+ * more when a global action runs (thread 0 files every part's inbox, then does it).
+ *
+ * Windows cannot be longer than the grid: the grid is the smallest delay of any link, and a cut
+ * link's delay is the lookahead, at least G: a frame sent in a longer window could arrive
+ * inside it. The parts run on the queue and with the lookahead the simulator chose for the
+ * whole network. */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "feroce/err.h"
@@ -40,9 +47,18 @@
 #include "sim/partition.h"
 #include "sim/sim_internal.h"
 
-/* Spins before sleeping in the barrier: a window of the 128-host fabric is a few microseconds
- * of work per thread, a futex sleep and wake-up about as long. */
-#define BARRIER_SPINS 20000
+/* How long a thread spins in the barrier before it sleeps: the parts of a balanced cut end their
+ * windows within microseconds of each other, about what a futex sleep and wake-up cost; a
+ * longer wait means the other thread is not running (a loaded machine), and spinning on would
+ * take the core it needs. */
+#define BARRIER_SPIN_NS 30000
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* ---- barrier: spin, then sleep on a futex ---- */
 
@@ -55,24 +71,56 @@ static void futex_wake_all(atomic_uint *addr)
     syscall(SYS_futex, (unsigned *)addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
 
-static void barrier_wait(struct sim_par *par)
+/* Waits for every part's thread: pp's time waiting counted. */
+static void barrier_wait(struct sim_par *par, struct sim_par_part *pp)
 {
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     unsigned g = atomic_load_explicit(&par->gen, memory_order_acquire);
     if (atomic_fetch_add_explicit(&par->arrived, 1, memory_order_acq_rel) + 1 == par->k) {
         atomic_store_explicit(&par->arrived, 0, memory_order_relaxed);
         par->barriers++;
-        atomic_store_explicit(&par->gen, g + 1, memory_order_release);
-        futex_wake_all(&par->gen);
+        /* seq_cst with the sleepers' count: either it sees a sleeper, or the sleeper's futex
+         * sees the new generation (no system call when every thread is spinning) */
+        atomic_store(&par->gen, g + 1);
+        if (atomic_load(&par->sleepers)) futex_wake_all(&par->gen);
+        pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
         return;
     }
-    for (int i = 0; i < BARRIER_SPINS; i++) {
-        if (atomic_load_explicit(&par->gen, memory_order_acquire) != g) return;
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(&par->gen, memory_order_acquire) != g) {
+            pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+            return;
+        }
         __builtin_ia32_pause();
+        if (!(i & 63) && clock_ns(CLOCK_MONOTONIC) - t0 > BARRIER_SPIN_NS) break;
     }
-    while (atomic_load_explicit(&par->gen, memory_order_acquire) == g) futex_wait(&par->gen, g);
+    pp->sleeps++;
+    atomic_fetch_add(&par->sleepers, 1);
+    while (atomic_load(&par->gen) == g) futex_wait(&par->gen, g);
+    atomic_fetch_sub(&par->sleepers, 1);
+    pp->wait_ns += clock_ns(CLOCK_MONOTONIC) - t0;
 }
 
 /* ---- outboxes ---- */
+
+/* A frame onto the wire toward `to`, to arrive at t, as sim_link_send files it on this queue:
+ * only the wire's first frame has an event (heap, calendar), or every frame (the wheel). */
+void sim_par_wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
+{
+    if (sim->wire_heads_only) {
+        uint64_t key;
+        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
+        sim_link_wire_put(sim, to, pkt, key);
+        return;
+    }
+    if (fe_evq_push_arrival(&sim->q, t, sim_port_gid(sim, to), sim_arrive_event(to))) sim_fail(sim);
+    pkt->next = NULL;
+    if (to->wire_tail)
+        to->wire_tail->next = pkt;
+    else
+        to->wire_head = pkt;
+    to->wire_tail = pkt;
+}
 
 void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
 {
@@ -82,9 +130,7 @@ void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct si
         return;
     }
     if (!pp) { /* a global action (all parts stopped): onto the wire, handed over after it */
-        uint64_t key;
-        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
-        sim_link_wire_put(sim, to, pkt, key);
+        sim_par_wire_file(sim, to, t, pkt);
         return;
     }
     struct outbox *ob = &pp->out[pp->parity][pp->par->part_of[to->node->id]];
@@ -114,11 +160,8 @@ static void file_inbox(struct sim_par_part *pp, uint32_t parity)
     struct fe_sim *sim = pp->sim;
     for (uint32_t j = 0; j < par->k; j++) {
         struct outbox *ob = &par->parts[j].out[parity][pp->id];
-        for (size_t i = 0; i < ob->n; i++) {
-            uint64_t key;
-            if (sim_arrival_key(sim, ob->v[i].to, ob->v[i].t, &key)) sim_fail(sim);
-            sim_link_wire_put(sim, ob->v[i].to, ob->v[i].pkt, key);
-        }
+        for (size_t i = 0; i < ob->n; i++)
+            sim_par_wire_file(sim, ob->v[i].to, ob->v[i].t, ob->v[i].pkt);
     }
 }
 
@@ -179,10 +222,8 @@ static void move_event(struct sim_par *par, uint64_t t, uint64_t data)
     int rc;
     if (!ps) return;
     if (kind == EV_ARRIVE || kind == EV_ARRIVE_HOST) {
-        uint64_t key;
-        rc = sim_arrival_key(ps, (const struct sim_port *)(uintptr_t)(data & ~EV_KIND_MASK), t,
-                             &key);
-        if (!rc) rc = fe_evq_push_key(&ps->q, key, data);
+        const struct sim_port *to = (const struct sim_port *)(uintptr_t)(data & ~EV_KIND_MASK);
+        rc = fe_evq_push_arrival(&ps->q, t, sim_port_gid(ps, to), data);
     } else {
         rc = fe_evq_push(&ps->q, t, data);
     }
@@ -215,6 +256,7 @@ static void hand_over(struct sim_par *par, struct sim_pkt **tails)
     struct fe_sim *sim = par->main;
     uint64_t t, data;
     while (fe_evq_pop(&sim->q, &t, &data)) move_event(par, t, data);
+    if (!tails) return;
     for (uint32_t i = 0; i < sim->n_ports_total; i++) {
         struct sim_port *p = &sim->ports[i];
         if (p->wire_tail == tails[i]) continue;
@@ -223,6 +265,7 @@ static void hand_over(struct sim_par *par, struct sim_pkt **tails)
             drop_new_frames(sim, p, tails[i]);
             continue;
         }
+        if (!sim->wire_heads_only) continue; /* the wheel: every frame's event moved above */
         struct sim_pkt *k = tails[i] ? tails[i]->next : p->wire_head->next;
         for (; k; k = k->next)
             if (sim_arrival_key(ps, p, k->wire_key >> FE_EVQ_SEQ_BITS, &k->wire_key)) sim_fail(ps);
@@ -254,12 +297,15 @@ static void global_actions(struct sim_par *par, uint64_t end, bool act)
     struct fe_sim *sim = par->main;
     collect_ended(par, end);
     if (!act || next_known(par) > end) return;
-    struct sim_pkt **tails = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*tails));
-    if (!tails) {
-        sim_fail(sim);
-        return;
+    struct sim_pkt **tails = NULL;
+    if (sim->wire_heads_only || par->only_part >= 0) {
+        tails = malloc((sim->n_ports_total ? sim->n_ports_total : 1) * sizeof(*tails));
+        if (!tails) {
+            sim_fail(sim);
+            return;
+        }
+        for (uint32_t i = 0; i < sim->n_ports_total; i++) tails[i] = sim->ports[i].wire_tail;
     }
-    for (uint32_t i = 0; i < sim->n_ports_total; i++) tails[i] = sim->ports[i].wire_tail;
     if (sim->q.now < end) sim->q.now = end;
     sim_do_actions(sim, end);
     hand_over(par, tails);
@@ -277,17 +323,24 @@ void sim_par_defer_phase(struct fe_sim *sim)
 static void run_events(struct sim_par_part *pp, uint64_t last)
 {
     struct fe_sim *sim = pp->sim;
-    uint64_t t, data;
-    while (fe_evq_pop_until(&sim->q, last, &t, &data)) {
-        sim->now = t;
+    uint64_t t, data, n = 0;
+    bool lookahead = sim->lookahead;
+    for (;;) {
+        if (lookahead) {
+            if (!(data = sim_next_lookahead(sim, last))) break;
+        } else {
+            if (!fe_evq_pop_until(&sim->q, last, &t, &data)) break;
+            sim->now = t;
+        }
         sim->ev_kind_count[data & EV_KIND_MASK]++;
         sim_dispatch_event(sim, data);
-        pp->events_run++;
+        n++;
         if (__builtin_expect(sim->halt, 0)) {
-            if (sim_failed(sim)) return;
+            if (sim_failed(sim)) break;
             sim->halt = 0; /* the stop and checkpoints are the run's, at the window's end */
         }
     }
+    pp->events_run += n;
     if (fe_evq_failed(&sim->q)) sim_fail(sim);
 }
 
@@ -315,13 +368,22 @@ static uint64_t earliest_pending(const struct sim_par *par, uint32_t parity)
     return m;
 }
 
-static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
+/* After a window without actions, the next one's end: decided alike by every thread (or
+ * process) from the earliest event of any part and the next known action. */
+static uint64_t next_end(const struct sim_par *par, uint32_t parity, uint64_t end, uint64_t known)
+{
+    uint64_t m = earliest_pending(par, parity);
+    if (m < end) m = end;
+    return window_end(par, m < known ? m : known, known);
+}
+
+static bool action_due(const struct sim_par *par, uint32_t parity, uint64_t end, uint64_t known)
 {
     for (uint32_t j = 0; j < par->k; j++) {
         const struct sim_par_part *q = &par->parts[j];
         if (q->pub[parity].failed || q->pub[parity].ended) return true;
     }
-    return next_known(par) <= end || end == par->limit + 1;
+    return known <= end || end == par->limit + 1;
 }
 
 /* The earliest pending event of any part (all threads stopped). Over MPI, of this process's
@@ -354,8 +416,8 @@ static void plan_window(struct sim_par *par, uint64_t from)
     par->end = window_end(par, m < known ? m : known, known);
 }
 
-/* Thread 0 between windows that need it: the actions, then the next window (or the stop). */
-static void between_windows(struct sim_par *par, uint64_t end)
+/* The actions due at `end` (thread 0, every inbox filed), then the next window. */
+static void between_windows_actions(struct sim_par *par, uint64_t end)
 {
     struct fe_sim *sim = par->main;
     for (uint32_t j = 0; j < par->k; j++)
@@ -374,6 +436,16 @@ static void between_windows(struct sim_par *par, uint64_t end)
     plan_window(par, end);
 }
 
+/* Thread 0 between windows that need it, the others waiting: every part's inbox (what an action
+ * puts on a wire goes behind the frames already sent on it), the actions, then the next window
+ * (or the stop) and the next known action in slot ks of par->known. */
+static void between_windows(struct sim_par *par, uint64_t end, uint32_t parity, uint32_t ks)
+{
+    for (uint32_t j = 0; j < par->k; j++) file_inbox(&par->parts[j], parity);
+    between_windows_actions(par, end);
+    par->known[ks] = next_known(par);
+}
+
 static void publish(struct sim_par_part *pp, uint32_t parity)
 {
     struct fe_sim *sim = pp->sim;
@@ -383,33 +455,45 @@ static void publish(struct sim_par_part *pp, uint32_t parity)
     pp->phase_flag = false;
 }
 
+/* A part's thread: its window's events, the barrier, then either its inbox and the next window
+ * (decided alike by every thread from what the parts published), or, when an action is due,
+ * thread 0 files every inbox and does the actions while the others wait at a second barrier. */
 static void *part_thread(void *arg)
 {
     struct sim_par_part *pp = arg;
     struct sim_par *par = pp->par;
-    uint64_t end = par->end;
+    uint64_t end = par->end, cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint32_t ks = par->ks; /* the slot of par->known */
     for (;;) {
         uint32_t parity = pp->parity;
+        uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
         run_events(pp, end - 1);
         publish(pp, parity);
         pp->windows++;
-        barrier_wait(par);
-        file_inbox(pp, parity);
+        pp->run_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+        barrier_wait(par, pp);
+        uint64_t known = par->known[ks];
         pp->parity = parity ^ 1;
         clear_outboxes(pp, pp->parity);
-        if (action_due(par, parity, end)) {
-            barrier_wait(par);
-            if (pp->id == 0) between_windows(par, end);
-            barrier_wait(par);
+        if (action_due(par, parity, end, known)) {
+            ks ^= 1;
+            if (pp->id == 0) {
+                t0 = clock_ns(CLOCK_MONOTONIC);
+                between_windows(par, end, parity, ks);
+                pp->serial_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+            }
+            barrier_wait(par, pp);
             if (par->stop) break;
             end = par->end;
             continue;
         }
-        /* every thread decides alike: the earliest event, the next known action */
-        uint64_t m = earliest_pending(par, parity), known = next_known(par);
-        if (m < end) m = end;
-        end = window_end(par, m < known ? m : known, known);
+        t0 = clock_ns(CLOCK_MONOTONIC);
+        file_inbox(pp, parity);
+        pp->inbox_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+        end = next_end(par, parity, end, known);
     }
+    if (pp->id == 0) par->ks = ks;
+    pp->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
     return NULL;
 }
 
@@ -472,10 +556,10 @@ static int make_copy(struct fe_sim *sim, struct sim_par_part *pp)
     ps->n_ended = 0;
     ps->ended = malloc((sim->n_flows ? sim->n_flows : 1) * sizeof(uint32_t));
     if (!ps->ended) return FE_ENOMEM;
-    ps->lookahead = false;
+    ps->lookahead = pp->par->lookahead;
     ps->la_n = ps->la_head = 0;
     ps->ns3_lazy_txdone = false;
-    int rc = fe_evq_init(&ps->q, FE_SIM_EVQ_CALENDAR);
+    int rc = fe_evq_init(&ps->q, sim->q.kind);
     if (!rc) rc = fe_evq_set_ranks(&ps->q, sim->q.fifo_base);
     if (rc) return rc;
     fe_evq_set_keys_fn(&ps->q, part_wire_keys, pp);
@@ -537,13 +621,17 @@ int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t 
         sim_errf(why, why_cap, "%s", no);
         return FE_ENOTSUP;
     }
-    /* one queue kind for all (the results do not depend on it), without the lookahead */
+    /* the parts run on the queue and with the lookahead the simulator chose for the whole
+     * network (the wheel's single event per frame and the lookahead's loads pay the same in a
+     * part); the main simulator only does the global actions, without it */
+    bool lookahead = sim->lookahead;
     int rc = fe_sim_set_lookahead(sim, false);
-    if (!rc) rc = fe_sim_set_queue(sim, FE_SIM_EVQ_CALENDAR);
     if (rc) return rc;
     sim->ns3_lazy_txdone = false;
-    struct sim_par *par = calloc(1, sizeof(*par));
+    struct sim_par *par = aligned_alloc(_Alignof(struct sim_par), sizeof(*par));
     if (!par) return FE_ENOMEM;
+    memset(par, 0, sizeof(*par));
+    par->lookahead = lookahead;
     sim->par = par;
     par->main = sim;
     par->only_part = only_part;
@@ -551,8 +639,9 @@ int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t 
     par->grid_ns = p->grid_ns ? p->grid_ns : 1;
     par->lookahead_ns = p->lookahead_ns;
     par->part_of = malloc((sim->n_nodes ? sim->n_nodes : 1) * sizeof(uint32_t));
-    par->parts = calloc(p->k, sizeof(*par->parts));
+    par->parts = aligned_alloc(_Alignof(struct sim_par_part), p->k * sizeof(*par->parts));
     if (!par->part_of || !par->parts) goto nomem;
+    memset(par->parts, 0, p->k * sizeof(*par->parts));
     memcpy(par->part_of, p->part, sim->n_nodes * sizeof(uint32_t));
     for (uint32_t j = 0; j < p->k; j++)
         if (init_part(par, j)) goto nomem;
@@ -646,11 +735,14 @@ void sim_par_start_run(struct sim_par *par)
 {
     struct fe_sim *sim = par->main;
     /* the actions due at the start (the first flows, or those at the last run's limit) */
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     global_actions(par, par->done_to, true);
+    par->parts[0].serial_ns += clock_ns(CLOCK_MONOTONIC) - t0;
     if (sim->halt & (SIM_HALT_ERROR | SIM_HALT_ALL_DONE))
         par->stop = sim->finished = true;
     else
         plan_window(par, par->done_to);
+    par->known[par->ks] = next_known(par);
 }
 
 void sim_par_end_run(struct sim_par *par)
@@ -668,9 +760,11 @@ int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
     if (limit + 1 < par->done_to) return 0;
     par->limit = limit;
     par->stop = false;
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
     sim_par_start_run(par);
     int rc = 0;
     if (!par->stop) rc = run_threads(par);
+    par->wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
     sim_par_end_run(par);
     if (rc || sim_failed(sim)) {
         sim->finished = true;
@@ -689,11 +783,45 @@ void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
     out->grid_ns = par->grid_ns;
     out->lookahead_ns = par->lookahead_ns;
     out->barriers = par->barriers;
+    out->wall_ns = par->wall_ns;
     for (uint32_t j = 0; j < par->k && j < FE_SIM_MAX_INFO_PARTS; j++) {
-        out->events[j] = par->parts[j].events_run;
-        out->windows[j] = par->parts[j].windows;
-        out->frames_out[j] = par->parts[j].frames_out;
+        const struct sim_par_part *pp = &par->parts[j];
+        out->events[j] = pp->events_run;
+        out->windows[j] = pp->windows;
+        out->frames_out[j] = pp->frames_out;
+        out->run_ns[j] = pp->run_ns;
+        out->wait_ns[j] = pp->wait_ns;
+        out->inbox_ns[j] = pp->inbox_ns;
+        out->serial_ns[j] = pp->serial_ns;
+        out->cpu_ns[j] = pp->cpu_ns;
+        out->sleeps[j] = pp->sleeps;
     }
+}
+
+/* A figure per part (ms), as "a / b / c". */
+static void print_ms(FILE *f, const char *what, const uint64_t *v, uint32_t k)
+{
+    fprintf(f, "%s", what);
+    for (uint32_t j = 0; j < k; j++) fprintf(f, "%s%.1f", j ? " / " : " ", v[j] / 1e6);
+}
+
+void fe_sim_parallel_print_times(FILE *f, const char *prefix, const struct fe_sim_par_info *pi)
+{
+    uint32_t k = pi->parts < FE_SIM_MAX_INFO_PARTS ? pi->parts : FE_SIM_MAX_INFO_PARTS;
+    uint64_t wait = 0, sleeps = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        wait += pi->wait_ns[j];
+        sleeps += pi->sleeps[j];
+    }
+    fprintf(f, "%sthreads' time, ms of %.1f wall:", prefix, pi->wall_ns / 1e6);
+    print_ms(f, " events", pi->run_ns, k);
+    print_ms(f, "; barrier waits", pi->wait_ns, k);
+    print_ms(f, "; inbox", pi->inbox_ns, k);
+    fprintf(f, "; serial actions %.1f", pi->serial_ns[0] / 1e6);
+    print_ms(f, "; thread CPU", pi->cpu_ns, k);
+    fprintf(f, "; waiting %.0f %% of the wall time per thread, %llu futex sleeps\n",
+            k && pi->wall_ns ? 100.0 * (double)wait / ((double)pi->wall_ns * k) : 0.0,
+            (unsigned long long)sleeps);
 }
 
 /* ---- the steps of a window, for parallel_mpi.c (parallel_int.h) ---- */
@@ -717,20 +845,17 @@ uint64_t sim_par_outbox_min(const struct sim_par_part *pp, uint32_t parity)
 
 bool sim_par_action_due(const struct sim_par *par, uint32_t parity, uint64_t end)
 {
-    return action_due(par, parity, end);
+    return action_due(par, parity, end, next_known(par));
 }
 
-/* as part_thread decides after a window without actions */
 uint64_t sim_par_next_end(const struct sim_par *par, uint32_t parity, uint64_t end)
 {
-    uint64_t m = earliest_pending(par, parity), known = next_known(par);
-    if (m < end) m = end;
-    return window_end(par, m < known ? m : known, known);
+    return next_end(par, parity, end, next_known(par));
 }
 
 void sim_par_between_windows(struct sim_par *par, uint64_t end)
 {
-    between_windows(par, end);
+    between_windows_actions(par, end);
 }
 
 /* Whether node's state is simulated in this process: over MPI, the nodes of other processes'

@@ -31,9 +31,10 @@ struct outbox {
     uint64_t min_t;
 };
 
-/* A part: its copy of the simulator and what its thread publishes at each barrier. */
+/* A part: its copy of the simulator and what its thread publishes at each barrier. A cache line
+ * of its own (its thread writes its counters while the others run). */
 struct sim_par_part {
-    struct fe_sim *sim; /* the copy; NULL when the part runs in another process (MPI) */
+    _Alignas(64) struct fe_sim *sim; /* the copy; NULL when the part runs in another process */
     struct sim_par *par;
     uint32_t id;
     struct sim_port **ports; /* its ports (their wires' keys, for the queue's renumbering) */
@@ -48,6 +49,11 @@ struct sim_par_part {
         bool ended, failed;
     } pub[2];
     uint64_t windows, events_run, frames_out;
+    /* where its thread's time goes (ns, CLOCK_MONOTONIC read a few times per window, not per
+     * event): running its events, waiting at barriers, filing its inbox, the serial actions
+     * (thread 0); and its thread's CPU time */
+    uint64_t run_ns, wait_ns, inbox_ns, serial_ns, cpu_ns;
+    uint64_t sleeps; /* barrier waits that slept on the futex */
     pthread_t th;
 };
 
@@ -57,6 +63,7 @@ struct sim_par {
     uint32_t *part_of; /* node -> part */
     struct sim_par_part *parts;
     uint64_t grid_ns, lookahead_ns;
+    bool lookahead; /* the parts' run loops use sim_next_lookahead */
     /* over MPI (parallel_mpi.c): the one part this process simulates, whose copy is the only
      * one (the other parts' copies are NULL: their events and frames are dropped here); -1 with
      * threads, every part here */
@@ -67,9 +74,16 @@ struct sim_par {
     uint64_t end;     /* the next window's end (exclusive), set by thread 0 after an action */
     uint64_t done_to; /* the events before it have run, and the actions due before it */
     bool stop;
+    uint64_t wall_ns; /* in sim_par_run */
+    /* sim_next_action_ns of the main simulator, read by every thread between windows: in two
+     * slots, as thread 0 sets the next value while the others may still read this one (the
+     * slot changes at each global action, alike in every thread) */
+    uint64_t known[2];
+    uint32_t ks; /* the slot in use when the threads start and after they stop */
     /* barrier */
     _Alignas(64) atomic_uint arrived;
     _Alignas(64) atomic_uint gen;
+    atomic_uint sleepers; /* threads in futex_wait or about to be: the last one wakes them */
     uint64_t barriers;
 };
 
@@ -79,6 +93,9 @@ struct sim_par {
  * alone (MPI), its peers the others. 0, FE_ENOTSUP with why, FE_ENOMEM. */
 int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t only_part,
                   char *why, size_t why_cap);
+/* A frame onto the wire toward `to`, to arrive at t, as sim_link_send files it on sim's queue
+ * (the frames from other parts, and those a global action sends). */
+void sim_par_wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt);
 /* The part's events before `end`, then what it publishes for the barrier (its parity). */
 void sim_par_run_window(struct sim_par_part *pp, uint64_t end, uint32_t parity);
 void sim_par_clear_outboxes(struct sim_par_part *pp, uint32_t parity);

@@ -250,10 +250,7 @@ static void file_received(struct sim_mpi *m)
         pkt->next = NULL;
         pkt->pkt.payload = NULL;
         pkt->pkt.int_md = h.has_int ? sim_pkt_int(ps, pkt) : NULL;
-        struct sim_port *to = &ps->ports[h.port];
-        uint64_t key;
-        if (sim_arrival_key(ps, to, h.t, &key)) sim_fail(ps);
-        sim_link_wire_put(ps, to, pkt, key);
+        sim_par_wire_file(ps, &ps->ports[h.port], h.t, pkt);
     }
 }
 
