@@ -532,7 +532,7 @@ static void print_parallel(const struct sim_run *s)
     for (uint32_t j = 0; j < pi.parts && j < FE_SIM_MAX_INFO_PARTS; j++)
         fprintf(stderr, " %llu", (unsigned long long)pi.frames_out[j]);
     fprintf(stderr, "\n");
-    fe_sim_parallel_print_times(stderr, "parallel: ", &pi);
+    if (!s->o.mpi) fe_sim_parallel_print_times(stderr, "parallel: ", &pi); /* threads' times */
 }
 
 /* The PFC log (written as the run goes) and the trace: 0, or -1 after a message. */
