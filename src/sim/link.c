@@ -47,12 +47,18 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
         return;
     }
     struct sim_port *to = p->peer;
-    uint64_t t = p->busy_until + p->delay_ns, key;
+    uint64_t t = p->busy_until + p->delay_ns;
     if (p->link_mode == SIM_LINK_CUT) {
         sim_par_send(sim, to, t, pkt);
         return;
     }
+    sim_link_wire_file(sim, to, t, pkt);
+}
+
+void sim_link_wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
+{
     if (sim->wire_heads_only) {
+        uint64_t key;
         if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
         sim_link_wire_put(sim, to, pkt, key);
         return;

@@ -108,6 +108,10 @@ enum sim_link_mode {
 };
 /* sim_link_send in every case. */
 void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt);
+/* A frame onto the wire toward `to`, to arrive at t, as this queue takes them: only the wire's
+ * first frame has an event (heap, calendar), or every frame (the wheel). Also the parallel
+ * runtimes' way to file the frames that come from other parts. */
+void sim_link_wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt);
 /* Starts sending pkt on port p now: the port is busy for its serialization, and the frame
  * arrives at the peer one propagation delay after its last bit (unless the link loses it).
  * Inline: every frame passes here at every hop, and a call costs as much as the work (the event

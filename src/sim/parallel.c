@@ -103,25 +103,6 @@ static void barrier_wait(struct sim_par *par, struct sim_par_part *pp)
 
 /* ---- outboxes ---- */
 
-/* A frame onto the wire toward `to`, to arrive at t, as sim_link_send files it on this queue:
- * only the wire's first frame has an event (heap, calendar), or every frame (the wheel). */
-void sim_par_wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
-{
-    if (sim->wire_heads_only) {
-        uint64_t key;
-        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
-        sim_link_wire_put(sim, to, pkt, key);
-        return;
-    }
-    if (fe_evq_push_arrival(&sim->q, t, sim_port_gid(sim, to), sim_arrive_event(to))) sim_fail(sim);
-    pkt->next = NULL;
-    if (to->wire_tail)
-        to->wire_tail->next = pkt;
-    else
-        to->wire_head = pkt;
-    to->wire_tail = pkt;
-}
-
 void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
 {
     struct sim_par_part *pp = sim->part;
@@ -130,7 +111,7 @@ void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct si
         return;
     }
     if (!pp) { /* a global action (all parts stopped): onto the wire, handed over after it */
-        sim_par_wire_file(sim, to, t, pkt);
+        sim_link_wire_file(sim, to, t, pkt);
         return;
     }
     struct outbox *ob = &pp->out[pp->parity][pp->par->part_of[to->node->id]];
@@ -161,7 +142,7 @@ static void file_inbox(struct sim_par_part *pp, uint32_t parity)
     for (uint32_t j = 0; j < par->k; j++) {
         struct outbox *ob = &par->parts[j].out[parity][pp->id];
         for (size_t i = 0; i < ob->n; i++)
-            sim_par_wire_file(sim, ob->v[i].to, ob->v[i].t, ob->v[i].pkt);
+            sim_link_wire_file(sim, ob->v[i].to, ob->v[i].t, ob->v[i].pkt);
     }
 }
 

@@ -93,9 +93,6 @@ struct sim_par {
  * alone (MPI), its peers the others. 0, FE_ENOTSUP with why, FE_ENOMEM. */
 int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t only_part,
                   char *why, size_t why_cap);
-/* A frame onto the wire toward `to`, to arrive at t, as sim_link_send files it on sim's queue
- * (the frames from other parts, and those a global action sends). */
-void sim_par_wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt);
 /* The part's events before `end`, then what it publishes for the barrier (its parity). */
 void sim_par_run_window(struct sim_par_part *pp, uint64_t end, uint32_t parity);
 void sim_par_clear_outboxes(struct sim_par_part *pp, uint32_t parity);

@@ -250,7 +250,7 @@ static void file_received(struct sim_mpi *m)
         pkt->next = NULL;
         pkt->pkt.payload = NULL;
         pkt->pkt.int_md = h.has_int ? sim_pkt_int(ps, pkt) : NULL;
-        sim_par_wire_file(ps, &ps->ports[h.port], h.t, pkt);
+        sim_link_wire_file(ps, &ps->ports[h.port], h.t, pkt);
     }
 }
 
