@@ -97,11 +97,32 @@ enum { FIN_FLOW, FIN_FAILED, FIN_T, FIN_DONE_BYTES, FIN_CTR, FIN_WORDS = FIN_CTR
 /* What a part publishes at the end of a window (sim_par_part.pub), in the Allgather. */
 enum { PUB_NEXT_T, PUB_ENDED, PUB_FAILED, PUB_WORDS };
 
+/* The counters exchanged as words, one list each, from which both the packing and the
+ * unpacking are made (they cannot disagree on an index): a flow's responder's (rx, c its
+ * fe_qp_counters), its requester's (req, c its counters, f the flow), a port's (p). */
+/* clang-format off */
+#define RX_FIELDS(X) X(c->rx_pkts) X(c->rx_bytes) X(c->rx_ce_pkts)
+#define REQ_FIELDS(X)                                                                          \
+    X(c->tx_pkts) X(c->retx_pkts) X(c->timeouts) X(c->rx_cnps) X(c->rtt_samples)               \
+    X(c->rtt_sum_ns) X(c->rtt_max_ns) X(c->tx_bytes_completed) X(f->done_bytes)
+#define PORT_FIELDS(X)                                                                         \
+    X(p->tx_pkts) X(p->tx_bytes) X(p->queue_bytes) X(p->max_queue_bytes) X(p->pause_tx)        \
+    X(p->resume_tx) X(p->pause_rx) X(p->paused_ns) X(p->paused) X(p->paused_since)             \
+    X(p->ecn_marks) X(p->drops) X(p->headroom_bytes)
+/* clang-format on */
+#define COUNT_ONE(field)  +1
+#define PACK_ONE(field)   w[i++] = (field);
+#define UNPACK_ONE(field) (field) = w[i++];
+
 /* A flow's live counters in the gathers: the responder's (rx), then the requester's (req). */
-enum { RX_WORDS = 3, REQ_WORDS = 9, FLOW_WORDS = RX_WORDS + REQ_WORDS };
+enum {
+    RX_WORDS = 0 RX_FIELDS(COUNT_ONE),
+    REQ_WORDS = 0 REQ_FIELDS(COUNT_ONE),
+    FLOW_WORDS = RX_WORDS + REQ_WORDS
+};
 
 /* A port's counters in the final gather. */
-enum { PORT_WORDS = 13 };
+enum { PORT_WORDS = 0 PORT_FIELDS(COUNT_ONE) };
 
 enum { N_STATS = sizeof(struct fe_sim_stats) / sizeof(uint64_t), N_KINDS = 16 };
 _Static_assert(sizeof(struct fe_sim_stats) % sizeof(uint64_t) == 0, "all uint64_t");
@@ -371,37 +392,26 @@ static struct fe_qp_counters *qp_counters_rw(struct sim_qp *sq)
 static void rx_words(const struct sim_qp *resp, uint64_t *w)
 {
     const struct fe_qp_counters *c = fe_qp_counters(resp->qp);
-    w[0] = c->rx_pkts;
-    w[1] = c->rx_bytes;
-    w[2] = c->rx_ce_pkts;
+    size_t i = 0;
+    RX_FIELDS(PACK_ONE)
 }
 static void set_rx(struct sim_qp *resp, const uint64_t *w)
 {
     struct fe_qp_counters *c = qp_counters_rw(resp);
-    c->rx_pkts = w[0];
-    c->rx_bytes = w[1];
-    c->rx_ce_pkts = w[2];
+    size_t i = 0;
+    RX_FIELDS(UNPACK_ONE)
 }
 static void req_words(const struct sim_flow *f, uint64_t *w)
 {
     const struct fe_qp_counters *c = fe_qp_counters(f->req->qp);
-    uint64_t v[REQ_WORDS] = {c->tx_pkts,    c->retx_pkts,          c->timeouts,
-                             c->rx_cnps,    c->rtt_samples,        c->rtt_sum_ns,
-                             c->rtt_max_ns, c->tx_bytes_completed, f->done_bytes};
-    memcpy(w, v, sizeof(v));
+    size_t i = 0;
+    REQ_FIELDS(PACK_ONE)
 }
 static void set_req(struct sim_flow *f, const uint64_t *w)
 {
     struct fe_qp_counters *c = qp_counters_rw(f->req);
-    c->tx_pkts = w[0];
-    c->retx_pkts = w[1];
-    c->timeouts = w[2];
-    c->rx_cnps = w[3];
-    c->rtt_samples = w[4];
-    c->rtt_sum_ns = w[5];
-    c->rtt_max_ns = w[6];
-    c->tx_bytes_completed = w[7];
-    f->done_bytes = w[8];
+    size_t i = 0;
+    REQ_FIELDS(UNPACK_ONE)
 }
 
 /* The live QPs' counters of every flow from the ranks of their hosts: the responders' always
@@ -434,27 +444,13 @@ static void mirror_flows(struct sim_mpi *m, bool req)
 
 static void port_words(const struct sim_port *p, uint64_t *w)
 {
-    uint64_t v[PORT_WORDS] = {p->tx_pkts,       p->tx_bytes,     p->queue_bytes, p->max_queue_bytes,
-                              p->pause_tx,      p->resume_tx,    p->pause_rx,    p->paused_ns,
-                              p->paused,        p->paused_since, p->ecn_marks,   p->drops,
-                              p->headroom_bytes};
-    memcpy(w, v, sizeof(v));
+    size_t i = 0;
+    PORT_FIELDS(PACK_ONE)
 }
 static void set_port(struct sim_port *p, const uint64_t *w)
 {
-    p->tx_pkts = w[0];
-    p->tx_bytes = w[1];
-    p->queue_bytes = w[2];
-    p->max_queue_bytes = w[3];
-    p->pause_tx = w[4];
-    p->resume_tx = w[5];
-    p->pause_rx = w[6];
-    p->paused_ns = w[7];
-    p->paused = (uint8_t)w[8];
-    p->paused_since = w[9];
-    p->ecn_marks = w[10];
-    p->drops = w[11];
-    p->headroom_bytes = w[12];
+    size_t i = 0;
+    PORT_FIELDS(UNPACK_ONE)
 }
 
 /* The ports' counters and the switches' peak buffer use, from the ranks of their nodes. */
