@@ -732,27 +732,40 @@ void sim_par_end_run(struct sim_par *par)
     set_clock(par);
 }
 
-int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
+bool sim_par_set_limit(struct sim_par *par, uint64_t until_ns)
 {
-    struct sim_par *par = sim->par;
-    if (par->only_part >= 0) return sim_mpi_run(sim, until_ns);
+    struct fe_sim *sim = par->main;
     uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
     if (limit > FE_SIM_MAX_TIME) limit = FE_SIM_MAX_TIME;
-    if (limit + 1 < par->done_to) return 0;
+    if (limit + 1 < par->done_to) return false;
     par->limit = limit;
     par->stop = false;
-    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
-    sim_par_start_run(par);
-    int rc = 0;
-    if (!par->stop) rc = run_threads(par);
-    par->wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
-    sim_par_end_run(par);
+    return true;
+}
+
+int sim_par_result(struct sim_par *par, int rc)
+{
+    struct fe_sim *sim = par->main;
     if (rc || sim_failed(sim)) {
         sim->finished = true;
         return rc ? rc : FE_ENOMEM;
     }
     if (sim->finished && !sim->window_closed) sim_window_close(sim);
     return sim->finished ? 1 : 0;
+}
+
+int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
+{
+    struct sim_par *par = sim->par;
+    if (par->only_part >= 0) return sim_mpi_run(sim, until_ns);
+    if (!sim_par_set_limit(par, until_ns)) return 0;
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+    sim_par_start_run(par);
+    int rc = 0;
+    if (!par->stop) rc = run_threads(par);
+    par->wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+    sim_par_end_run(par);
+    return sim_par_result(par, rc);
 }
 
 void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out)

@@ -103,6 +103,11 @@ uint64_t sim_par_next_end(const struct sim_par *par, uint32_t parity, uint64_t e
 /* Between windows (one thread, or every process alike): the actions due at `end`, then the
  * next window (par->end) or the stop (par->stop). */
 void sim_par_between_windows(struct sim_par *par, uint64_t end);
+/* A run to until_ns (fe_sim_run's): its limit set; false when it has already run past it. */
+bool sim_par_set_limit(struct sim_par *par, uint64_t until_ns);
+/* What fe_sim_run returns after the run (rc: the runtime's own error, or 0), the window closed
+ * when the simulation finished. */
+int sim_par_result(struct sim_par *par, int rc);
 /* The start of a run: the actions due at par->done_to, then the first window or the stop. */
 void sim_par_start_run(struct sim_par *par);
 /* The end of a run: the parts' counters folded into the main simulator's, its clock. */

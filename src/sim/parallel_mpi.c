@@ -580,11 +580,7 @@ int sim_mpi_run(struct fe_sim *sim, uint64_t until_ns)
 {
     struct sim_par *par = sim->par;
     struct sim_mpi *m = par->mpi;
-    uint64_t limit = until_ns < sim->stop_ns ? until_ns : sim->stop_ns;
-    if (limit > FE_SIM_MAX_TIME) limit = FE_SIM_MAX_TIME;
-    if (limit + 1 < par->done_to) return 0;
-    par->limit = limit;
-    par->stop = false;
+    if (!sim_par_set_limit(par, until_ns)) return 0;
     mirror_flows(m, false);
     sim_par_start_run(par);
     agree_next(m, false);
@@ -594,12 +590,7 @@ int sim_mpi_run(struct fe_sim *sim, uint64_t until_ns)
     sim_par_end_run(par);
     gather_counters(m);
     gather_ports(m);
-    if (sim_failed(sim)) {
-        sim->finished = true;
-        return FE_ENOMEM;
-    }
-    if (sim->finished && !sim->window_closed) sim_window_close(sim);
-    return sim->finished ? 1 : 0;
+    return sim_par_result(par, 0);
 }
 
 /* ---- setting up ---- */
