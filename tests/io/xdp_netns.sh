@@ -69,8 +69,16 @@ transfer() {
     return 0
 }
 
-# Every message verified on both ends, and the path each end reports is $3.
+# Every message verified on both ends, and the path each end reports is $3; on failure, what
+# each end said (why a backend was chosen or refused).
 check() { # run name, messages, expected path prefix
+    check_json "$@" && return 0
+    echo "$1: sender's and receiver's stderr:"
+    cat "$D/$1.send.err" "$D/$1.recv.err"
+    return 1
+}
+
+check_json() {
     $PY - "$D/$1" "$2" "$3" <<'PYEOF'
 import json, sys
 base, n, want = sys.argv[1], int(sys.argv[2]), sys.argv[3]
