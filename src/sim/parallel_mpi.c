@@ -1,4 +1,6 @@
 /* Parallel simulation over MPI: parallel.c's parts and windows, one process (rank) per part.
+ * The MPI calls themselves are the module's (parallel_mpi_module.c, loaded by fe_sim_mpi_init
+ * with dlopen): this file is built into every feroce and the library without linking libmpi.
  *
  * Every rank builds the whole simulator from the same inputs, so that nodes, ports, hosts and
  * flows have the same indices everywhere, and sets up parallel.c's parts with only its own
@@ -24,62 +26,22 @@
  *   - at the end of each run the flows', ports' and switches' counters are gathered from the
  *     ranks that own them, and the run's counters summed: every rank can report the whole run
  *     (rank 0 does). */
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "feroce/err.h"
 #include "sim/parallel_int.h"
 #include "sim/parallel_mpi.h"
+#include "sim/parallel_mpi_module.h"
 #include "sim/partition.h"
 #include "sim/sim_internal.h"
 
-#ifndef FE_HAVE_MPI
-
-bool fe_sim_mpi_built(void)
-{
-    return false;
-}
-int fe_sim_mpi_init(int *rank, int *size, char *why, size_t why_cap)
-{
-    *rank = 0;
-    *size = 1;
-    sim_errf(why, why_cap, "--mpi: this feroce was built without MPI (libopenmpi-dev)");
-    return FE_ENOTSUP;
-}
-void fe_sim_mpi_finalize(void) {}
-int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap)
-{
-    (void)sim;
-    (void)p;
-    sim_errf(why, why_cap, "this feroce was built without MPI");
-    return FE_ENOTSUP;
-}
-int sim_mpi_run(struct fe_sim *sim, uint64_t until_ns)
-{
-    (void)sim;
-    (void)until_ns;
-    return FE_ENOTSUP;
-}
-void sim_mpi_action_send(struct sim_par *par, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
-{
-    (void)to;
-    (void)t;
-    sim_fail(par->main);
-    sim_pkt_free(par->main, pkt);
-}
-void sim_mpi_free(struct sim_mpi *m)
-{
-    (void)m;
-}
-void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
-{
-    (void)sim;
-    memset(out, 0, sizeof(*out));
-}
-
-#else
-
-#include <mpi.h>
+/* The MPI module's calls, once fe_sim_mpi_init loaded it; this process's rank, their number. */
+static const struct fe_sim_mpi_module *mod;
+static int mpi_rank, mpi_size = 1;
 
 /* A frame on the way: its arrival time and receiving port, then the frame. */
 struct xhdr {
@@ -242,7 +204,7 @@ static void alltoall_bytes(struct sim_mpi *m)
         for (int j = 0; j < k; j++) rc[j] = rd[j] = 0;
         in_total = 0;
     }
-    MPI_Alltoallv(m->all.v, sc, sd, MPI_BYTE, m->in.v, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+    mod->alltoallv_bytes(m->all.v, sc, sd, m->in.v, rc, rd);
     m->in.n = in_total;
     m->barriers++;
 }
@@ -282,7 +244,7 @@ static void exchange_frames(struct sim_mpi *m, uint32_t parity)
     int k = (int)m->k, *sc = m->counts, *rc = sc + 2 * k;
     pack_outboxes(m, parity);
     lay_out(m);
-    MPI_Alltoall(sc, 1, MPI_INT, rc, 1, MPI_INT, MPI_COMM_WORLD);
+    mod->alltoall_int(sc, rc);
     alltoall_bytes(m);
     file_received(m);
 }
@@ -302,7 +264,7 @@ static void end_window(struct sim_mpi *m, uint32_t parity)
     mine[PUB_ENDED] = pp->pub[parity].ended;
     mine[PUB_FAILED] = pp->pub[parity].failed;
     for (int j = 0; j < k; j++) mine[PUB_WORDS + j] = (uint64_t)sc[j];
-    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, m->pub, (int)w, MPI_UINT64_T, MPI_COMM_WORLD);
+    mod->allgather_u64(m->pub, (int)w);
     for (uint32_t j = 0; j < m->k; j++) {
         const uint64_t *v = m->pub + (size_t)j * w;
         rc[j] = v[PUB_WORDS + m->rank] <= INT32_MAX ? (int)v[PUB_WORDS + m->rank] : 0;
@@ -360,7 +322,7 @@ static void exchange_ends(struct sim_mpi *m)
         r[FIN_DONE_BYTES] = f->done_bytes;
         memcpy(r + FIN_CTR, &f->ctr, sizeof(f->ctr));
     }
-    MPI_Allgather(&words, 1, MPI_INT, cnt, 1, MPI_INT, MPI_COMM_WORLD);
+    mod->allgather_int(words, cnt);
     size_t total = 0;
     for (int j = 0; j < k; j++) {
         dis[j] = (int)total;
@@ -372,8 +334,7 @@ static void exchange_ends(struct sim_mpi *m)
         for (int j = 0; j < k; j++) cnt[j] = dis[j] = 0;
         total = 0;
     }
-    MPI_Allgatherv(mine ? mine : all, words, MPI_UINT64_T, all, cnt, dis, MPI_UINT64_T,
-                   MPI_COMM_WORLD);
+    mod->allgatherv_u64(mine ? mine : all, words, all, cnt, dis);
     for (int j = 0; j < k; j++) {
         if (j == (int)m->rank || cnt[j] % FIN_WORDS) continue;
         for (int w = 0; w < cnt[j]; w += FIN_WORDS) apply_end(m, all + dis[j] + w);
@@ -423,14 +384,14 @@ static void mirror_flows(struct sim_mpi *m, bool req)
     size_t n = sim->n_flows;
     if (!n) return;
     uint64_t *v = calloc(n * FLOW_WORDS, sizeof(uint64_t));
-    if (!v) MPI_Abort(MPI_COMM_WORLD, 1); /* cannot take part in the sum: the run cannot go on */
+    if (!v) mod->abort(1); /* cannot take part in the sum: the run cannot go on */
     for (uint32_t i = 0; i < n; i++) {
         const struct sim_flow *f = &sim->flows[i];
         uint64_t *w = v + (size_t)i * FLOW_WORDS;
         if (f->resp && f->resp->qp && node_here(m, f->spec.dst)) rx_words(f->resp, w);
         if (req && f->req && f->req->qp && node_here(m, f->spec.src)) req_words(f, w + RX_WORDS);
     }
-    MPI_Allreduce(MPI_IN_PLACE, v, (int)(n * FLOW_WORDS), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    mod->allreduce_u64(v, (int)(n * FLOW_WORDS), FE_SIM_MPI_SUM);
     for (uint32_t i = 0; i < n; i++) {
         struct sim_flow *f = &sim->flows[i];
         const uint64_t *w = v + (size_t)i * FLOW_WORDS;
@@ -459,13 +420,13 @@ static void gather_ports(struct sim_mpi *m)
     struct fe_sim *sim = m->par->main;
     size_t n = sim->n_ports_total, words = n * PORT_WORDS + sim->n_nodes;
     uint64_t *v = calloc(words ? words : 1, sizeof(uint64_t));
-    if (!v) MPI_Abort(MPI_COMM_WORLD, 1);
+    if (!v) mod->abort(1);
     for (uint32_t i = 0; i < n; i++)
         if (node_here(m, sim->ports[i].node->id)) port_words(&sim->ports[i], v + i * PORT_WORDS);
     uint64_t *sw = v + n * PORT_WORDS;
     for (uint32_t i = 0; i < sim->n_nodes; i++)
         if (sim->nodes[i].sw && node_here(m, i)) sw[i] = sim->nodes[i].sw->max_used;
-    MPI_Allreduce(MPI_IN_PLACE, v, (int)words, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    mod->allreduce_u64(v, (int)words, FE_SIM_MPI_SUM);
     for (uint32_t i = 0; i < n; i++)
         if (!node_here(m, sim->ports[i].node->id)) set_port(&sim->ports[i], v + i * PORT_WORDS);
     for (uint32_t i = 0; i < sim->n_nodes; i++)
@@ -489,8 +450,8 @@ static void gather_counters(struct sim_mpi *m)
     v[N_STATS + N_KINDS + 1] = sim->pool_pkts - m->base_pool;
     mx = st[hr];
     v[hr] = 0;
-    MPI_Allreduce(MPI_IN_PLACE, v, W, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    MPI_Allreduce(MPI_IN_PLACE, &mx, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    mod->allreduce_u64(v, W, FE_SIM_MPI_SUM);
+    mod->allreduce_u64(&mx, 1, FE_SIM_MPI_MAX);
     for (size_t i = 0; i < N_STATS; i++) st[i] = m->base_st[i] + v[i];
     st[hr] = mx;
     memcpy(&sim->st, st, sizeof(st));
@@ -519,7 +480,7 @@ static void agree_next(struct sim_mpi *m, bool at_limit)
     uint64_t v[2] = {sim_failed(sim) || sim_failed(pp->sim) ? 0 : 1, common_stop ? 0
                                                                      : par->stop ? FE_SIM_NO_TIME
                                                                                  : par->end};
-    MPI_Allreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+    mod->allreduce_u64(v, 2, FE_SIM_MPI_MIN);
     if (!v[0]) {
         sim_fail(sim);
         par->stop = sim->finished = true;
@@ -572,7 +533,7 @@ static void run_windows(struct sim_mpi *m)
 static void agree_clock(struct sim_mpi *m)
 {
     uint64_t last = m->pp->sim->now;
-    MPI_Allreduce(MPI_IN_PLACE, &last, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    mod->allreduce_u64(&last, 1, FE_SIM_MPI_MAX);
     m->pp->sim->now = last;
 }
 
@@ -624,9 +585,11 @@ static int init_mpi(struct sim_mpi *m, const struct fe_sim *sim)
 
 int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap)
 {
-    int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rank = mpi_rank, size = mpi_size;
+    if (!mod) {
+        sim_errf(why, why_cap, "MPI is not initialized (fe_sim_mpi_init)");
+        return FE_ENOTSUP;
+    }
     if (p->k != (uint32_t)size) {
         sim_errf(why, why_cap, "the partition has %u parts for %d processes", p->k, size);
         return FE_ENOTSUP;
@@ -653,11 +616,6 @@ int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *w
     return 0;
 }
 
-bool fe_sim_mpi_built(void)
-{
-    return true;
-}
-
 void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
 {
     memset(out, 0, sizeof(*out));
@@ -666,8 +624,9 @@ void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
     const struct sim_mpi *m = par->mpi;
     uint64_t mine[3] = {m->pp->events_run, m->pp->frames_out, m->pp->windows};
     uint64_t *all = calloc(3 * (size_t)m->k, sizeof(uint64_t));
-    if (!all) MPI_Abort(MPI_COMM_WORLD, 1);
-    MPI_Allgather(mine, 3, MPI_UINT64_T, all, 3, MPI_UINT64_T, MPI_COMM_WORLD);
+    if (!all) mod->abort(1);
+    memcpy(all + 3 * (size_t)m->rank, mine, sizeof(mine));
+    mod->allgather_u64(all, 3);
     out->parts = m->k;
     out->grid_ns = par->grid_ns;
     out->lookahead_ns = par->lookahead_ns;
@@ -680,6 +639,15 @@ void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
     free(all);
 }
 
+bool fe_sim_mpi_built(void)
+{
+#ifdef FE_HAVE_MPI
+    return true;
+#else
+    return false;
+#endif
+}
+
 /* Started by mpirun (or another launcher that sets its variables): MPI_Init alone would start
  * a one-process "singleton" world, not the run that was asked for. */
 static bool under_launcher(void)
@@ -687,31 +655,89 @@ static bool under_launcher(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
 }
 
+/* The directory of the running executable, with its final '/': "" when unknown. */
+static void exe_dir(char *dir, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, cap - 1);
+    if (n <= 0) n = 0;
+    dir[n] = 0;
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[1] = 0;
+    else
+        dir[0] = 0;
+}
+
+/* The module at `path` loaded and checked: 0, or -1 with why. RTLD_GLOBAL: Open MPI's own
+ * components, which it dlopens in MPI_Init, resolve symbols of libmpi's libraries globally. */
+static int load_module(const char *path, char *why, size_t why_cap)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        sim_errf(why, why_cap, "--mpi: cannot load the MPI module %s: %s", path, dlerror());
+        return -1;
+    }
+    const struct fe_sim_mpi_module *m = dlsym(h, FE_SIM_MPI_MODULE_SYMBOL);
+    if (!m || m->abi != FE_SIM_MPI_MODULE_ABI) {
+        sim_errf(why, why_cap, "--mpi: %s is not this feroce's MPI module (%s)", path,
+                 m ? "another version" : "no " FE_SIM_MPI_MODULE_SYMBOL);
+        dlclose(h);
+        return -1;
+    }
+    /* never closed: Open MPI does not support being unloaded, and its frames keep their names
+     * to the end for the leak checker's suppressions */
+    mod = m;
+    return 0;
+}
+
+/* The MPI module: $FEROCE_MPI_MODULE, else beside the executable (the build tree), else where
+ * `make install` puts it, relative to the executable (a moved install tree) then absolute.
+ * The first that exists is loaded: 0, or -1 with why. */
+static int find_module(char *why, size_t why_cap)
+{
+    const char *env = getenv("FEROCE_MPI_MODULE");
+    if (env && *env) return load_module(env, why, why_cap);
+    char dir[4096], path[4096 + 256];
+    exe_dir(dir, sizeof(dir));
+    const char *tries[][2] = {{dir, FE_SIM_MPI_MODULE_FILE},
+                              {dir, FE_MPI_MODULE_REL "/" FE_SIM_MPI_MODULE_FILE},
+                              {"", FE_MPI_MODULE_DIR "/" FE_SIM_MPI_MODULE_FILE}};
+    for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+        if (i < 2 && !dir[0]) continue;
+        snprintf(path, sizeof(path), "%s%s", tries[i][0], tries[i][1]);
+        if (!access(path, F_OK)) return load_module(path, why, why_cap);
+    }
+    sim_errf(why, why_cap,
+             "--mpi: the MPI module " FE_SIM_MPI_MODULE_FILE " is neither beside %s nor in "
+             "%s (FEROCE_MPI_MODULE=path sets it)",
+             dir[0] ? dir : "the executable", FE_MPI_MODULE_DIR);
+    return -1;
+}
+
 int fe_sim_mpi_init(int *rank, int *size, char *why, size_t why_cap)
 {
     *rank = 0;
     *size = 1;
+    if (!fe_sim_mpi_built()) {
+        sim_errf(why, why_cap, "--mpi: this feroce was built without MPI (libopenmpi-dev)");
+        return FE_ENOTSUP;
+    }
     if (!under_launcher()) {
         sim_errf(why, why_cap, "--mpi: not started by mpirun (mpirun -np N feroce sim ... --mpi)");
         return FE_ENOTSUP;
     }
-    int inited = 0;
-    MPI_Initialized(&inited);
-    if (!inited && MPI_Init(NULL, NULL) != MPI_SUCCESS) {
-        sim_errf(why, why_cap, "--mpi: MPI_Init failed");
+    if (!mod && find_module(why, why_cap)) return FE_ENOTSUP;
+    char e[256] = "";
+    if (mod->init(rank, size, e, sizeof(e))) {
+        sim_errf(why, why_cap, "--mpi: %s", e);
         return FE_ENOTSUP;
     }
-    MPI_Comm_rank(MPI_COMM_WORLD, rank);
-    MPI_Comm_size(MPI_COMM_WORLD, size);
+    mpi_rank = *rank;
+    mpi_size = *size;
     return 0;
 }
 
 void fe_sim_mpi_finalize(void)
 {
-    int inited = 0, done = 0;
-    MPI_Initialized(&inited);
-    MPI_Finalized(&done);
-    if (inited && !done) MPI_Finalize();
+    if (mod) mod->finalize();
 }
-
-#endif

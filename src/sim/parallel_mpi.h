@@ -1,6 +1,8 @@
 /* The parallel simulation over MPI (parallel_mpi.c, docs/sim.md "Runs over MPI"): one process
- * per part, every process with the whole simulator built from the same inputs. Without MPI at
- * build time every function says so (FE_ENOTSUP). */
+ * per part, every process with the whole simulator built from the same inputs. The MPI calls
+ * are in a module (feroce-mpi.so, parallel_mpi_module.h) that fe_sim_mpi_init loads: nothing
+ * else loads libmpi. Without MPI at build time, or without the module, fe_sim_mpi_init says
+ * so (FE_ENOTSUP). */
 #ifndef FE_SIM_PARALLEL_MPI_H
 #define FE_SIM_PARALLEL_MPI_H
 
@@ -14,8 +16,9 @@ struct fe_sim_par_info;
 
 /* Whether this build has MPI. */
 bool fe_sim_mpi_built(void);
-/* MPI_Init when started by mpirun: 0 with this process's rank and the number of processes, or
- * FE_ENOTSUP with why (no MPI in this build, not under mpirun, MPI_Init failed). */
+/* The MPI module loaded and MPI_Init when started by mpirun: 0 with this process's rank and the
+ * number of processes, or FE_ENOTSUP with why (no MPI in this build, not under mpirun, the
+ * module missing or not loadable, MPI_Init failed). */
 int fe_sim_mpi_init(int *rank, int *size, char *why, size_t why_cap);
 void fe_sim_mpi_finalize(void);
 /* Runs the simulator over MPI from its first run on: this process simulates the part whose

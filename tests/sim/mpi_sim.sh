@@ -92,4 +92,10 @@ refused trace "--trace and --plot" advcam-pfc --trace "$T/trace.csv"
 refused one-part "the partition cuts no link" incast3
 "$BIN" sim incast3 --mpi --no-progress >/dev/null 2>"$T/nompirun.err" && fail "--mpi ran without mpirun"
 grep -q "not started by mpirun" "$T/nompirun.err" || fail "--mpi without mpirun: $(cat "$T/nompirun.err")"
+# libmpi is the MPI module's alone (feroce-mpi.so, loaded for --mpi): a missing module is named
+if command -v ldd >/dev/null 2>&1 && ldd "$BIN" | grep -q libmpi; then fail "$BIN links libmpi"; fi
+FEROCE_MPI_MODULE="$T/none.so" $MPIRUN -np 2 "$BIN" sim incast3 --mpi --no-progress </dev/null \
+    >/dev/null 2>"$T/nomodule.err" && fail "--mpi ran without its module"
+grep -q "cannot load the MPI module $T/none.so" "$T/nomodule.err" ||
+    fail "--mpi without its module: $(cat "$T/nomodule.err")"
 echo "mpi_sim: $n scenarios identical under mpirun and on one thread"
