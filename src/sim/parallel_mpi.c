@@ -107,7 +107,98 @@ struct sim_mpi {
      * what the main simulator has more since is this rank's */
     uint64_t base_st[N_STATS], base_kinds[N_KINDS], base_in_use, base_pool;
     uint64_t barriers;
+    /* preallocated for the gathers, whose sizes are fixed once built: a rank that could not
+     * allocate could not take its part in the collective */
+    uint64_t *flow_v; /* [n_flows][FLOW_WORDS] */
+    uint64_t *port_v; /* [n_ports_total][PORT_WORDS] then [n_nodes] */
+    uint64_t *info_v; /* [k][3] */
+    /* failures: this rank's first (enum mpi_fail), whether another part published one, and
+     * what the ranks agreed on (the lowest failing rank, its reason; fail_rank -1: none) */
+    uint8_t fail_here;
+    bool remote_failed;
+    int32_t fail_rank;
+    uint8_t fail_reason;
+    uint64_t fail_ns;
+    /* test hook (FEROCE_SIM_MPI_FAIL=RANK,WINDOW): that rank cannot allocate the frames it sends
+     * at the end of that window; no rank and window otherwise */
+    uint32_t test_fail_rank;
+    uint64_t test_fail_window;
 };
+
+/* Why a rank failed, told to all at the next collective that decides the run's course (the
+ * window's Allgather, the agreement on the next window, the set-up's). */
+enum mpi_fail {
+    FAIL_NONE,
+    FAIL_SIM,
+    FAIL_SEND_MEM,
+    FAIL_RECV_MEM,
+    FAIL_ENDS_MEM,
+    FAIL_PAYLOAD,
+    FAIL_BAD_BYTES,
+    FAIL_SETUP_MEM,
+    FAIL_REFUSED,
+    N_FAIL
+};
+static const char *const fail_text[N_FAIL] = {
+    [FAIL_NONE] = "no failure",
+    [FAIL_SIM] = "out of memory in the simulator (its events or frames)",
+    [FAIL_SEND_MEM] = "out of memory for the frames to send",
+    [FAIL_RECV_MEM] = "out of memory for the frames received",
+    [FAIL_ENDS_MEM] = "out of memory for the ended flows' records",
+    [FAIL_PAYLOAD] = "a frame with a real payload cannot go to another process",
+    [FAIL_BAD_BYTES] = "the frames received are malformed",
+    [FAIL_SETUP_MEM] = "out of memory setting up",
+    [FAIL_REFUSED] = "refused the run",
+};
+
+/* This rank's failure: its first reason; its simulator's sticky error otherwise (its part's,
+ * or the actions' when no other part's failure was the cause). */
+static void mpi_fail(struct sim_mpi *m, enum mpi_fail why)
+{
+    if (!m->fail_here) m->fail_here = (uint8_t)why;
+    sim_fail(m->pp->sim);
+}
+
+static uint8_t local_failure(const struct sim_mpi *m)
+{
+    if (m->fail_here) return m->fail_here;
+    if (sim_failed(m->pp->sim) || (sim_failed(m->par->main) && !m->remote_failed)) return FAIL_SIM;
+    return FAIL_NONE;
+}
+
+/* A failure as one word for a MIN over the ranks: the lowest failing rank wins. */
+static uint64_t failure_word(uint32_t rank, uint8_t why)
+{
+    return why ? (uint64_t)rank << 8 | why : UINT64_MAX;
+}
+
+static void set_agreed_failure(struct sim_mpi *m, uint64_t w, uint64_t t_ns)
+{
+    if (w == UINT64_MAX || m->fail_rank >= 0) return;
+    m->fail_rank = (int32_t)(w >> 8);
+    m->fail_reason = (w & 0xff) < N_FAIL ? (uint8_t)(w & 0xff) : FAIL_SIM;
+    m->fail_ns = t_ns;
+}
+
+/* FEROCE_SIM_MPI_FAIL=RANK,WINDOW (tests/sim/mpi_sim.sh): that rank fails to allocate the
+ * frames it sends at the end of its window number WINDOW (from 1), as out of memory would; with
+ * WINDOW 0, its set-up. A compare per window otherwise. */
+static void read_test_hook(struct sim_mpi *m)
+{
+    m->test_fail_window = UINT64_MAX;
+    const char *e = getenv("FEROCE_SIM_MPI_FAIL");
+    unsigned rank;
+    unsigned long long window;
+    if (e && sscanf(e, "%u,%llu", &rank, &window) == 2) {
+        m->test_fail_rank = rank;
+        m->test_fail_window = window;
+    }
+}
+
+static bool test_fail_now(const struct sim_mpi *m)
+{
+    return m->pp->windows == m->test_fail_window && m->rank == m->test_fail_rank;
+}
 
 static int grow(struct bytes *b, size_t need)
 {
@@ -154,7 +245,7 @@ static void pack_outboxes(struct sim_mpi *m, uint32_t parity)
             struct sim_pkt *pkt = ob->v[i].pkt;
             /* the simulator's payloads are virtual: a real one could not travel */
             if (pkt->pkt.payload || grow(b, rec)) {
-                sim_fail(ps);
+                mpi_fail(m, pkt->pkt.payload ? FAIL_PAYLOAD : FAIL_SEND_MEM);
             } else {
                 struct xhdr h = {ob->v[i].t, (uint32_t)(ob->v[i].to - ps->ports),
                                  pkt->pkt.int_md != NULL};
@@ -176,14 +267,14 @@ static void lay_out(struct sim_mpi *m)
     size_t total = 0;
     for (int j = 0; j < k; j++) total += m->out[j].n;
     m->all.n = 0;
-    bool ok = total <= INT32_MAX && !grow(&m->all, total ? total : 1);
+    bool ok = total <= INT32_MAX && !test_fail_now(m) && !grow(&m->all, total ? total : 1);
     for (int j = 0; j < k; j++) {
         sc[j] = ok ? (int)m->out[j].n : 0;
         sd[j] = (int)m->all.n;
         if (ok && m->out[j].n) memcpy(m->all.v + m->all.n, m->out[j].v, m->out[j].n);
         m->all.n += (size_t)sc[j];
     }
-    if (!ok) sim_fail(m->pp->sim);
+    if (!ok) mpi_fail(m, FAIL_SEND_MEM);
 }
 
 /* The bytes (m->all) to their ranks, theirs into m->in; the counts to receive are known
@@ -200,7 +291,7 @@ static void alltoall_bytes(struct sim_mpi *m)
     m->in.n = 0;
     if (in_total > INT32_MAX || grow(&m->in, in_total ? in_total : 1)) {
         /* cannot receive: still in the collective, into nothing */
-        sim_fail(m->pp->sim);
+        mpi_fail(m, FAIL_RECV_MEM);
         for (int j = 0; j < k; j++) rc[j] = rd[j] = 0;
         in_total = 0;
     }
@@ -216,7 +307,7 @@ static void file_received(struct sim_mpi *m)
     struct fe_sim *ps = m->pp->sim;
     size_t rec = sizeof(struct xhdr) + m->frame_bytes;
     if (m->in.n % rec) {
-        sim_fail(ps);
+        mpi_fail(m, FAIL_BAD_BYTES);
         return;
     }
     for (size_t off = 0; off < m->in.n; off += rec) {
@@ -224,7 +315,7 @@ static void file_received(struct sim_mpi *m)
         memcpy(&h, m->in.v + off, sizeof(h));
         if (h.port >= ps->n_ports_total || !node_here(m, ps->ports[h.port].node->id) ||
             h.has_int > 1 || (h.has_int && !ps->int_enable)) {
-            sim_fail(ps);
+            mpi_fail(m, FAIL_BAD_BYTES);
             return;
         }
         struct sim_pkt *pkt = sim_pkt_alloc(ps);
@@ -262,7 +353,9 @@ static void end_window(struct sim_mpi *m, uint32_t parity)
     uint64_t o = sim_par_outbox_min(pp, parity), *mine = m->pub + (size_t)m->rank * w;
     mine[PUB_NEXT_T] = pp->pub[parity].next_t < o ? pp->pub[parity].next_t : o;
     mine[PUB_ENDED] = pp->pub[parity].ended;
-    mine[PUB_FAILED] = pp->pub[parity].failed;
+    /* the window's failures and this exchange's so far (the frames to send) */
+    mine[PUB_FAILED] = local_failure(m);
+    pp->pub[parity].failed = mine[PUB_FAILED] != FAIL_NONE;
     for (int j = 0; j < k; j++) mine[PUB_WORDS + j] = (uint64_t)sc[j];
     mod->allgather_u64(m->pub, (int)w);
     for (uint32_t j = 0; j < m->k; j++) {
@@ -285,12 +378,12 @@ static void apply_end(struct sim_mpi *m, const uint64_t *r)
 {
     struct fe_sim *sim = m->par->main, *ps = m->pp->sim;
     if (r[FIN_FLOW] >= sim->n_flows || ps->n_ended >= sim->n_flows) {
-        sim_fail(ps);
+        mpi_fail(m, FAIL_BAD_BYTES);
         return;
     }
     struct sim_flow *f = &sim->flows[r[FIN_FLOW]];
     if (f->done) {
-        sim_fail(ps);
+        mpi_fail(m, FAIL_BAD_BYTES);
         return;
     }
     memcpy(&f->ctr, r + FIN_CTR, sizeof(f->ctr));
@@ -312,7 +405,7 @@ static void exchange_ends(struct sim_mpi *m)
     uint32_t n_own = ps->n_ended;
     uint64_t *mine = malloc((n_own ? n_own : 1) * FIN_WORDS * sizeof(uint64_t));
     int words = mine ? (int)(n_own * FIN_WORDS) : 0;
-    if (!mine) sim_fail(ps);
+    if (!mine) mpi_fail(m, FAIL_ENDS_MEM);
     for (uint32_t i = 0; mine && i < n_own; i++) {
         const struct sim_flow *f = &sim->flows[ps->ended[i]];
         uint64_t *r = mine + (size_t)i * FIN_WORDS;
@@ -330,7 +423,7 @@ static void exchange_ends(struct sim_mpi *m)
     }
     uint64_t *all = malloc((total ? total : 1) * sizeof(uint64_t));
     if (!all) { /* still in the collective, into nothing */
-        sim_fail(ps);
+        mpi_fail(m, FAIL_ENDS_MEM);
         for (int j = 0; j < k; j++) cnt[j] = dis[j] = 0;
         total = 0;
     }
@@ -383,8 +476,8 @@ static void mirror_flows(struct sim_mpi *m, bool req)
     struct fe_sim *sim = m->par->main;
     size_t n = sim->n_flows;
     if (!n) return;
-    uint64_t *v = calloc(n * FLOW_WORDS, sizeof(uint64_t));
-    if (!v) mod->abort(1); /* cannot take part in the sum: the run cannot go on */
+    uint64_t *v = m->flow_v;
+    memset(v, 0, n * FLOW_WORDS * sizeof(uint64_t));
     for (uint32_t i = 0; i < n; i++) {
         const struct sim_flow *f = &sim->flows[i];
         uint64_t *w = v + (size_t)i * FLOW_WORDS;
@@ -398,7 +491,6 @@ static void mirror_flows(struct sim_mpi *m, bool req)
         if (f->resp && f->resp->qp && !node_here(m, f->spec.dst)) set_rx(f->resp, w);
         if (req && f->req && f->req->qp && !node_here(m, f->spec.src)) set_req(f, w + RX_WORDS);
     }
-    free(v);
 }
 
 /* ---- the end of a run: every object's counters from its rank ---- */
@@ -419,8 +511,8 @@ static void gather_ports(struct sim_mpi *m)
 {
     struct fe_sim *sim = m->par->main;
     size_t n = sim->n_ports_total, words = n * PORT_WORDS + sim->n_nodes;
-    uint64_t *v = calloc(words ? words : 1, sizeof(uint64_t));
-    if (!v) mod->abort(1);
+    uint64_t *v = m->port_v;
+    memset(v, 0, words * sizeof(uint64_t));
     for (uint32_t i = 0; i < n; i++)
         if (node_here(m, sim->ports[i].node->id)) port_words(&sim->ports[i], v + i * PORT_WORDS);
     uint64_t *sw = v + n * PORT_WORDS;
@@ -431,7 +523,6 @@ static void gather_ports(struct sim_mpi *m)
         if (!node_here(m, sim->ports[i].node->id)) set_port(&sim->ports[i], v + i * PORT_WORDS);
     for (uint32_t i = 0; i < sim->n_nodes; i++)
         if (sim->nodes[i].sw && !node_here(m, i)) sim->nodes[i].sw->max_used = sw[i];
-    free(v);
 }
 
 /* The run's counters (parallel.c folded this part's into the main simulator's) summed over the
@@ -477,11 +568,12 @@ static void agree_next(struct sim_mpi *m, bool at_limit)
     sim_par_clear_outboxes(pp, pp->parity);
     /* stops every rank takes alike: all flows done, the run's limit */
     bool common_stop = par->stop && (sim->halt & SIM_HALT_ALL_DONE || at_limit);
-    uint64_t v[2] = {sim_failed(sim) || sim_failed(pp->sim) ? 0 : 1, common_stop ? 0
-                                                                     : par->stop ? FE_SIM_NO_TIME
-                                                                                 : par->end};
+    uint64_t v[2] = {failure_word(m->rank, local_failure(m)), common_stop ? 0
+                                                              : par->stop ? FE_SIM_NO_TIME
+                                                                          : par->end};
     mod->allreduce_u64(v, 2, FE_SIM_MPI_MIN);
-    if (!v[0]) {
+    if (v[0] != UINT64_MAX) { /* a rank failed: all stop here, together */
+        set_agreed_failure(m, v[0], par->done_to);
         sim_fail(sim);
         par->stop = sim->finished = true;
         return;
@@ -497,7 +589,10 @@ static void mpi_between_windows(struct sim_mpi *m, uint32_t parity, uint64_t end
 {
     struct sim_par *par = m->par;
     for (uint32_t j = 0; j < m->k; j++)
-        if (par->parts[j].pub[parity].failed) sim_fail(par->main);
+        if (j != m->rank && par->parts[j].pub[parity].failed) {
+            m->remote_failed = true;
+            sim_fail(par->main);
+        }
     mirror_flows(m, false);
     sim_par_between_windows(par, end);
     agree_next(m, end == par->limit + 1);
@@ -566,6 +661,9 @@ void sim_mpi_free(struct sim_mpi *m)
     free(m->all.v);
     free(m->counts);
     free(m->pub);
+    free(m->flow_v);
+    free(m->port_v);
+    free(m->info_v);
     free(m);
 }
 
@@ -575,7 +673,11 @@ static int init_mpi(struct sim_mpi *m, const struct fe_sim *sim)
     m->out = calloc(m->k, sizeof(*m->out));
     m->counts = calloc(4 * (size_t)m->k, sizeof(int));
     m->pub = calloc((size_t)m->k * (PUB_WORDS + m->k), sizeof(uint64_t));
-    if (!m->out || !m->counts || !m->pub) return FE_ENOMEM;
+    m->flow_v = calloc(sim->n_flows ? sim->n_flows * FLOW_WORDS : 1, sizeof(uint64_t));
+    m->port_v = calloc(sim->n_ports_total * PORT_WORDS + sim->n_nodes + 1, sizeof(uint64_t));
+    m->info_v = calloc(3 * (size_t)m->k, sizeof(uint64_t));
+    if (!m->out || !m->counts || !m->pub || !m->flow_v || !m->port_v || !m->info_v)
+        return FE_ENOMEM;
     memcpy(m->base_st, &sim->st, sizeof(m->base_st));
     memcpy(m->base_kinds, sim->ev_kind_count, sizeof(m->base_kinds));
     m->base_in_use = sim->pkts_in_use;
@@ -583,37 +685,68 @@ static int init_mpi(struct sim_mpi *m, const struct fe_sim *sim)
     return 0;
 }
 
-int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap)
+/* This rank's part of the set-up: 0, FE_ENOTSUP with why, FE_ENOMEM. */
+static int set_up_here(struct fe_sim *sim, const struct fe_sim_partition *p, char *why,
+                       size_t why_cap)
 {
-    int rank = mpi_rank, size = mpi_size;
-    if (!mod) {
-        sim_errf(why, why_cap, "MPI is not initialized (fe_sim_mpi_init)");
-        return FE_ENOTSUP;
-    }
-    if (p->k != (uint32_t)size) {
-        sim_errf(why, why_cap, "the partition has %u parts for %d processes", p->k, size);
-        return FE_ENOTSUP;
-    }
-    _Static_assert(sizeof(((struct fe_sim *)0)->ev_kind_count) / sizeof(uint64_t) == N_KINDS,
-                   "event kinds");
     struct sim_mpi *m = calloc(1, sizeof(*m));
     if (!m) return FE_ENOMEM;
-    m->k = (uint32_t)size;
-    m->rank = (uint32_t)rank;
-    if (init_mpi(m, sim)) {
-        sim_mpi_free(m);
-        sim_errf(why, why_cap, "out of memory");
-        return FE_ENOMEM;
-    }
-    int rc = sim_par_setup(sim, p, rank, why, why_cap);
+    m->k = (uint32_t)mpi_size;
+    m->rank = (uint32_t)mpi_rank;
+    m->fail_rank = -1;
+    read_test_hook(m);
+    int rc = m->test_fail_window == 0 && m->rank == m->test_fail_rank ? FE_ENOMEM : 0;
+    if (!rc) rc = init_mpi(m, sim);
+    if (!rc) rc = sim_par_setup(sim, p, mpi_rank, why, why_cap);
     if (rc) {
         sim_mpi_free(m);
         return rc;
     }
     m->par = sim->par;
-    m->pp = &m->par->parts[rank];
+    m->pp = &m->par->parts[mpi_rank];
     m->par->mpi = m;
     return 0;
+}
+
+/* The ranks agree on the set-up: a rank that failed alone (out of memory) must not leave the
+ * others waiting in the run's first collective. */
+static int agree_set_up(int rc, char *why, size_t why_cap)
+{
+    uint8_t r = !rc ? FAIL_NONE : rc == FE_ENOMEM ? FAIL_SETUP_MEM : FAIL_REFUSED;
+    uint64_t w = failure_word((uint32_t)mpi_rank, r);
+    mod->allreduce_u64(&w, 1, FE_SIM_MPI_MIN);
+    if (w == UINT64_MAX || (w >> 8) == (uint64_t)mpi_rank) return rc; /* its own why */
+    r = (w & 0xff) < N_FAIL ? (uint8_t)(w & 0xff) : FAIL_SIM;
+    sim_errf(why, why_cap, "rank %llu failed: %s", (unsigned long long)(w >> 8), fail_text[r]);
+    return r == FAIL_REFUSED ? FE_ENOTSUP : FE_ENOMEM;
+}
+
+int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap)
+{
+    if (!mod) {
+        sim_errf(why, why_cap, "MPI is not initialized (fe_sim_mpi_init)");
+        return FE_ENOTSUP;
+    }
+    if (p->k != (uint32_t)mpi_size) {
+        sim_errf(why, why_cap, "the partition has %u parts for %d processes", p->k, mpi_size);
+        return FE_ENOTSUP;
+    }
+    _Static_assert(sizeof(((struct fe_sim *)0)->ev_kind_count) / sizeof(uint64_t) == N_KINDS,
+                   "event kinds");
+    int rc = set_up_here(sim, p, why, why_cap);
+    if (rc == FE_ENOMEM)
+        sim_errf(why, why_cap, "rank %d failed: %s", mpi_rank, fail_text[FAIL_SETUP_MEM]);
+    return agree_set_up(rc, why, why_cap);
+}
+
+int fe_sim_mpi_failure(const struct fe_sim *sim, char *why, size_t why_cap)
+{
+    const struct sim_par *par = sim->par;
+    if (!par || !par->mpi || par->mpi->fail_rank < 0) return -1;
+    const struct sim_mpi *m = par->mpi;
+    sim_errf(why, why_cap, "rank %d failed (simulated time %llu ns): %s", (int)m->fail_rank,
+             (unsigned long long)m->fail_ns, fail_text[m->fail_reason]);
+    return m->fail_rank;
 }
 
 void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
@@ -623,8 +756,7 @@ void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
     if (!par || !par->mpi) return;
     const struct sim_mpi *m = par->mpi;
     uint64_t mine[3] = {m->pp->events_run, m->pp->frames_out, m->pp->windows};
-    uint64_t *all = calloc(3 * (size_t)m->k, sizeof(uint64_t));
-    if (!all) mod->abort(1);
+    uint64_t *all = m->info_v;
     memcpy(all + 3 * (size_t)m->rank, mine, sizeof(mine));
     mod->allgather_u64(all, 3);
     out->parts = m->k;
@@ -636,7 +768,6 @@ void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
         out->frames_out[j] = all[3 * j + 1];
         out->windows[j] = all[3 * j + 2];
     }
-    free(all);
 }
 
 bool fe_sim_mpi_built(void)

@@ -23,8 +23,12 @@ int fe_sim_mpi_init(int *rank, int *size, char *why, size_t why_cap);
 void fe_sim_mpi_finalize(void);
 /* Runs the simulator over MPI from its first run on: this process simulates the part whose
  * number is its rank, p->k must be the number of processes. 0, FE_ENOTSUP with why (every
- * process gets the same answer: the inputs are the same), FE_ENOMEM. */
+ * process gets the same answer: the ranks agree on it, why naming the rank that failed), FE_ENOMEM.
+ */
 int fe_sim_set_mpi(struct fe_sim *sim, const struct fe_sim_partition *p, char *why, size_t why_cap);
+/* After a run that failed (fe_sim_run < 0): the rank that failed first, with why (its reason,
+ * where the run stopped); every rank has the same. -1 when no rank reported its failure. */
+int fe_sim_mpi_failure(const struct fe_sim *sim, char *why, size_t why_cap);
 /* What the run did, per part (as fe_sim_parallel_info). Collective: every process calls it. */
 void fe_sim_mpi_info(const struct fe_sim *sim, struct fe_sim_par_info *out);
 

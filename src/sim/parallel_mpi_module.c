@@ -59,11 +59,6 @@ static void mod_allreduce_u64(uint64_t *v, int n, enum fe_sim_mpi_op op)
     MPI_Allreduce(MPI_IN_PLACE, v, n, MPI_UINT64_T, o, MPI_COMM_WORLD);
 }
 
-static void mod_abort(int code)
-{
-    MPI_Abort(MPI_COMM_WORLD, code);
-}
-
 /* The module's one exported symbol (the others are hidden: -fvisibility=hidden). */
 __attribute__((visibility("default"))) extern const struct fe_sim_mpi_module fe_sim_mpi_module;
 const struct fe_sim_mpi_module fe_sim_mpi_module = {
@@ -76,5 +71,4 @@ const struct fe_sim_mpi_module fe_sim_mpi_module = {
     .alltoallv_bytes = mod_alltoallv_bytes,
     .allgatherv_u64 = mod_allgatherv_u64,
     .allreduce_u64 = mod_allreduce_u64,
-    .abort = mod_abort,
 };

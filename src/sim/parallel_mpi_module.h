@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FE_SIM_MPI_MODULE_ABI    1
+#define FE_SIM_MPI_MODULE_ABI    2
 #define FE_SIM_MPI_MODULE_SYMBOL "fe_sim_mpi_module"
 #define FE_SIM_MPI_MODULE_FILE   "feroce-mpi.so"
 
@@ -32,7 +32,6 @@ struct fe_sim_mpi_module {
                            const int *recv_off);
     /* v[n] combined over the ranks by op, in place */
     void (*allreduce_u64)(uint64_t *v, int n, enum fe_sim_mpi_op op);
-    void (*abort)(int code); /* every rank ends */
 };
 
 #endif

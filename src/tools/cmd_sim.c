@@ -584,6 +584,17 @@ static uint64_t next_stop(const struct sim_run *s)
     return step;
 }
 
+/* Over MPI the ranks agreed on the rank that failed first: rank 0 names it and why, alone. */
+static void print_failure(const struct sim_run *s)
+{
+    char why[256];
+    if (s->o.mpi && fe_sim_mpi_failure(s->sim, why, sizeof(why)) >= 0) {
+        if (!s->mpi_rank) fprintf(stderr, "feroce sim: --mpi: %s\n", why);
+        return;
+    }
+    fprintf(stderr, "feroce sim: simulation failed: %s\n", fe_strerror(s->r));
+}
+
 static void run_loop(struct sim_run *s)
 {
     s->progress = s->o.progress == 1 || (s->o.progress == -1 && isatty(2));
@@ -603,7 +614,7 @@ static void run_loop(struct sim_run *s)
     }
     s->wall_ns = fe_wall_ns() - t0;
     if (s->progress) fprintf(stderr, "\r%*s\r", 100, "");
-    if (s->r < 0) fprintf(stderr, "feroce sim: simulation failed: %s\n", fe_strerror(s->r));
+    if (s->r < 0) print_failure(s);
 }
 
 /* The plot and the trace file, whose last rows are written on close. */

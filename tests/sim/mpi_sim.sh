@@ -92,6 +92,28 @@ refused trace "--trace and --plot" advcam-pfc --trace "$T/trace.csv"
 refused one-part "the partition cuts no link" incast3
 "$BIN" sim incast3 --mpi --no-progress >/dev/null 2>"$T/nompirun.err" && fail "--mpi ran without mpirun"
 grep -q "not started by mpirun" "$T/nompirun.err" || fail "--mpi without mpirun: $(cat "$T/nompirun.err")"
+# a rank that fails (the test hook FEROCE_SIM_MPI_FAIL=RANK,WINDOW: out of memory for the frames
+# it sends at the end of that window; window 0: its set-up) stops the run on every rank at the
+# next collective, without MPI_Abort: rank 0 alone names the rank and why, the run fails
+failing() {
+    name=$1
+    np=$2
+    hook=$3
+    what=$4
+    shift 4
+    FEROCE_SIM_MPI_FAIL=$hook $MPIRUN -np "$np" "$BIN" sim "$@" --mpi --json --no-progress \
+        </dev/null >"$T/$name.out" 2>"$T/$name.err" && fail "$name: the failure went unnoticed"
+    grep -q "^feroce sim: --mpi: $what" "$T/$name.err" || fail "$name: $(cat "$T/$name.err")"
+    [ "$(grep -c "feroce sim" "$T/$name.err")" = 1 ] || fail "$name: $(cat "$T/$name.err")"
+    ! grep -qi "MPI_ABORT" "$T/$name.err" || fail "$name: aborted: $(cat "$T/$name.err")"
+}
+failing fail-window 2 1,40 "rank 1 failed (simulated time [0-9]* ns): out of memory for the frames to send" \
+    incast3 --partition "$T/incast3.part2" --until 500us
+failing fail-window3 3 2,7 "rank 2 failed (simulated time [0-9]* ns): out of memory for the frames to send" \
+    advcam-dcqcn --set flow.size=100KB
+failing fail-rank0 2 0,3 "rank 0 failed" advcam-dcqcn --set flow.size=100KB
+failing fail-setup 3 1,0 "rank 1 failed: out of memory setting up" incast3 --partition "$T/incast3.part3"
+
 # libmpi is the MPI module's alone (feroce-mpi.so, loaded for --mpi): a missing module is named
 if command -v ldd >/dev/null 2>&1 && ldd "$BIN" | grep -q libmpi; then fail "$BIN links libmpi"; fi
 FEROCE_MPI_MODULE="$T/none.so" $MPIRUN -np 2 "$BIN" sim incast3 --mpi --no-progress </dev/null \
