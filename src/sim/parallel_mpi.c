@@ -151,14 +151,16 @@ static const char *const fail_text[N_FAIL] = {
     [FAIL_REFUSED] = "refused the run",
 };
 
-/* This rank's failure: its first reason; its simulator's sticky error otherwise (its part's,
- * or the actions' when no other part's failure was the cause). */
+/* This rank fails for `why` (its first reason is the one kept): its part stops as on any error
+ * of the simulator. */
 static void mpi_fail(struct sim_mpi *m, enum mpi_fail why)
 {
     if (!m->fail_here) m->fail_here = (uint8_t)why;
     sim_fail(m->pp->sim);
 }
 
+/* What this rank reports: its first reason, else its simulator's sticky error (its part's, or
+ * its actions' when the failure of another part did not cause it). */
 static uint8_t local_failure(const struct sim_mpi *m)
 {
     if (m->fail_here) return m->fail_here;
