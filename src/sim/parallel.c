@@ -18,7 +18,9 @@
  * phase's checkpoints) before the events of T, those an event triggers (a flow's completion:
  * the phase marks, the automatic end of the contention window, the stop when every flow is
  * done) at the end of the window in which it happened. An empty stretch of time is skipped: the
- * next window starts at the earliest pending event of any part.
+ * next window starts at the earliest pending event of any part. The PFC log's lines (--pfc), kept
+ * by each part, are merged into the sequential run's order when thread 0 runs between windows
+ * and at the end of a run.
  *
  * Outboxes are double-buffered by the window's parity: the frames sent in window w are read by
  * their receivers after the barrier that ends w, before they run w + 1; the sender writes that
@@ -638,7 +640,7 @@ static const char *unsupported(const struct fe_sim *sim, const struct fe_sim_par
     if (sim->pfc_cb && only_part >= 0)
         return "the PFC log (--pfc): its records stay in their process";
     if (sim->pfc_cb && zero_delay_link(sim))
-        return "the PFC log (--pfc): a link without delay delivers frames in FIFO order";
+        return "the PFC log (--pfc): a link without delay delivers at FIFO ranks";
     if (sim->test_rx) return "a test hook receives frames";
     if (p->n_nodes != sim->n_nodes) return "the partition is for another network";
     if (p->lookahead_ns == FE_SIM_NO_TIME) return "the partition cuts no link (one part)";

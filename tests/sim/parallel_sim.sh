@@ -11,7 +11,8 @@
 #   hpcc-advcam-dcqcn, hpcc-advcam-hpcc25, hpcc-advcam-pfc, hpcc-hpcc-sample (--ns3-compat):
 #     ns-3 timing orders frame arrivals with every other event in one FIFO, as ns-3's scheduler
 #     does, which a part cannot reproduce (their inputs without --ns3-compat run in parts here);
-#   advcam-eb (not in the golden set): event building's control messages are not frames.
+#   advcam-eb (not in the golden set): event building's control messages are not frames;
+#   --pfc with a link without delay: its frames can arrive at FIFO ranks no part can place.
 set -eu
 BIN=$1
 DATA=$2
@@ -124,6 +125,7 @@ one_thread() {
 }
 one_thread advcam-eb "event building" advcam-eb --set eb.events=200
 one_thread incast3-auto "the partition cuts no link" incast3 --until 100us
+one_thread pfc-0delay "the PFC log" advcam-pfc --set link.delay=0 --until 100us --pfc "$T/0.pfc"
 for d in advcam-dcqcn advcam-hpcc25 advcam-pfc hpcc-sample; do
     one_thread "hpcc-$d" "ns-3 timing" --hpcc "$SRC/tests/sim/ns3/$d/config.txt" --ns3-compat \
         --until 1ms --fct "$T/$d.fct" --pfc "$T/$d.pfc"
