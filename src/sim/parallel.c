@@ -18,7 +18,9 @@
  * phase's checkpoints) before the events of T, those an event triggers (a flow's completion:
  * the phase marks, the automatic end of the contention window, the stop when every flow is
  * done) at the end of the window in which it happened. An empty stretch of time is skipped: the
- * next window starts at the earliest pending event of any part.
+ * next window starts at the earliest pending event of any part. The PFC log's lines (--pfc), kept
+ * by each part, are merged into the sequential run's order when thread 0 runs between windows
+ * and at the end of a run.
  *
  * Outboxes are double-buffered by the window's parity: the frames sent in window w are read by
  * their receivers after the barrier that ends w, before they run w + 1; the sender writes that
@@ -172,6 +174,64 @@ static void part_wire_keys(void *user, struct fe_evq *q)
         for (struct sim_pkt *k = p->wire_head; k; k = k->next)
             if (k != p->wire_head) fe_evq_renumber_key(q, &k->wire_key);
     }
+}
+
+/* ---- the PFC log ---- */
+
+void sim_par_log_pfc(struct fe_sim *sim, const struct sim_port *p, uint8_t prio, bool pause)
+{
+    struct pfc_log *l = &sim->part->pfc;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 256;
+        struct pfc_rec *v = realloc(l->v, cap * sizeof(*v));
+        if (!v) {
+            sim_fail(sim);
+            return;
+        }
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = (struct pfc_rec){sim->now, p, prio, pause};
+}
+
+/* A record is written when its frame arrives, and the arrivals of one nanosecond run in the
+ * order of their ports' global indices (docs/sim.md, "Order of events and determinism"): the
+ * sequential run's log is in (time, port) order, and so is each part's. A port's records all
+ * come from its part, in their order. */
+static bool pfc_before(const struct pfc_rec *a, const struct pfc_rec *b)
+{
+    return a->t != b->t ? a->t < b->t : a->port < b->port;
+}
+
+/* The parts' PFC records (all before the window's end: every thread stopped) to the log, merged
+ * into the order the sequential run writes. */
+static void merge_pfc_logs(struct sim_par *par)
+{
+    struct fe_sim *sim = par->main;
+    if (!sim->pfc_cb) return;
+    for (;;) {
+        struct pfc_log *best = NULL;
+        for (uint32_t j = 0; j < par->k; j++) {
+            struct pfc_log *l = &par->parts[j].pfc;
+            if (l->head < l->n && (!best || pfc_before(&l->v[l->head], &best->v[best->head])))
+                best = l;
+        }
+        if (!best) break;
+        const struct pfc_rec *r = &best->v[best->head++];
+        const struct sim_port *p = r->port;
+        sim->pfc_cb(sim->pfc_user, r->t, p->node->id, p->node->is_switch, p->index, r->prio,
+                    r->pause);
+    }
+    for (uint32_t j = 0; j < par->k; j++) par->parts[j].pfc.n = par->parts[j].pfc.head = 0;
+}
+
+/* Whether a link has no delay: its frames can arrive in the nanosecond they were sent, at a
+ * FIFO rank among every node's events, which a part's log cannot place. */
+static bool zero_delay_link(const struct fe_sim *sim)
+{
+    for (uint32_t i = 0; i < sim->n_ports_total; i++)
+        if (!sim->ports[i].delay_ns) return true;
+    return false;
 }
 
 /* ---- global actions (one thread, the others wait) ---- */
@@ -423,6 +483,7 @@ static void between_windows_actions(struct sim_par *par, uint64_t end)
 static void between_windows(struct sim_par *par, uint64_t end, uint32_t parity, uint32_t ks)
 {
     for (uint32_t j = 0; j < par->k; j++) file_inbox(&par->parts[j], parity);
+    merge_pfc_logs(par);
     between_windows_actions(par, end);
     par->known[ks] = next_known(par);
 }
@@ -488,6 +549,7 @@ static void free_part(struct sim_par_part *pp, uint32_t k)
         free(pp->out[b]);
     }
     free(pp->ports);
+    free(pp->pfc.v);
     if (pp->sim) {
         fe_evq_free(&pp->sim->q);
         free(pp->sim->ended);
@@ -568,13 +630,17 @@ static int init_part(struct sim_par *par, uint32_t j)
 }
 
 /* Why this simulator cannot run in parts, NULL when it can. */
-static const char *unsupported(const struct fe_sim *sim, const struct fe_sim_partition *p)
+static const char *unsupported(const struct fe_sim *sim, const struct fe_sim_partition *p,
+                               int32_t only_part)
 {
     if (sim->par) return "it already runs in parallel";
     if (sim->now || sim->q.popped || sim->finished) return "the run has begun";
     if (sim->eb) return "event building's control messages do not travel as frames";
     if (sim->ns3_frames) return "ns-3 timing orders arrivals with every other event (FIFO)";
-    if (sim->pfc_cb) return "the PFC log (--pfc) is written in event order";
+    if (sim->pfc_cb && only_part >= 0)
+        return "the PFC log (--pfc): its records stay in their process";
+    if (sim->pfc_cb && zero_delay_link(sim))
+        return "the PFC log (--pfc): a link without delay delivers at FIFO ranks";
     if (sim->test_rx) return "a test hook receives frames";
     if (p->n_nodes != sim->n_nodes) return "the partition is for another network";
     if (p->lookahead_ns == FE_SIM_NO_TIME) return "the partition cuts no link (one part)";
@@ -597,7 +663,7 @@ static void distribute_events(struct sim_par *par)
 int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t only_part,
                   char *why, size_t why_cap)
 {
-    const char *no = unsupported(sim, p);
+    const char *no = unsupported(sim, p, only_part);
     if (no) {
         sim_errf(why, why_cap, "%s", no);
         return FE_ENOTSUP;
@@ -728,6 +794,7 @@ void sim_par_start_run(struct sim_par *par)
 
 void sim_par_end_run(struct sim_par *par)
 {
+    merge_pfc_logs(par);
     fold_counters(par);
     set_clock(par);
 }

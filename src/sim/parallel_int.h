@@ -31,6 +31,20 @@ struct outbox {
     uint64_t min_t;
 };
 
+/* A PFC log record (--pfc) a part keeps until the merge between windows: its time and receiving
+ * port place it in the log. */
+struct pfc_rec {
+    uint64_t t;
+    const struct sim_port *port;
+    uint8_t prio;
+    bool pause;
+};
+
+struct pfc_log {
+    struct pfc_rec *v;
+    size_t n, cap, head; /* head: the next to merge */
+};
+
 /* A part: its copy of the simulator and what its thread publishes at each barrier. A cache line
  * of its own (its thread writes its counters while the others run). */
 struct sim_par_part {
@@ -41,6 +55,7 @@ struct sim_par_part {
     uint32_t n_ports;
     struct outbox *out[2]; /* [parity][destination part] */
     uint32_t parity;
+    struct pfc_log pfc;
     bool phase_flag; /* a flow completed in this window: phase marks at its end */
     /* published at the end of a window, read by all after the barrier (by its parity: the
      * next window's values go to the other slot while slower threads still read these) */

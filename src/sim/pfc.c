@@ -110,12 +110,21 @@ static void arm_pause_end(struct fe_sim *sim, struct sim_port *p)
     sim_schedule(sim, t, p, EV_PAUSE_END);
 }
 
+/* The PFC log's record of a frame received at p: in a part of a parallel run kept until the
+ * parts' records are merged (parallel.c), else written now. */
+static void log_pfc(struct fe_sim *sim, const struct sim_port *p, uint8_t prio, bool pause)
+{
+    if (sim->part)
+        sim_par_log_pfc(sim, p, prio, pause);
+    else
+        sim->pfc_cb(sim->pfc_user, sim->now, p->node->id, p->node->is_switch, p->index, prio,
+                    pause);
+}
+
 void sim_pfc_receive(struct fe_sim *sim, struct sim_port *p, const struct sim_pkt *pfc)
 {
     uint8_t prio = pfc->pfc.prio & 7;
-    if (sim->pfc_cb)
-        sim->pfc_cb(sim->pfc_user, sim->now, p->node->id, p->node->is_switch, p->index, prio,
-                    pfc->pfc.quanta != 0);
+    if (sim->pfc_cb) log_pfc(sim, p, prio, pfc->pfc.quanta != 0);
     if (pfc->pfc.quanta) {
         p->pause_rx++;
         if (!p->paused) {

@@ -200,6 +200,7 @@ int sim_par_run(struct fe_sim *sim, uint64_t until_ns);
 void sim_par_destroy(struct fe_sim *sim);
 void sim_par_send(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt);
 void sim_par_defer_phase(struct fe_sim *sim);
+void sim_par_log_pfc(struct fe_sim *sim, const struct sim_port *p, uint8_t prio, bool pause);
 bool sim_par_node_here(const struct fe_sim *sim, uint32_t node);
 
 /* sim_validate.c: 0, or FE_EINVAL with a sentence in err */

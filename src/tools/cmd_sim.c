@@ -74,7 +74,7 @@ static const char usage_text[] =
     "  --threads N          simulate in N parts, a thread each (conservative, synchronised\n"
     "                       every smallest link delay; the results are those of one thread);\n"
     "                       default: 1 below 256 ports, else the cores. Runs that cannot be\n"
-    "                       cut (event building, --pfc, --trace, --web) use one, and say why\n"
+    "                       cut (event building, --web, ns-3 timing) use one, and say why\n"
     "  --partition FILE     the parts, as 'NODE PART' lines (hosts not listed follow their\n"
     "                       switch), instead of the automatic partitioning\n"
     "  --mpi                under mpirun: a part per process (docs/sim.md, Runs over MPI);\n"
@@ -424,10 +424,13 @@ static int create_sim(struct sim_run *s)
     return 0;
 }
 
-/* Why the run cannot be cut into parts by the options, NULL when it can. */
+/* Why the run cannot be cut into parts by the options, NULL when it can. A trace's samples are
+ * taken between fe_sim_run calls, when every part's thread has stopped; over MPI the queues and
+ * the CC states they read are in their own processes. */
 static const char *parallel_blocked(const struct opts *o)
 {
-    if (o->trace || o->plot) return "--trace and --plot sample the run as it goes";
+    if ((o->trace || o->plot) && o->mpi)
+        return "--trace and --plot read every node's state, kept by its own process";
     if (o->web) return "--web samples the run as it goes";
     if (o->n_report) return "--partition-report counts a sequential run";
     return NULL;
