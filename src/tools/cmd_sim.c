@@ -74,7 +74,7 @@ static const char usage_text[] =
     "  --threads N          simulate in N parts, a thread each (conservative, synchronised\n"
     "                       every smallest link delay; the results are those of one thread);\n"
     "                       default: 1 below 256 ports, else the cores. Runs that cannot be\n"
-    "                       cut (event building, --web, ns-3 timing) use one, and say why\n"
+    "                       cut (event building, ns-3 timing) use one, and say why\n"
     "  --partition FILE     the parts, as 'NODE PART' lines (hosts not listed follow their\n"
     "                       switch), instead of the automatic partitioning\n"
     "  --mpi                under mpirun: a part per process (docs/sim.md, Runs over MPI);\n"
@@ -431,7 +431,7 @@ static const char *parallel_blocked(const struct opts *o)
 {
     if ((o->trace || o->plot) && o->mpi)
         return "--trace and --plot read every node's state, kept by its own process";
-    if (o->web) return "--web samples the run as it goes";
+    if (o->web && o->mpi) return "--web reads every node's state, kept by its own process";
     if (o->n_report) return "--partition-report counts a sequential run";
     return NULL;
 }
@@ -552,17 +552,6 @@ static int open_outputs(struct sim_run *s)
         }
         fe_sim_hpcc_log_pfc(s->sim, s->pfc);
     }
-    if (o->web) {
-        char err[512] = "";
-        struct fe_web_sim_opts wo = o->web_o;
-        wo.addr = o->web;
-        wo.interval_ns = o->trace_interval_ns;
-        s->web = fe_web_sim_start(s->sim, &wo, err, sizeof(err));
-        if (!s->web) {
-            fprintf(stderr, "feroce sim: %s\n", err);
-            return -1;
-        }
-    }
     if (o->trace || o->plot) {
         char err[512] = "";
         s->tr = fe_sim_trace_open(s->sim, o->trace, o->trace_interval_ns, err, sizeof(err));
@@ -572,6 +561,22 @@ static int open_outputs(struct sim_run *s)
         }
     }
     return 0;
+}
+
+/* The dashboard (--web), started once the run is set up: a run refused (over MPI) does not
+ * leave a server holding a page of nothing. 0, or -1 after a message. */
+static int start_web(struct sim_run *s)
+{
+    const struct opts *o = &s->o;
+    if (!o->web) return 0;
+    char err[512] = "";
+    struct fe_web_sim_opts wo = o->web_o;
+    wo.addr = o->web;
+    wo.interval_ns = o->trace_interval_ns;
+    s->web = fe_web_sim_start(s->sim, &wo, err, sizeof(err));
+    if (s->web) return 0;
+    fprintf(stderr, "feroce sim: %s\n", err);
+    return -1;
 }
 
 /* The simulated time to run to next: the trace's next sample, the progress line's next
@@ -716,6 +721,7 @@ static int run(int argc, char **argv)
     int rc = create_sim(&s);
     if (!rc && open_outputs(&s)) rc = 1;
     if (!rc) rc = s.o.mpi ? setup_mpi(&s, rank, size) : setup_threads(&s);
+    if (!rc && start_web(&s)) rc = 1;
     if (!rc) {
         run_loop(&s);
         print_parallel(&s);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # feroce sim --web: the simulation streamed at 0.2 x real time (web_check.py: JSON, SSE, abuse,
 # read-only POST; promtool on /metrics), the simulator's results the same as without --web,
-# the finished run served whole; then --replay of the trace it wrote, and a malformed trace
+# the finished run served whole, the history of a run in 2 parts the same as one thread's; then --replay of the trace it wrote, and a malformed trace
 # refused with its line.
 set -u
 FEROCE=$1
@@ -46,6 +46,35 @@ grep -v wall "$T/plain" >"$T/b"
 cmp -s "$T/a" "$T/b" || { diff "$T/a" "$T/b" | head; fail "--web changed the simulation's results"; }
 echo "results identical with and without --web"
 
+# In parts (--threads 2) the dashboard's samples are taken between fe_sim_run calls, every
+# part's thread stopped: the history served is the one thread's, byte for byte, here at an
+# interval off the 1 us windows.
+FT128="$(dirname "$0")/../../bench/fattree-128.yaml"
+history_of() { # threads: the finished run's /api/history into $T/hist.$1
+    : >"$T/err" # emptied here: the background shell opens it later, and the last run's port is in it
+    "$FEROCE" sim "$FT128" --until 150us --trace-interval 7300ns --threads "$1" --no-progress \
+        --web 127.0.0.1:0 --web-speed max --web-hold 60s >/dev/null 2>"$T/err" &
+    pid=$!
+    dashboard_port "$pid"
+    for _ in $(seq 600); do
+        grep -q "stays up" "$T/err" && break
+        sleep 0.1
+    done
+    grep -q "stays up" "$T/err" || { kill "$pid"; cat "$T/err"; fail "--threads $1: the run did not end"; }
+    [ "$1" = 1 ] || grep -q "^parallel: $1 parts" "$T/err" || { kill "$pid"; cat "$T/err"; fail "not in parts"; }
+    $PY -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(
+"http://127.0.0.1:%s/api/history" % sys.argv[1], timeout=10).read())' "$port" >"$T/hist.$1" ||
+        { kill "$pid"; fail "--threads $1: history"; }
+    kill -INT "$pid"
+    wait "$pid" || { cat "$T/err"; fail "--threads $1 --web exited $?"; }
+}
+history_of 1
+history_of 2
+[ "$(wc -c <"$T/hist.1")" -gt 10000 ] || fail "history too short: $(head -c 200 "$T/hist.1")"
+cmp -s "$T/hist.1" "$T/hist.2" || fail "--web history differs between 1 and 2 threads"
+echo "--web in 2 parts: the history of one thread, $(wc -c <"$T/hist.1") bytes"
+
+: >"$T/err"
 "$FEROCE" sim --replay "$T/trace.csv" --web 127.0.0.1:0 --web-hold 30s >"$T/out" 2>"$T/err" &
 pid=$!
 dashboard_port "$pid"
