@@ -70,18 +70,35 @@ size_t fe_pattern_check(const uint8_t *buf, size_t len, uint32_t stream, uint64_
     const uint64_t key = ((uint64_t)stream + 1) * 0x9E3779B97F4A7C15ull;
     const uint64_t hi = (uint64_t)(uint32_t)k << 32;
     uint64_t j = (offset + i) >> 3;
-    /* Blocks of 32 words OR-ing the differences, without a branch per word (the compiler
-     * vectorises this); a block that differs is searched byte by byte. */
-    while (i + 256 <= len) {
-        uint64_t diff = 0;
-        for (unsigned w = 0; w < 32; w++) {
-            uint64_t got;
-            memcpy(&got, buf + i + 8 * w, 8);
-            diff |= got ^ to_le64((hi | (uint32_t)(j + w)) ^ key);
+    /* Blocks of 256 bytes OR-ing the differences without a branch per word, the expected words
+     * made as fe_pattern_fill makes them (a vector add per four); a block that differs, or the
+     * words past a wrap of the low half, go to the word loop below, which finds the byte. */
+    uint64_t blocks = (len - i) / 256, to_wrap = ((1ull << 32) - (uint32_t)j) / 32;
+    if (blocks > to_wrap) blocks = to_wrap;
+    if (blocks) {
+        const uint64_t w0 = hi | (uint32_t)j;
+        const u64x2 step = {4, 4}, kv = {key, key};
+        u64x2 lo = {w0, w0 + 1}, up = {w0 + 2, w0 + 3};
+        for (uint64_t b = 0; b < blocks; b++) {
+            u64x2 diff = {0, 0};
+            for (unsigned w = 0; w < 256; w += 32) {
+                u64x2 a, c;
+                memcpy(&a, buf + i + w, 16);
+                memcpy(&c, buf + i + w + 16, 16);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                for (int q = 0; q < 2; q++) {
+                    a[q] = __builtin_bswap64(a[q]);
+                    c[q] = __builtin_bswap64(c[q]);
+                }
+#endif
+                diff |= (a ^ lo ^ kv) | (c ^ up ^ kv);
+                lo += step;
+                up += step;
+            }
+            if (diff[0] | diff[1]) break;
+            i += 256;
+            j += 32;
         }
-        if (diff) break;
-        i += 256;
-        j += 32;
     }
     for (; i + 8 <= len; i += 8, j++) {
         uint64_t w = to_le64((hi | (uint32_t)j) ^ key), got;
