@@ -53,6 +53,8 @@ struct run {
     int err;
     uint64_t web_bytes;                       /* what the client read from the dashboard */
     struct fe_udpsock_stats tx_sock, rx_sock; /* each side's socket, whole run */
+    struct fe_qp_counters tx_qp;              /* the sender's QP, whole run */
+    uint64_t tx_socket_full;                  /* times the sender's batch waited for its socket */
     double direct_share; /* of the data packets received, those whose payload went straight into
                           * the ring */
 };
@@ -294,6 +296,9 @@ static void *feroce_tx(void *arg)
     }
     const struct fe_udpsock_stats *us = fe_ep_udp_stats(fe_frontend_ep(f));
     if (us) r->tx_sock = *us;
+    const struct fe_frontend_flow *ff = fe_frontend_flow(f, 0);
+    if (ff && ff->qp) r->tx_qp = *fe_qp_counters(ff->qp);
+    r->tx_socket_full = es->tx_socket_full;
     fe_frontend_destroy(f);
     return NULL;
 }
@@ -488,6 +493,8 @@ static double run_pair(struct run *r, void *(*tx)(void *), void *(*rx)(void *))
     r->direct_share = 0;
     memset(&r->tx_sock, 0, sizeof r->tx_sock);
     memset(&r->rx_sock, 0, sizeof r->rx_sock);
+    memset(&r->tx_qp, 0, sizeof r->tx_qp);
+    r->tx_socket_full = 0;
     r->secs = r->cpu_tx_s = r->cpu_rx_s = r->idle_tx_s = r->idle_rx_s = 0;
     atomic_store(&r->tx_idle_ns, 0);
     r->err = 0;
@@ -566,6 +573,20 @@ static void print_calls(const struct run *r)
            (double)r->rx_sock.tx_calls / msgs);
 }
 
+/* What held the sender back (whole run): its replay window full with nothing acknowledged, the
+ * receiver out of credit (RNR), packets sent again, its socket full; and the mean time from a
+ * packet to its ACK. */
+static void print_stalls(const struct run *r)
+{
+    const struct fe_qp_counters *t = &r->tx_qp;
+    printf("       sender held back: replay window full %llu times, RNR NAKs %llu, packets resent "
+           "%llu (%llu timeouts), socket full %llu times; mean ACK time %.1f us\n",
+           (unsigned long long)t->replay_full_stalls, (unsigned long long)t->rx_rnr_naks,
+           (unsigned long long)t->retx_pkts, (unsigned long long)t->timeouts,
+           (unsigned long long)r->tx_socket_full,
+           t->rtt_samples ? (double)t->rtt_sum_ns / (double)t->rtt_samples / 1e3 : 0);
+}
+
 static void print_cpu(const char *what, const struct run *r)
 {
     printf("       %s: per CPU-second of the busier thread %.2f Gb/s (sender had %.0f %% of a "
@@ -573,6 +594,7 @@ static void print_cpu(const char *what, const struct run *r)
            what, per_core(r), r->secs > 0 ? 100 * r->cpu_tx_s / r->secs : 0,
            r->secs > 0 ? 100 * r->cpu_rx_s / r->secs : 0, 100 * r->direct_share);
     print_calls(r);
+    print_stalls(r);
 }
 
 /* One line: CPU ms per GB, sender / receiver, of the feroce runs and the baselines (NULL: not

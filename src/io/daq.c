@@ -749,6 +749,10 @@ void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
     fe_ep_handle_expiry(d->ep, now_ns);
     for (unsigned i = 0; i < d->n_flows; i++)
         if (d->flow[i].qp) flow_completions(d, i, now_ns);
+    /* An ACK says the data is placed, not consumed: it leaves before the consumer reads (and
+     * verifies) the messages, or the sender's window would wait for the consumer as well. The
+     * credit for a slot is given back only once the consumer is done with it (consume_one). */
+    fe_ep_poll_tx(d->ep, now_ns, 512);
     consume(d, now_ns);
     start_all(d);
     d->sc_in_flight = sc_count_in_flight(d);
