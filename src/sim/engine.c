@@ -101,6 +101,9 @@ static int wheel_insert_arrival(struct fe_evq *q, uint64_t t, uint32_t r, uint64
  * a whole synchronised fabric receives is quadratic, or n log n. Two nodes of one rank (one
  * port's frames in one nanosecond: rare) take a stable list sort instead. */
 
+/* fewer arrivals than this in a slot: rank_list_sort, whose cost grows as their square */
+#define RANK_LIST_SORT_MAX 8
+
 /* Clears the words of rank bits a summary names. */
 static void rank_bits_clear(struct fe_evq *q, uint64_t sum)
 {
@@ -141,13 +144,15 @@ static uint64_t rank_bits_set(struct fe_evq *q, uint32_t id)
 }
 
 /* Links the nodes of the set bits in rank order, clearing the bits: returns the first, its
- * last in *last (its next is left as it was). */
-static uint32_t rank_bits_join(struct fe_evq *q, uint64_t sum, uint32_t *last)
+ * last in *last (its next is left as it was). With `one`, a summary bit stands for one word
+ * (rank_sum_shift 0: up to 4096 ranks), a loop less. */
+static inline __attribute__((always_inline)) uint32_t
+rank_bits_join_as(struct fe_evq *q, uint64_t sum, uint32_t *last, bool one)
 {
     struct fe_evq_wnode *nd = q->nodes;
     uint64_t *bm = q->rank_bm;
     const uint32_t *node = q->rank_node;
-    unsigned shift = q->rank_sum_shift;
+    unsigned shift = one ? 0 : q->rank_sum_shift;
     uint32_t head = NIL, *link = &head, id = NIL, words = 1u << shift;
     for (; sum; sum &= sum - 1) {
         uint32_t w = (uint32_t)__builtin_ctzll(sum) << shift, end = w + words;
@@ -165,22 +170,40 @@ static uint32_t rank_bits_join(struct fe_evq *q, uint64_t sum, uint32_t *last)
     *last = id;
     return head;
 }
+static uint32_t rank_bits_join(struct fe_evq *q, uint64_t sum, uint32_t *last)
+{
+    return q->rank_sum_shift ? rank_bits_join_as(q, sum, last, false)
+                             : rank_bits_join_as(q, sum, last, true);
+}
 
 /* The stable sort of a list by rank (NIL-terminated, from id), by insertion: returns the first,
- * its last in *last. */
+ * its last in *last. Each node goes after the last when its rank allows (a run in order costs
+ * one comparison a node), else from the first. */
 static uint32_t rank_list_sort(struct fe_evq *q, uint32_t id, uint32_t *last)
 {
     struct fe_evq_wnode *nd = q->nodes;
-    uint32_t head = NIL;
+    uint32_t head = NIL, tail = NIL;
     while (id != NIL) {
-        uint32_t next = nd[id].next, *link = &head;
-        while (*link != NIL && nd[*link].rank <= nd[id].rank) link = &nd[*link].next;
+        uint32_t next = nd[id].next, rank = nd[id].rank, *link = &head;
+        if (tail != NIL && nd[tail].rank <= rank)
+            link = &nd[tail].next;
+        else
+            while (*link != NIL && nd[*link].rank <= rank) link = &nd[*link].next;
         nd[id].next = *link;
+        if (*link == NIL) tail = id;
         *link = id;
         id = next;
     }
-    for (*last = head; nd[*last].next != NIL;) *last = nd[*last].next;
+    *last = tail;
     return head;
+}
+
+/* Whether the list from id (NIL-terminated) has fewer than n nodes. */
+static bool list_shorter(const struct fe_evq *q, uint32_t id, uint32_t n)
+{
+    for (; id != NIL; id = q->nodes[id].next)
+        if (!--n) return false;
+    return true;
 }
 
 void fe_evq_wheel_sort(struct fe_evq *q, struct fe_evq_slot *sl)
@@ -197,7 +220,8 @@ void fe_evq_wheel_sort(struct fe_evq *q, struct fe_evq_slot *sl)
     uint32_t head, last;
     nd[fid].next = sl->head;
     nd[sl->atail].next = NIL;
-    uint64_t sum = rank_bits_set(q, fid);
+    /* a few arrivals: insertion costs less than a pass over the words of bits */
+    uint64_t sum = list_shorter(q, fid, RANK_LIST_SORT_MAX) ? 0 : rank_bits_set(q, fid);
     head = sum ? rank_bits_join(q, sum, &last) : rank_list_sort(q, fid, &last);
     /* the lowest becomes the first (a slot that sorts holds two arrivals or more) */
     nd[last].next = rest;

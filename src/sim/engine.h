@@ -100,11 +100,11 @@ struct fe_evq {
      * the arrivals (fe_evq_push_arrival) in rank order, then the others in the order of their
      * pushes. Its first event lives in the slot itself (most slots hold one: a pop reads one
      * line), with its rank (FE_EVQ_FIFO_RANK: not an arrival; a slot holding an arrival has one
-     * first); the others in a list of nodes, the arrivals' first (up to atail). Arrivals are
-     * appended as they come and, when one came out of rank order (arank), put in order once,
-     * when the slot's time comes (a time begun takes no more): many ports receive at the same
-     * nanosecond in a synchronised fabric, and one sort of a slot costs less than placing each
-     * arrival in a list. bm0's bit says whether the slot holds an event. */
+     * first; only kept until the slot's time begins); the others in a list of nodes, the arrivals'
+     * first (up to atail). Arrivals are appended as they come and, when one came out of rank order
+     * (arank), put in order once, when the slot's time comes (a time begun takes no more): many
+     * ports receive at the same nanosecond in a synchronised fabric, and one sort of a slot costs
+     * less than placing each arrival in a list. bm0's bit says whether the slot holds an event. */
     struct fe_evq_slot {
         uint64_t first;
         uint32_t first_rank;
@@ -405,8 +405,7 @@ static inline uint64_t fe_evq_wheel_take(struct fe_evq *q, uint32_t slot)
     }
     struct fe_evq_wnode *nd = &q->nodes[id];
     sl->head = nd->next;
-    sl->first = nd->data;
-    sl->first_rank = nd->rank;
+    sl->first = nd->data; /* first_rank stays: a time begun takes no arrival that reads it */
     nd->next = q->free_node;
     q->free_node = id;
     return data;

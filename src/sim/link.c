@@ -32,6 +32,27 @@ uint64_t sim_link_ns3_ser_new(struct sim_port *p, uint32_t wire_bytes)
     return p->ns3_ser_ns = sim_link_ns3_ser_ns(p->rate_bps, wire_bytes);
 }
 
+/* sim_link_wire_file, inline in the sending of every frame on the wheel (a call there saves and
+ * restores the registers the queue's filing needs) */
+static inline __attribute__((always_inline)) void wire_file(struct fe_sim *sim, struct sim_port *to,
+                                                            uint64_t t, struct sim_pkt *pkt)
+{
+    if (sim->wire_heads_only) {
+        uint64_t key;
+        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
+        sim_link_wire_put(sim, to, pkt, key);
+        return;
+    }
+    /* the wheel: every frame has its event */
+    if (fe_evq_push_arrival(&sim->q, t, sim_port_gid(sim, to), sim_arrive_event(to))) sim_fail(sim);
+    pkt->next = NULL;
+    if (to->wire_tail)
+        to->wire_tail->next = pkt;
+    else
+        to->wire_head = pkt;
+    to->wire_tail = pkt;
+}
+
 void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pkt *pkt)
 {
     uint32_t wire = sim_wire_bytes(sim, pkt);
@@ -52,25 +73,12 @@ void sim_link_send_general(struct fe_sim *sim, struct sim_port *p, struct sim_pk
         sim_par_send(sim, to, t, pkt);
         return;
     }
-    sim_link_wire_file(sim, to, t, pkt);
+    wire_file(sim, to, t, pkt);
 }
 
 void sim_link_wire_file(struct fe_sim *sim, struct sim_port *to, uint64_t t, struct sim_pkt *pkt)
 {
-    if (sim->wire_heads_only) {
-        uint64_t key;
-        if (sim_arrival_key(sim, to, t, &key)) sim_fail(sim);
-        sim_link_wire_put(sim, to, pkt, key);
-        return;
-    }
-    /* the wheel: every frame has its event */
-    if (fe_evq_push_arrival(&sim->q, t, sim_port_gid(sim, to), sim_arrive_event(to))) sim_fail(sim);
-    pkt->next = NULL;
-    if (to->wire_tail)
-        to->wire_tail->next = pkt;
-    else
-        to->wire_head = pkt;
-    to->wire_tail = pkt;
+    wire_file(sim, to, t, pkt);
 }
 
 void sim_link_wire_keys(void *user, struct fe_evq *q)

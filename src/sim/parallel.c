@@ -364,25 +364,13 @@ void sim_par_defer_phase(struct fe_sim *sim)
 static void run_events(struct sim_par_part *pp, uint64_t last)
 {
     struct fe_sim *sim = pp->sim;
-    uint64_t t, data, n = 0;
-    bool lookahead = sim->lookahead;
-    for (;;) {
-        if (lookahead) {
-            if (!(data = sim_next_lookahead(sim, last))) break;
-        } else {
-            if (!fe_evq_pop_until(&sim->q, last, &t, &data)) break;
-            sim->now = t;
-        }
-        sim->ev_kind_count[data & EV_KIND_MASK]++;
-        sim_dispatch_event(sim, data);
-        n++;
-        if (__builtin_expect(sim->halt, 0)) {
-            if (sim_failed(sim)) break;
-            sim->halt = 0; /* the stop and checkpoints are the run's, at the window's end */
-        }
-    }
-    pp->events_run += n;
-    if (fe_evq_failed(&sim->q)) sim_fail(sim);
+    const size_t kinds = sizeof(sim->ev_kind_count) / sizeof(sim->ev_kind_count[0]);
+    uint64_t before = 0, after = 0;
+    for (size_t k = 0; k < kinds; k++) before += sim->ev_kind_count[k];
+    /* the stop and checkpoints are the run's, at the window's end: a halt only pauses */
+    while (sim_run_events(sim, last) > 0) sim->halt = 0;
+    for (size_t k = 0; k < kinds; k++) after += sim->ev_kind_count[k];
+    pp->events_run += after - before;
 }
 
 /* The end of the window that starts at the earliest pending event m: the next grid point, or

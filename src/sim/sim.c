@@ -423,11 +423,6 @@ static inline __attribute__((always_inline)) void dispatch(struct fe_sim *sim, u
     }
 }
 
-void sim_dispatch_event(struct fe_sim *sim, uint64_t data)
-{
-    dispatch(sim, data);
-}
-
 /* The next event and its key in the queue's last_key (0 when none is left up to limit), for
  * ns-3 timing's transmit-completes (switch.c: ns3_lazy_txdone). Out of line for the same reason
  * as next_lookahead, so that the usual pop does not store the key. */
@@ -469,6 +464,11 @@ static __attribute__((noinline)) int run_to(struct fe_sim *sim, uint64_t limit)
         return FE_ENOMEM;
     }
     return 0;
+}
+
+int sim_run_events(struct fe_sim *sim, uint64_t limit)
+{
+    return run_to(sim, limit);
 }
 
 int sim_run_before(struct fe_sim *sim, uint64_t end_ns)

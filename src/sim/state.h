@@ -191,8 +191,12 @@ static inline void sim_schedule(struct fe_sim *sim, uint64_t t, void *obj, enum 
     if (fe_evq_push(&sim->q, t, (uint64_t)(uintptr_t)obj | (uint64_t)kind)) sim_fail(sim);
 }
 
-/* sim.c: one event of the run loop (parallel.c runs each partition's own) */
-void sim_dispatch_event(struct fe_sim *sim, uint64_t data);
+/* sim.c: the run loop's events up to limit (inclusive), also each partition's (parallel.c):
+ * 0 when none is left up to it, > 0 when it stopped after an event that set sim->halt (a
+ * flow ended: SIM_HALT_GRID is cleared, any other bit left set), < 0 when the run failed. One
+ * loop for both: a second copy of the dispatch would keep the compiler from inlining the
+ * receive paths into either. */
+int sim_run_events(struct fe_sim *sim, uint64_t limit);
 /* parallel.c: fe_sim_run of a parallel simulator; its end; a frame sent on a cut link (from a
  * partition's copy: it reaches `to` at t, through the outbox to the peer's partition); a phase
  * mark (phases.c) in a copy, done by the run at the end of the window */
