@@ -7,7 +7,8 @@
 size_t fe_bth_parse(const uint8_t *p, size_t len, struct fe_bth *h, enum fe_parse_reason *why)
 {
     if (len < FE_BTH_LEN) FE_REJECT(why, FE_PR_BTH_SHORT);
-    memset(h, 0, sizeof *h);
+    /* Every member is assigned below: no memset first (stores are what a frame's parse waits
+     * on while the ICRC runs, see fe_frame_decode). */
     h->opcode = p[0];
     h->se = p[1] >> 7;
     h->migreq = (p[1] >> 6) & 1;

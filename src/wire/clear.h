@@ -6,9 +6,8 @@
 
 #include "feroce/wire.h"
 
-static inline void fe_pkt_clear(struct fe_pkt *p)
+static inline void fe_pkt_clear_but_bth(struct fe_pkt *p)
 {
-    p->bth = (struct fe_bth){0};
     p->reth = (struct fe_reth){0};
     p->aeth = (struct fe_aeth){0};
     p->imm = 0;
@@ -17,6 +16,12 @@ static inline void fe_pkt_clear(struct fe_pkt *p)
     p->ecn = p->dscp = p->pcp = p->icrc = 0;
     p->int_md = NULL;
     p->credit_bytes = 0;
+}
+
+static inline void fe_pkt_clear(struct fe_pkt *p)
+{
+    p->bth = (struct fe_bth){0};
+    fe_pkt_clear_but_bth(p);
 }
 
 #endif

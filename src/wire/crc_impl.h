@@ -26,6 +26,47 @@ typedef uint32_t (*fe_crc32_fold_fn)(uint32_t crc, const uint8_t *p, size_t n,
 uint32_t fe_crc32_fold256(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64);
 uint32_t fe_crc32_fold512(uint32_t crc, const uint8_t *p, size_t n, const uint8_t *mask64);
 
+/* A folding kernel's run in two calls, so that work independent of the CRC (the parse of the
+ * frame's headers) can run between them: begin loads the first blocks and folds up to about
+ * FE_CRC32_SPLIT_BYTES, end folds the rest and reduces; begin then end gives what the kernel
+ * gives for the same arguments. Why: the CRC is limited by the carry-less multiplier, and the
+ * stores of work placed after the whole CRC cannot complete before it retires: the store queue
+ * fills and the core stops taking instructions; placed between the halves, its stores wait
+ * only for the first half. */
+#define FE_CRC32_SPLIT_BYTES 2048
+struct fe_crc32_split {
+    _Alignas(64) unsigned char acc[256]; /* the accumulators */
+    const uint8_t *p;
+    size_t off, n;
+};
+struct fe_crc32_split_fns {
+    void (*begin)(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p, size_t n,
+                  const uint8_t *mask64);
+    uint32_t (*end)(const struct fe_crc32_split *s);
+};
+void fe_crc32_fold256_begin(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p, size_t n,
+                            const uint8_t *mask64);
+uint32_t fe_crc32_fold256_end(const struct fe_crc32_split *s);
+void fe_crc32_fold512_begin(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p, size_t n,
+                            const uint8_t *mask64);
+uint32_t fe_crc32_fold512_end(const struct fe_crc32_split *s);
+/* Kernel k's halves, NULL for the base. */
+const struct fe_crc32_split_fns *fe_crc32_split_of(enum fe_crc_kernel k);
+
+/* fe_icrc_ip and fe_icrc_bth split the same way (icrc.c): begin returns false, and leaves the
+ * ICRC to fe_icrc_ip or fe_icrc_bth, when the packet does not take the folding path in one pass;
+ * else fe_icrc_split_end gives what they give. */
+struct fe_icrc_split {
+    struct fe_crc32_split crc;
+    uint32_t (*end)(const struct fe_crc32_split *s);
+};
+bool fe_icrc_ip_begin(struct fe_icrc_split *s, const uint8_t *ip, size_t len);
+bool fe_icrc_bth_begin(struct fe_icrc_split *s, const uint8_t *bth, size_t len);
+static inline uint32_t fe_icrc_split_end(const struct fe_icrc_split *s)
+{
+    return s->end(&s->crc);
+}
+
 /* Whether this CPU (and OS) can run kernel k; its name ("isa-l", "vpclmulqdq-256", ...). */
 bool fe_crc32_kernel_usable(enum fe_crc_kernel k);
 const char *fe_crc32_kernel_name(enum fe_crc_kernel k);

@@ -123,43 +123,72 @@ FE_TARGET256 static inline __m256i ld256(const uint8_t *p)
     return _mm256_loadu_si256((const void *)p);
 }
 
+/* The first 256 bytes (mask and initial register in), then the 256-byte rounds up to `stop`. */
+FE_TARGET256 static inline void begin256(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p,
+                                         size_t n, const uint8_t *mask64, size_t stop)
+{
+    /* The initial register (~crc in zlib's convention) is XORed into the first 4 bytes. */
+    __m256i x[8];
+    x[0] = ld256(p), x[1] = ld256(p + 32);
+    if (mask64) {
+        x[0] = _mm256_or_si256(x[0], ld256(mask64));
+        x[1] = _mm256_or_si256(x[1], ld256(mask64 + 32));
+    }
+    x[0] = _mm256_xor_si256(x[0], _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)~crc));
+    for (int i = 2; i < 8; i++) x[i] = ld256(p + 32 * i);
+    __m256i k = k256x(k256);
+    size_t off = 256;
+    for (; off + 256 <= n && off < stop; off += 256)
+        for (int i = 0; i < 8; i++)
+            x[i] = _mm256_xor_si256(fold256(x[i], k), ld256(p + off + 32 * i));
+    for (int i = 0; i < 8; i++) _mm256_store_si256((void *)(s->acc + 32 * i), x[i]);
+    s->p = p, s->off = off, s->n = n;
+}
+
+/* The remaining rounds, the accumulators folded onto one lane, the tail and the reduction. */
+FE_TARGET256 static inline uint32_t end256(const struct fe_crc32_split *s)
+{
+    const uint8_t *p = s->p;
+    size_t off = s->off, n = s->n;
+    __m256i x[8];
+    for (int i = 0; i < 8; i++) x[i] = _mm256_load_si256((const void *)(s->acc + 32 * i));
+    __m256i k = k256x(k256);
+    for (; off + 256 <= n; off += 256)
+        for (int i = 0; i < 8; i++)
+            x[i] = _mm256_xor_si256(fold256(x[i], k), ld256(p + off + 32 * i));
+    /* x_i sits (7 - i) * 32 bytes before x7: fold them all onto it. */
+    __m256i a =
+        _mm256_xor_si256(_mm256_xor_si256(fold256(x[0], k256x(k224)), fold256(x[1], k256x(k192))),
+                         _mm256_xor_si256(fold256(x[2], k256x(k160)), fold256(x[3], k256x(k128))));
+    __m256i b =
+        _mm256_xor_si256(_mm256_xor_si256(fold256(x[4], k256x(k96)), fold256(x[5], k256x(k64))),
+                         _mm256_xor_si256(fold256(x[6], k256x(k32)), x[7]));
+    a = _mm256_xor_si256(a, b);
+    k = k256x(k32);
+    for (; off + 32 <= n; off += 32) a = _mm256_xor_si256(fold256(a, k), ld256(p + off));
+    __m128i v = _mm_xor_si128(fold128(_mm256_castsi256_si128(a), k128x(k16)),
+                              _mm256_extracti128_si256(a, 1));
+    return tail128(v, p, off, n);
+}
+
 FE_TARGET256 uint32_t fe_crc32_fold256(uint32_t crc, const uint8_t *p, size_t n,
                                        const uint8_t *mask64)
 {
     if (n < FE_CRC32_FOLD_MIN) return fe_crc32_base(crc, p, n);
-    /* The initial register (~crc in zlib's convention) is XORed into the first 4 bytes. */
-    __m256i x0 = ld256(p), x1 = ld256(p + 32);
-    if (mask64) {
-        x0 = _mm256_or_si256(x0, ld256(mask64));
-        x1 = _mm256_or_si256(x1, ld256(mask64 + 32));
-    }
-    x0 = _mm256_xor_si256(x0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)~crc));
-    __m256i x2 = ld256(p + 64), x3 = ld256(p + 96), x4 = ld256(p + 128);
-    __m256i x5 = ld256(p + 160), x6 = ld256(p + 192), x7 = ld256(p + 224);
-    __m256i k = k256x(k256);
-    size_t off = 256;
-    for (; off + 256 <= n; off += 256) {
-        const uint8_t *q = p + off;
-        x0 = _mm256_xor_si256(fold256(x0, k), ld256(q));
-        x1 = _mm256_xor_si256(fold256(x1, k), ld256(q + 32));
-        x2 = _mm256_xor_si256(fold256(x2, k), ld256(q + 64));
-        x3 = _mm256_xor_si256(fold256(x3, k), ld256(q + 96));
-        x4 = _mm256_xor_si256(fold256(x4, k), ld256(q + 128));
-        x5 = _mm256_xor_si256(fold256(x5, k), ld256(q + 160));
-        x6 = _mm256_xor_si256(fold256(x6, k), ld256(q + 192));
-        x7 = _mm256_xor_si256(fold256(x7, k), ld256(q + 224));
-    }
-    /* x_i sits (7 - i) * 32 bytes before x7: fold them all onto it. */
-    x0 = _mm256_xor_si256(_mm256_xor_si256(fold256(x0, k256x(k224)), fold256(x1, k256x(k192))),
-                          _mm256_xor_si256(fold256(x2, k256x(k160)), fold256(x3, k256x(k128))));
-    x4 = _mm256_xor_si256(_mm256_xor_si256(fold256(x4, k256x(k96)), fold256(x5, k256x(k64))),
-                          _mm256_xor_si256(fold256(x6, k256x(k32)), x7));
-    x0 = _mm256_xor_si256(x0, x4);
-    k = k256x(k32);
-    for (; off + 32 <= n; off += 32) x0 = _mm256_xor_si256(fold256(x0, k), ld256(p + off));
-    __m128i x = _mm_xor_si128(fold128(_mm256_castsi256_si128(x0), k128x(k16)),
-                              _mm256_extracti128_si256(x0, 1));
-    return tail128(x, p, off, n);
+    struct fe_crc32_split s;
+    begin256(&s, crc, p, n, mask64, n);
+    return end256(&s);
+}
+
+FE_TARGET256 void fe_crc32_fold256_begin(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p,
+                                         size_t n, const uint8_t *mask64)
+{
+    begin256(s, crc, p, n, mask64, FE_CRC32_SPLIT_BYTES);
+}
+
+FE_TARGET256 uint32_t fe_crc32_fold256_end(const struct fe_crc32_split *s)
+{
+    return end256(s);
 }
 
 /* ---- 512-bit registers: four accumulators ---- */
@@ -239,27 +268,65 @@ FE_TARGET512 static inline void head512(__m512i *x0, __m512i *x1, size_t z, __mm
  * bytes before p, those bytes masked to zero (a masked load: no fault, nothing read). Leading
  * zeros leave a CRC without an initial value unchanged, and the initial value goes in at the
  * message's own start, so the result is the same; no partial block is left at the end, whose
- * byte shifts and serial folds would lengthen the chain every packet waits on. */
+ * byte shifts and serial folds would lengthen the chain every packet waits on. This part: the
+ * first four blocks into x[0..3]; returns where the blocks start, *m their total length. */
+FE_TARGET512 static inline const uint8_t *head4_512(__m512i x[4], uint32_t crc, const uint8_t *p,
+                                                    size_t n, const uint8_t *mask64, size_t *m)
+{
+    size_t z = (size_t)(0 - n) & 63;
+    *m = n + z; /* a multiple of 64, >= 256 */
+    const uint8_t *q = (const uint8_t *)((uintptr_t)p - z);
+    __mmask64 k = _cvtu64_mask64(~0ull << z);
+    x[0] = _mm512_maskz_loadu_epi8(k, q), x[1] = ld512(q + 64);
+    head512(&x[0], &x[1], z, k, crc, mask64);
+    x[2] = ld512(q + 128), x[3] = ld512(q + 192);
+    return q;
+}
+
+/* 256-byte rounds from q + off while they end by `stop`; returns the offset reached. */
+FE_TARGET512 static inline size_t rounds512(__m512i x[4], const uint8_t *q, size_t off, size_t stop)
+{
+    __m512i kk = k512x(k256);
+    for (; off + 256 <= stop; off += 256) {
+        const uint8_t *b = q + off;
+        x[0] = fold512_xor(x[0], kk, ld512(b));
+        x[1] = fold512_xor(x[1], kk, ld512(b + 64));
+        x[2] = fold512_xor(x[2], kk, ld512(b + 128));
+        x[3] = fold512_xor(x[3], kk, ld512(b + 192));
+    }
+    return off;
+}
+
 FE_TARGET512 uint32_t fe_crc32_fold512(uint32_t crc, const uint8_t *p, size_t n,
                                        const uint8_t *mask64)
 {
     if (n < FE_CRC32_FOLD_MIN) return fe_crc32_base(crc, p, n);
-    size_t z = (size_t)(0 - n) & 63, m = n + z; /* m: a multiple of 64, >= 256 */
-    const uint8_t *q = (const uint8_t *)((uintptr_t)p - z);
-    __mmask64 k = _cvtu64_mask64(~0ull << z);
-    __m512i x0 = _mm512_maskz_loadu_epi8(k, q), x1 = ld512(q + 64);
-    head512(&x0, &x1, z, k, crc, mask64);
-    __m512i x2 = ld512(q + 128), x3 = ld512(q + 192);
-    __m512i kk = k512x(k256);
-    size_t off = 256;
-    for (; off + 256 <= m; off += 256) {
-        const uint8_t *b = q + off;
-        x0 = fold512_xor(x0, kk, ld512(b));
-        x1 = fold512_xor(x1, kk, ld512(b + 64));
-        x2 = fold512_xor(x2, kk, ld512(b + 128));
-        x3 = fold512_xor(x3, kk, ld512(b + 192));
-    }
-    return reduce128(lanes_to_one(join512(x0, x1, x2, x3, q + off, (m - off) / 64)));
+    __m512i x[4];
+    size_t m;
+    const uint8_t *q = head4_512(x, crc, p, n, mask64, &m);
+    size_t off = rounds512(x, q, 256, m);
+    return reduce128(lanes_to_one(join512(x[0], x[1], x[2], x[3], q + off, (m - off) / 64)));
+}
+
+FE_TARGET512 void fe_crc32_fold512_begin(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p,
+                                         size_t n, const uint8_t *mask64)
+{
+    __m512i x[4];
+    size_t m;
+    const uint8_t *q = head4_512(x, crc, p, n, mask64, &m);
+    size_t off = rounds512(x, q, 256, m < FE_CRC32_SPLIT_BYTES ? m : FE_CRC32_SPLIT_BYTES);
+    for (int i = 0; i < 4; i++) _mm512_store_si512((void *)(s->acc + 64 * i), x[i]);
+    s->p = q, s->off = off, s->n = m;
+}
+
+FE_TARGET512 uint32_t fe_crc32_fold512_end(const struct fe_crc32_split *s)
+{
+    const uint8_t *q = s->p;
+    size_t m = s->n;
+    __m512i x[4];
+    for (int i = 0; i < 4; i++) x[i] = _mm512_load_si512((const void *)(s->acc + 64 * i));
+    size_t off = rounds512(x, q, s->off, m);
+    return reduce128(lanes_to_one(join512(x[0], x[1], x[2], x[3], q + off, (m - off) / 64)));
 }
 
 /* The compiler's CPUID check: AVX2 and VPCLMULQDQ count only when the OS saves the YMM state
@@ -290,6 +357,26 @@ uint32_t fe_crc32_fold512(uint32_t crc, const uint8_t *p, size_t n, const uint8_
     (void)mask64;
     return fe_crc32_base(crc, p, n);
 }
+void fe_crc32_fold256_begin(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p, size_t n,
+                            const uint8_t *mask64)
+{
+    (void)s, (void)crc, (void)p, (void)n, (void)mask64;
+}
+uint32_t fe_crc32_fold256_end(const struct fe_crc32_split *s)
+{
+    (void)s;
+    return 0;
+}
+void fe_crc32_fold512_begin(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p, size_t n,
+                            const uint8_t *mask64)
+{
+    (void)s, (void)crc, (void)p, (void)n, (void)mask64;
+}
+uint32_t fe_crc32_fold512_end(const struct fe_crc32_split *s)
+{
+    (void)s;
+    return 0;
+}
 static bool cpu_has_fold256(void)
 {
     return false;
@@ -317,4 +404,12 @@ bool fe_crc32_kernel_usable(enum fe_crc_kernel k)
 fe_crc32_fold_fn fe_crc32_fold_of(enum fe_crc_kernel k)
 {
     return k == FE_CRC_FOLD256 ? fe_crc32_fold256 : k == FE_CRC_FOLD512 ? fe_crc32_fold512 : NULL;
+}
+
+const struct fe_crc32_split_fns *fe_crc32_split_of(enum fe_crc_kernel k)
+{
+    static const struct fe_crc32_split_fns fns[FE_CRC_KERNELS] = {
+        [FE_CRC_FOLD256] = {fe_crc32_fold256_begin, fe_crc32_fold256_end},
+        [FE_CRC_FOLD512] = {fe_crc32_fold512_begin, fe_crc32_fold512_end}};
+    return k == FE_CRC_FOLD256 || k == FE_CRC_FOLD512 ? &fns[k] : NULL;
 }

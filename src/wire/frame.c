@@ -4,6 +4,7 @@
 #include "feroce/wire.h"
 #include "wire/bytes.h"
 #include "wire/clear.h"
+#include "wire/crc_impl.h"
 
 #include <string.h>
 
@@ -156,6 +157,33 @@ static size_t parse_ip_udp(const uint8_t *buf, size_t len, size_t off, uint16_t 
     return off + n;
 }
 
+/* Starts the ICRC before the parse (crc_impl.h: the parse then runs while the CRC does) where the
+ * first bytes say where the IP packet starts and ends; sets *l3 and *end, which the parse must
+ * confirm before the result is used. False: the ICRC waits for the parse. */
+static bool icrc_begin_early(const uint8_t *buf, size_t len, enum fe_framing framing,
+                             struct fe_icrc_split *s, size_t *l3, size_t *end)
+{
+    if (framing == FE_FRAME_BTH) {
+        *l3 = 0, *end = len;
+        return fe_icrc_bth_begin(s, buf, len);
+    }
+    size_t off = 0, iplen = 0;
+    if (framing == FE_FRAME_ETH) {
+        if (len < FE_ETH_HDR_LEN + FE_VLAN_TAG_LEN) return false;
+        off = fe_be16(buf + 12) == FE_ETHERTYPE_VLAN ? FE_ETH_HDR_LEN + FE_VLAN_TAG_LEN
+                                                     : FE_ETH_HDR_LEN;
+    }
+    if (len < off + FE_IPV6_HDR_LEN) return false;
+    const uint8_t *ip = buf + off;
+    if (ip[0] >> 4 == 4)
+        iplen = fe_be16(ip + 2);
+    else if (ip[0] >> 4 == 6)
+        iplen = FE_IPV6_HDR_LEN + (size_t)fe_be16(ip + 4);
+    if (iplen > len - off) return false;
+    *l3 = off, *end = off + iplen;
+    return fe_icrc_ip_begin(s, ip, iplen);
+}
+
 int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, bool verify_icrc,
                     struct fe_frame *out, enum fe_parse_reason *why, struct fe_parse_stats *stats)
 {
@@ -166,6 +194,9 @@ int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, boo
      * load, two fresh byte stores defeat store-to-load forwarding (a stall as long as the rest
      * of the parse). */
     uint8_t ecn = 0, dscp = 0;
+    struct fe_icrc_split icrc;
+    size_t icrc_l3 = 0, icrc_end = 0;
+    bool early = verify_icrc && icrc_begin_early(buf, len, framing, &icrc, &icrc_l3, &icrc_end);
 
     if (framing == FE_FRAME_BTH) {
         out->eth = (struct fe_eth){0};
@@ -199,9 +230,13 @@ int fe_frame_decode(const uint8_t *buf, size_t len, enum fe_framing framing, boo
     out->icrc_wire = fe_icrc_load(buf + end - FE_ICRC_LEN);
     out->icrc_calc = 0;
     if (verify_icrc) {
-        int rc = framing == FE_FRAME_BTH
-                     ? fe_icrc_bth(buf + off, end - off, &out->icrc_calc)
-                     : fe_icrc_ip(buf + out->l3_off, end - out->l3_off, &out->icrc_calc);
+        int rc = 0;
+        if (early && out->l3_off == icrc_l3 && end == icrc_end)
+            out->icrc_calc = fe_icrc_split_end(&icrc);
+        else if (framing == FE_FRAME_BTH)
+            rc = fe_icrc_bth(buf + off, end - off, &out->icrc_calc);
+        else
+            rc = fe_icrc_ip(buf + out->l3_off, end - out->l3_off, &out->icrc_calc);
         if (rc) return reject(out, FE_PR_ICRC_SHORT, why, stats); /* not reached: sizes checked */
         if (out->icrc_calc != out->icrc_wire) {
             out->pkt.icrc = FE_ICRC_BAD;

@@ -116,6 +116,24 @@ int fe_icrc_ip(const uint8_t *ip, size_t len, uint32_t *icrc)
     return 0;
 }
 
+bool fe_icrc_ip_begin(struct fe_icrc_split *s, const uint8_t *ip, size_t len)
+{
+    const uint8_t *mask;
+    size_t hdr;
+    if (len >= 1 && ip[0] == 0x45)
+        mask = mask_v4, hdr = FE_IPV4_HDR_LEN + FE_UDP_HDR_LEN + FE_BTH_LEN;
+    else if (len >= 1 && ip[0] >> 4 == 6)
+        mask = mask_v6, hdr = FE_IPV6_HDR_LEN + FE_UDP_HDR_LEN + FE_BTH_LEN;
+    else
+        return false;
+    if (len < hdr + FE_ICRC_LEN || len - FE_ICRC_LEN <= SMALL_COPY_BYTES) return false;
+    const struct fe_crc32_split_fns *f = fe_crc32_split_of(fe_crc32_icrc_kernel());
+    if (!f) return false;
+    f->begin(&s->crc, FE_ICRC_SEED, ip, len - FE_ICRC_LEN, mask);
+    s->end = f->end;
+    return true;
+}
+
 int fe_icrc_ip_ref(const uint8_t *ip, size_t len, uint8_t *scratch, uint32_t *icrc)
 {
     uint8_t c[60 + FE_UDP_HDR_LEN + FE_BTH_LEN];
@@ -147,6 +165,16 @@ int fe_icrc_bth(const uint8_t *bth, size_t len, uint32_t *icrc)
     uint32_t crc = fe_crc32(FE_ICRC_SEED, c, FE_BTH_LEN);
     *icrc = fe_crc32(crc, bth + FE_BTH_LEN, len - FE_BTH_LEN - FE_ICRC_LEN);
     return 0;
+}
+
+bool fe_icrc_bth_begin(struct fe_icrc_split *s, const uint8_t *bth, size_t len)
+{
+    if (len < FE_BTH_LEN + FE_ICRC_LEN || len - FE_ICRC_LEN < FE_CRC32_FOLD_MIN) return false;
+    const struct fe_crc32_split_fns *f = fe_crc32_split_of(fe_crc32_icrc_kernel());
+    if (!f) return false;
+    f->begin(&s->crc, FE_ICRC_SEED, bth, len - FE_ICRC_LEN, mask_bth);
+    s->end = f->end;
+    return true;
 }
 
 int fe_icrc_verify_ip(const uint8_t *ip, size_t len)

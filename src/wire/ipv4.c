@@ -75,8 +75,7 @@ size_t fe_ipv4_parse(const uint8_t *p, size_t len, struct fe_ipv4 *h, enum fe_pa
     if (frag & 0x3fff) FE_REJECT(why, FE_PR_IP_FRAGMENT);
     if (!(hlen == FE_IPV4_HDR_LEN ? sum20_is_ones(p) : fe_ipv4_checksum(p, hlen) == 0))
         FE_REJECT(why, FE_PR_IP_CHECKSUM);
-    memset(h, 0, sizeof *h);
-    h->ihl = ihl;
+    h->ihl = ihl; /* every member assigned: no memset first (see fe_bth_parse) */
     h->dscp = p[1] >> 2;
     h->ecn = p[1] & 3;
     h->total_len = total;

@@ -26,7 +26,10 @@ void fe_cnp_build(struct fe_pkt *out, uint32_t dqpn, uint8_t dscp, uint8_t pcp)
 int fe_pkt_parse(const uint8_t *p, size_t len, struct fe_pkt *pkt, enum fe_parse_reason *why)
 {
     enum fe_parse_reason r;
-    fe_pkt_clear(pkt);
+    /* The BTH is cleared only when it is short: otherwise fe_bth_parse assigns all of it, and
+     * fewer stores let the parse run beside the ICRC (fe_frame_decode). */
+    fe_pkt_clear_but_bth(pkt);
+    if (len < FE_BTH_LEN) pkt->bth = (struct fe_bth){0};
     if (!fe_bth_parse(p, len, &pkt->bth, &r)) REJECT(why, r);
     unsigned f = fe_opcode_flags(pkt->bth.opcode);
     if (!(f & FE_OPF_KNOWN)) REJECT(why, FE_PR_OPCODE);
