@@ -42,6 +42,7 @@ fail() {
     echo "FAIL: $*" >&2
     exit 1
 }
+. "$(dirname "$0")/mpi_same.sh"
 
 if ! ip netns add $NS_A 2>"$D/err"; then
     echo "SKIP: cannot create network namespaces here: $(cat "$D/err")"
@@ -96,19 +97,12 @@ grep -Fqx "$IP_B" "$D/agent.log" || fail "the agent did not start $IP_B: $(cat "
 
 n=0
 # name, partition file or "-" (automatic), then feroce sim arguments
+MPI_CMD=$MPIRUN
 check() {
-    name=$1
-    part=$2
+    c_name=$1
+    c_part=$2
     shift 2
-    "$BIN" sim "$@" --threads 1 --json --no-progress 2>"$D/$name.err1" | grep -v '"wall_s"' \
-        >"$D/$name.1.json" || fail "$name: 1 thread: $(cat "$D/$name.err1")"
-    [ "$part" = - ] || set -- "$@" --partition "$part"
-    $MPIRUN "$BIN" sim "$@" --mpi --json --no-progress </dev/null 2>"$D/$name.errm" |
-        grep -v '"wall_s"' >"$D/$name.m.json" || fail "$name: across namespaces: $(cat "$D/$name.errm")"
-    grep -q "^mpi: 2 parts" "$D/$name.errm" ||
-        fail "$name: did not run in 2 parts: $(cat "$D/$name.errm")"
-    cmp -s "$D/$name.1.json" "$D/$name.m.json" ||
-        fail "$name: differs from 1 thread: $(diff "$D/$name.1.json" "$D/$name.m.json" | head -5)"
+    mpi_same "$c_name" "$D" 2 "$c_part" "$@"
     n=$((n + 1))
 }
 printf 'sw 0\nA 1\nB 1\nC 1\n' >"$D/incast3.part2"

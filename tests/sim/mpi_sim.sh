@@ -10,6 +10,7 @@ DATA=$2  # tests/sim/data
 NS3=$3   # tests/sim/ns3 (HPCC configs)
 ROCE=$4  # tests/sim/ns3roce
 . "$(dirname "$0")/../script_env.sh"
+. "$(dirname "$0")/mpi_same.sh"
 
 command -v mpirun >/dev/null 2>&1 || fail "no mpirun (scripts/deps.sh installs openmpi-bin)"
 # Open MPI refuses root without these two; --oversubscribe lets 2-3 processes share fewer
@@ -35,19 +36,12 @@ printf 'sw 0\na 1\nb 1\nc 2\nd 2\n' >"$T/incast4.part3"
 n=0
 # name, process count, partition file or "-" (automatic), then feroce sim arguments
 check() {
-    name=$1
-    np=$2
-    part=$3
+    c_name=$1
+    c_np=$2
+    c_part=$3
     shift 3
-    "$BIN" sim "$@" --threads 1 --json --no-progress 2>"$T/$name.err1" | grep -v '"wall_s"' \
-        >"$T/$name.1.json" || fail "$name: 1 thread: $(cat "$T/$name.err1")"
-    [ "$part" = - ] || set -- "$@" --partition "$part"
-    $MPIRUN -np "$np" "$BIN" sim "$@" --mpi --json --no-progress </dev/null 2>"$T/$name.errm" |
-        grep -v '"wall_s"' >"$T/$name.m.json" || fail "$name: mpirun -np $np: $(cat "$T/$name.errm")"
-    grep -q "^mpi: $np parts" "$T/$name.errm" ||
-        fail "$name: mpirun -np $np did not run in $np parts: $(cat "$T/$name.errm")"
-    cmp -s "$T/$name.1.json" "$T/$name.m.json" ||
-        fail "$name: -np $np differs from 1 thread: $(diff "$T/$name.1.json" "$T/$name.m.json" | head -5)"
+    MPI_CMD="$MPIRUN -np $c_np"
+    mpi_same "$c_name" "$T" "$c_np" "$c_part" "$@"
     n=$((n + 1))
 }
 
