@@ -178,20 +178,55 @@ static void part_wire_keys(void *user, struct fe_evq *q)
 
 /* ---- the PFC log ---- */
 
-void sim_par_log_pfc(struct fe_sim *sim, const struct sim_port *p, uint8_t prio, bool pause)
+static bool pfc_push(struct pfc_log *l, struct pfc_rec r)
 {
-    struct pfc_log *l = &sim->part->pfc;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 256;
         struct pfc_rec *v = realloc(l->v, cap * sizeof(*v));
-        if (!v) {
-            sim_fail(sim);
-            return;
-        }
+        if (!v) return false;
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n++] = (struct pfc_rec){sim->now, p, prio, pause};
+    l->v[l->n++] = r;
+    return true;
+}
+
+void sim_par_log_pfc(struct fe_sim *sim, const struct sim_port *p, uint8_t prio, bool pause)
+{
+    if (!pfc_push(&sim->part->pfc, (struct pfc_rec){sim->now, p, prio, pause})) sim_fail(sim);
+}
+
+/* Over MPI, a record as words: its time, its port's global index, its priority and kind. */
+enum { PFC_W_T, PFC_W_PORT, PFC_W_PRIO_PAUSE, PFC_WORDS };
+
+size_t sim_par_pfc_words(const struct sim_par_part *pp)
+{
+    return (pp->pfc.n - pp->pfc.head) * PFC_WORDS;
+}
+
+void sim_par_pack_pfc(const struct fe_sim *sim, const struct sim_par_part *pp, uint64_t *w)
+{
+    for (size_t i = pp->pfc.head; i < pp->pfc.n; i++, w += PFC_WORDS) {
+        const struct pfc_rec *r = &pp->pfc.v[i];
+        w[PFC_W_T] = r->t;
+        w[PFC_W_PORT] = (uint64_t)(r->port - sim->ports);
+        w[PFC_W_PRIO_PAUSE] = r->prio | (uint64_t)r->pause << 8;
+    }
+}
+
+int sim_par_unpack_pfc(const struct fe_sim *sim, struct sim_par_part *pp, const uint64_t *w,
+                       size_t n_words)
+{
+    if (n_words % PFC_WORDS) return FE_EINVAL;
+    for (size_t i = 0; i < n_words; i += PFC_WORDS, w += PFC_WORDS) {
+        uint64_t port = w[PFC_W_PORT], pp_w = w[PFC_W_PRIO_PAUSE];
+        if (port >= sim->n_ports_total || (pp_w & 0xff) >= FE_SIM_PRIOS || pp_w >> 9)
+            return FE_EINVAL;
+        struct pfc_rec r = {w[PFC_W_T], &sim->ports[port], (uint8_t)(pp_w & 0xff),
+                            (pp_w >> 8) != 0};
+        if (!pfc_push(&pp->pfc, r)) return FE_ENOMEM;
+    }
+    return 0;
 }
 
 /* A record is written when its frame arrives, and the arrivals of one nanosecond run in the
@@ -618,15 +653,12 @@ static int init_part(struct sim_par *par, uint32_t j)
 }
 
 /* Why this simulator cannot run in parts, NULL when it can. */
-static const char *unsupported(const struct fe_sim *sim, const struct fe_sim_partition *p,
-                               int32_t only_part)
+static const char *unsupported(const struct fe_sim *sim, const struct fe_sim_partition *p)
 {
     if (sim->par) return "it already runs in parallel";
     if (sim->now || sim->q.popped || sim->finished) return "the run has begun";
     if (sim->eb) return "event building's control messages do not travel as frames";
     if (sim->ns3_frames) return "ns-3 timing orders arrivals with every other event (FIFO)";
-    if (sim->pfc_cb && only_part >= 0)
-        return "the PFC log (--pfc): its records stay in their process";
     if (sim->pfc_cb && zero_delay_link(sim))
         return "the PFC log (--pfc): a link without delay delivers at FIFO ranks";
     if (sim->test_rx) return "a test hook receives frames";
@@ -651,7 +683,7 @@ static void distribute_events(struct sim_par *par)
 int sim_par_setup(struct fe_sim *sim, const struct fe_sim_partition *p, int32_t only_part,
                   char *why, size_t why_cap)
 {
-    const char *no = unsupported(sim, p, only_part);
+    const char *no = unsupported(sim, p);
     if (no) {
         sim_errf(why, why_cap, "%s", no);
         return FE_ENOTSUP;
@@ -900,6 +932,11 @@ bool sim_par_action_due(const struct sim_par *par, uint32_t parity, uint64_t end
 uint64_t sim_par_next_end(const struct sim_par *par, uint32_t parity, uint64_t end)
 {
     return next_end(par, parity, end, next_known(par));
+}
+
+void sim_par_merge_pfc(struct sim_par *par)
+{
+    merge_pfc_logs(par);
 }
 
 void sim_par_between_windows(struct sim_par *par, uint64_t end)

@@ -128,6 +128,15 @@ void sim_par_start_run(struct sim_par *par);
 /* The end of a run: the parts' counters folded into the main simulator's, its clock. */
 void sim_par_end_run(struct sim_par *par);
 
+/* The PFC log over MPI: a part's records not yet merged as words (their count, then packed), a
+ * peer's unpacked into its part here (0, FE_EINVAL when malformed, FE_ENOMEM), and the parts'
+ * records merged into the log (as between windows and at a run's end). */
+size_t sim_par_pfc_words(const struct sim_par_part *pp);
+void sim_par_pack_pfc(const struct fe_sim *sim, const struct sim_par_part *pp, uint64_t *w);
+int sim_par_unpack_pfc(const struct fe_sim *sim, struct sim_par_part *pp, const uint64_t *w,
+                       size_t n_words);
+void sim_par_merge_pfc(struct sim_par *par);
+
 /* parallel_mpi.c */
 
 /* A frame a global action sent on a cut link over MPI (sim_par_send): to its part's process

@@ -23,10 +23,14 @@
  *     summed from the ranks of their destinations (the phases and the window read them), and a
  *     frame an action sends on a cut link goes to its part's rank right after the action, from
  *     the rank of its sender only (sim_mpi_action_send);
+ *   - the PFC log's lines (--pfc), which each part keeps, go to every rank where the threads
+ *     merge theirs (between windows with actions, at a run's end); every rank merges them, rank
+ *     0 into the file (the others' log is /dev/null);
  *   - at the end of each run the flows', ports' and switches' counters are gathered from the
  *     ranks that own them, and the run's counters summed: every rank can report the whole run
  *     (rank 0 does). */
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +137,7 @@ enum mpi_fail {
     FAIL_SEND_MEM,
     FAIL_RECV_MEM,
     FAIL_ENDS_MEM,
+    FAIL_PFC_MEM,
     FAIL_PAYLOAD,
     FAIL_BAD_BYTES,
     FAIL_SETUP_MEM,
@@ -145,6 +150,7 @@ static const char *const fail_text[N_FAIL] = {
     [FAIL_SEND_MEM] = "out of memory for the frames to send",
     [FAIL_RECV_MEM] = "out of memory for the frames received",
     [FAIL_ENDS_MEM] = "out of memory for the ended flows' records",
+    [FAIL_PFC_MEM] = "out of memory for the PFC log's records",
     [FAIL_PAYLOAD] = "a frame with a real payload cannot go to another process",
     [FAIL_BAD_BYTES] = "the frames received are malformed",
     [FAIL_SETUP_MEM] = "out of memory setting up",
@@ -438,6 +444,42 @@ static void exchange_ends(struct sim_mpi *m)
     free(mine);
 }
 
+/* The PFC log's records of every part to every rank, before they are merged (between windows,
+ * at a run's end): rank 0's merge writes the log, the others' write nowhere (cmd_sim.c). */
+static void exchange_pfc(struct sim_mpi *m)
+{
+    struct sim_par *par = m->par;
+    struct fe_sim *sim = par->main;
+    if (!sim->pfc_cb) return;
+    int k = (int)m->k, *cnt = m->counts, *dis = cnt + k;
+    size_t n_own = sim_par_pfc_words(m->pp);
+    uint64_t *mine = n_own <= INT_MAX ? malloc((n_own ? n_own : 1) * sizeof(uint64_t)) : NULL;
+    int words = mine ? (int)n_own : 0;
+    if (mine)
+        sim_par_pack_pfc(sim, m->pp, mine);
+    else
+        mpi_fail(m, FAIL_PFC_MEM);
+    mod->allgather_int(words, cnt);
+    size_t total = 0;
+    for (int j = 0; j < k; j++) {
+        dis[j] = (int)total;
+        total += cnt[j] >= 0 ? (size_t)cnt[j] : 0;
+    }
+    uint64_t *all = malloc((total ? total : 1) * sizeof(uint64_t));
+    if (!all) { /* still in the collective, into nothing */
+        mpi_fail(m, FAIL_PFC_MEM);
+        for (int j = 0; j < k; j++) cnt[j] = dis[j] = 0;
+    }
+    mod->allgatherv_u64(mine ? mine : all, words, all, cnt, dis);
+    for (int j = 0; all && j < k; j++) {
+        if (j == (int)m->rank || cnt[j] <= 0) continue;
+        int rc = sim_par_unpack_pfc(sim, &par->parts[j], all + dis[j], (size_t)cnt[j]);
+        if (rc) mpi_fail(m, rc == FE_ENOMEM ? FAIL_PFC_MEM : FAIL_BAD_BYTES);
+    }
+    free(all);
+    free(mine);
+}
+
 /* The counters a QP of another rank's part has there, into its idle copy here (the report and
  * the phases read a flow's counters from its live QPs). */
 static struct fe_qp_counters *qp_counters_rw(struct sim_qp *sq)
@@ -596,6 +638,8 @@ static void mpi_between_windows(struct sim_mpi *m, uint32_t parity, uint64_t end
             sim_fail(par->main);
         }
     mirror_flows(m, false);
+    exchange_pfc(m);
+    sim_par_merge_pfc(par);
     sim_par_between_windows(par, end);
     agree_next(m, end == par->limit + 1);
 }
@@ -645,6 +689,7 @@ int sim_mpi_run(struct fe_sim *sim, uint64_t until_ns)
     if (!par->stop) run_windows(m);
     mirror_flows(m, true);
     agree_clock(m);
+    exchange_pfc(m);
     sim_par_end_run(par);
     gather_counters(m);
     gather_ports(m);

@@ -545,7 +545,8 @@ static int open_outputs(struct sim_run *s)
     s->fct_path = o->fct ? o->fct : s->hf.fct_out[0] ? s->hf.fct_out : NULL;
     s->pfc_path = o->pfc ? o->pfc : s->hf.pfc_out[0] ? s->hf.pfc_out : NULL;
     if (s->pfc_path) {
-        s->pfc = fopen(s->pfc_path, "w");
+        /* over MPI every rank keeps its part's lines and merges them all; rank 0 writes them */
+        s->pfc = fopen(s->mpi_rank ? "/dev/null" : s->pfc_path, "w");
         if (!s->pfc) {
             fprintf(stderr, "feroce sim: cannot write %s\n", s->pfc_path);
             return -1;

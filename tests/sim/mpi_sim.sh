@@ -67,7 +67,20 @@ check advcam-hpcc 3 - advcam-dcqcn --cc hpcc --set flow.size=100KB
 check advcam-timely 2 - advcam-dcqcn --cc timely --until 500us
 check incast4-yaml 3 "$T/incast4.part3" "$DATA/incast4.yaml" --until 500us
 check incast4-yaml-seed7 2 "$T/incast4.part2" "$DATA/incast4.yaml" --seed 7 --until 500us
-# (the golden set's HPCC inputs write a PFC log, and its ns-3 ones take ns-3 timing: refused)
+# The golden set's HPCC input in feroce timing (a star: cut at its hosts) and HPCC's advcam in
+# feroce timing, cut so that PFC frames of one nanosecond arrive in different parts: the PFC log
+# and the FCT file too (every rank keeps its part's PFC lines, rank 0 merges and writes them).
+# The golden set's ns-3 inputs take ns-3 timing: refused, below.
+printf '0 0\n1 1\n2 1\n' >"$T/star5.part2"
+printf '0 0\n1 0\n2 1\n3 1\n4 0\n5 1\n6 1\n7 1\n8 1\n9 0\n10 0\n11 0\n12 0\n' >"$T/advcam-hpcc.part2"
+printf '0 0\n1 0\n2 1\n3 2\n4 0\n5 1\n6 1\n7 2\n8 2\n9 1\n10 2\n11 0\n12 0\n' >"$T/advcam-hpcc.part3"
+MPI_FILES="fct pfc"
+check hpcc-data 2 "$T/star5.part2" --hpcc "$DATA/hpcc/config.txt"
+for np in 2 3; do
+    check "hpcc-advcam-pfc-$np" $np "$T/advcam-hpcc.part$np" --hpcc "$NS3/advcam-pfc/config.txt" --until 3ms
+    [ "$(wc -l <"$T/hpcc-advcam-pfc-$np.m.pfc")" -gt 100 ] || fail "hpcc-advcam-pfc: too few PFC lines"
+done
+MPI_FILES=
 
 # what MPI cannot run is refused, by rank 0 alone, and the run fails
 refused() {
@@ -80,7 +93,6 @@ refused() {
     [ "$(grep -c "feroce sim" "$T/$name.err")" = 1 ] || fail "$name: $(cat "$T/$name.err")"
 }
 refused eb "event building" advcam-eb --set eb.events=200
-refused pfc "the PFC log" advcam-pfc --pfc "$T/pfc.txt"
 refused ns3 "ns-3 timing" advcam-pfc --ns3-compat
 refused trace "--trace and --plot" advcam-pfc --trace "$T/trace.csv"
 refused one-part "the partition cuts no link" incast3
