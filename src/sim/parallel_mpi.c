@@ -405,11 +405,32 @@ static void apply_end(struct sim_mpi *m, const uint64_t *r)
     ps->ended[ps->n_ended++] = (uint32_t)r[FIN_FLOW];
 }
 
+/* Every rank's `words` words (mine; NULL with 0 words when this rank could not make them) to
+ * every rank, a collective: all of them, rank j's at m->counts[k + j], m->counts[j] of them; NULL
+ * when out of memory (this rank fails for `why`, its counts then read 0). */
+static uint64_t *allgather_words(struct sim_mpi *m, const uint64_t *mine, int words,
+                                 enum mpi_fail why)
+{
+    int k = (int)m->k, *cnt = m->counts, *dis = cnt + k;
+    mod->allgather_int(words, cnt);
+    size_t total = 0;
+    for (int j = 0; j < k; j++) {
+        dis[j] = (int)total;
+        total += cnt[j] >= 0 ? (size_t)cnt[j] : 0;
+    }
+    uint64_t *all = malloc((total ? total : 1) * sizeof(uint64_t));
+    if (!all) { /* still in the collective, into nothing */
+        mpi_fail(m, why);
+        for (int j = 0; j < k; j++) cnt[j] = dis[j] = 0;
+    }
+    mod->allgatherv_u64(mine ? mine : all, words, all, cnt, dis);
+    return all;
+}
+
 /* The flows this part ended in the window to every rank, theirs applied here. */
 static void exchange_ends(struct sim_mpi *m)
 {
     struct fe_sim *sim = m->par->main, *ps = m->pp->sim;
-    int k = (int)m->k, *cnt = m->counts, *dis = cnt + k;
     uint32_t n_own = ps->n_ended;
     uint64_t *mine = malloc((n_own ? n_own : 1) * FIN_WORDS * sizeof(uint64_t));
     int words = mine ? (int)(n_own * FIN_WORDS) : 0;
@@ -423,20 +444,9 @@ static void exchange_ends(struct sim_mpi *m)
         r[FIN_DONE_BYTES] = f->done_bytes;
         memcpy(r + FIN_CTR, &f->ctr, sizeof(f->ctr));
     }
-    mod->allgather_int(words, cnt);
-    size_t total = 0;
-    for (int j = 0; j < k; j++) {
-        dis[j] = (int)total;
-        total += cnt[j] >= 0 ? (size_t)cnt[j] : 0;
-    }
-    uint64_t *all = malloc((total ? total : 1) * sizeof(uint64_t));
-    if (!all) { /* still in the collective, into nothing */
-        mpi_fail(m, FAIL_ENDS_MEM);
-        for (int j = 0; j < k; j++) cnt[j] = dis[j] = 0;
-        total = 0;
-    }
-    mod->allgatherv_u64(mine ? mine : all, words, all, cnt, dis);
-    for (int j = 0; j < k; j++) {
+    uint64_t *all = allgather_words(m, mine, words, FAIL_ENDS_MEM);
+    const int *cnt = m->counts, *dis = cnt + m->k;
+    for (int j = 0; all && j < (int)m->k; j++) {
         if (j == (int)m->rank || cnt[j] % FIN_WORDS) continue;
         for (int w = 0; w < cnt[j]; w += FIN_WORDS) apply_end(m, all + dis[j] + w);
     }
@@ -451,7 +461,6 @@ static void exchange_pfc(struct sim_mpi *m)
     struct sim_par *par = m->par;
     struct fe_sim *sim = par->main;
     if (!sim->pfc_cb) return;
-    int k = (int)m->k, *cnt = m->counts, *dis = cnt + k;
     size_t n_own = sim_par_pfc_words(m->pp);
     uint64_t *mine = n_own <= INT_MAX ? malloc((n_own ? n_own : 1) * sizeof(uint64_t)) : NULL;
     int words = mine ? (int)n_own : 0;
@@ -459,19 +468,9 @@ static void exchange_pfc(struct sim_mpi *m)
         sim_par_pack_pfc(sim, m->pp, mine);
     else
         mpi_fail(m, FAIL_PFC_MEM);
-    mod->allgather_int(words, cnt);
-    size_t total = 0;
-    for (int j = 0; j < k; j++) {
-        dis[j] = (int)total;
-        total += cnt[j] >= 0 ? (size_t)cnt[j] : 0;
-    }
-    uint64_t *all = malloc((total ? total : 1) * sizeof(uint64_t));
-    if (!all) { /* still in the collective, into nothing */
-        mpi_fail(m, FAIL_PFC_MEM);
-        for (int j = 0; j < k; j++) cnt[j] = dis[j] = 0;
-    }
-    mod->allgatherv_u64(mine ? mine : all, words, all, cnt, dis);
-    for (int j = 0; all && j < k; j++) {
+    uint64_t *all = allgather_words(m, mine, words, FAIL_PFC_MEM);
+    const int *cnt = m->counts, *dis = cnt + m->k;
+    for (int j = 0; all && j < (int)m->k; j++) {
         if (j == (int)m->rank || cnt[j] <= 0) continue;
         int rc = sim_par_unpack_pfc(sim, &par->parts[j], all + dis[j], (size_t)cnt[j]);
         if (rc) mpi_fail(m, rc == FE_ENOMEM ? FAIL_PFC_MEM : FAIL_BAD_BYTES);
