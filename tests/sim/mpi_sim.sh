@@ -81,6 +81,7 @@ for np in 2 3; do
     [ "$(wc -l <"$T/hpcc-advcam-pfc-$np.m.pfc")" -gt 100 ] || fail "hpcc-advcam-pfc: too few PFC lines"
 done
 MPI_FILES=
+check ns3roce-incast3 2 "$T/star5.part2" --ns3-roce "$ROCE/incast3-config.json" --until 2ms
 
 # what MPI cannot run is refused, by rank 0 alone, and the run fails
 refused() {
