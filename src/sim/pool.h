@@ -23,10 +23,12 @@ static inline struct sim_pkt *sim_pkt_alloc(struct fe_sim *sim)
     sim->free_pkts = p->next;
     sim->pkts_in_use++;
     /* Only the fields every user relies on are cleared; the full fe_pkt and the fields of its
-     * kind are written by whoever fills the packet. */
+     * kind are written by whoever fills the packet. A frame that is not RoCE (PFC) never gets an
+     * fe_pkt, yet the MPI exchange reads its pointers: they must not be a slot's old bytes. */
     p->next = NULL;
     if (sim->int_enable) sim_pkt_int(sim, p)->nhops = 0;
     p->pkt.int_md = NULL;
+    p->pkt.payload = NULL;
     return p;
 }
 static inline void sim_pkt_free(struct fe_sim *sim, struct sim_pkt *p)
