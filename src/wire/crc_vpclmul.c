@@ -123,6 +123,18 @@ FE_TARGET256 static inline __m256i ld256(const uint8_t *p)
     return _mm256_loadu_si256((const void *)p);
 }
 
+/* 256-byte rounds from p + off while they fit in n bytes and start before `stop`; returns the
+ * offset reached. */
+FE_TARGET256 static inline size_t rounds256(__m256i x[8], const uint8_t *p, size_t off, size_t n,
+                                            size_t stop)
+{
+    __m256i k = k256x(k256);
+    for (; off + 256 <= n && off < stop; off += 256)
+        for (int i = 0; i < 8; i++)
+            x[i] = _mm256_xor_si256(fold256(x[i], k), ld256(p + off + 32 * i));
+    return off;
+}
+
 /* The first 256 bytes (mask and initial register in), then the 256-byte rounds up to `stop`. */
 FE_TARGET256 static inline void begin256(struct fe_crc32_split *s, uint32_t crc, const uint8_t *p,
                                          size_t n, const uint8_t *mask64, size_t stop)
@@ -136,11 +148,7 @@ FE_TARGET256 static inline void begin256(struct fe_crc32_split *s, uint32_t crc,
     }
     x[0] = _mm256_xor_si256(x[0], _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)~crc));
     for (int i = 2; i < 8; i++) x[i] = ld256(p + 32 * i);
-    __m256i k = k256x(k256);
-    size_t off = 256;
-    for (; off + 256 <= n && off < stop; off += 256)
-        for (int i = 0; i < 8; i++)
-            x[i] = _mm256_xor_si256(fold256(x[i], k), ld256(p + off + 32 * i));
+    size_t off = rounds256(x, p, 256, n, stop);
     for (int i = 0; i < 8; i++) _mm256_store_si256((void *)(s->acc + 32 * i), x[i]);
     s->p = p, s->off = off, s->n = n;
 }
@@ -152,10 +160,7 @@ FE_TARGET256 static inline uint32_t end256(const struct fe_crc32_split *s)
     size_t off = s->off, n = s->n;
     __m256i x[8];
     for (int i = 0; i < 8; i++) x[i] = _mm256_load_si256((const void *)(s->acc + 32 * i));
-    __m256i k = k256x(k256);
-    for (; off + 256 <= n; off += 256)
-        for (int i = 0; i < 8; i++)
-            x[i] = _mm256_xor_si256(fold256(x[i], k), ld256(p + off + 32 * i));
+    off = rounds256(x, p, off, n, n);
     /* x_i sits (7 - i) * 32 bytes before x7: fold them all onto it. */
     __m256i a =
         _mm256_xor_si256(_mm256_xor_si256(fold256(x[0], k256x(k224)), fold256(x[1], k256x(k192))),
@@ -164,7 +169,7 @@ FE_TARGET256 static inline uint32_t end256(const struct fe_crc32_split *s)
         _mm256_xor_si256(_mm256_xor_si256(fold256(x[4], k256x(k96)), fold256(x[5], k256x(k64))),
                          _mm256_xor_si256(fold256(x[6], k256x(k32)), x[7]));
     a = _mm256_xor_si256(a, b);
-    k = k256x(k32);
+    __m256i k = k256x(k32);
     for (; off + 32 <= n; off += 32) a = _mm256_xor_si256(fold256(a, k), ld256(p + off));
     __m128i v = _mm_xor_si128(fold128(_mm256_castsi256_si128(a), k128x(k16)),
                               _mm256_extracti128_si256(a, 1));
