@@ -9,6 +9,17 @@ FEROCE=$1
 . "$(dirname "$0")/dashboard_port.sh"
 PROMTOOL=$(command -v promtool || true)
 SIM="sim incast3 --no-progress --trace-interval 1ms"
+# run_ended SECONDS WHAT: waits for the run started as $pid to say on $T/err that it ended and its
+# dashboard stays up; fails (killing it) after SECONDS
+run_ended() {
+    for _ in $(seq $(($1 * 10))); do
+        grep -q "stays up" "$T/err" && return 0
+        sleep 0.1
+    done
+    kill "$pid"
+    cat "$T/err"
+    fail "$2 did not end"
+}
 "$FEROCE" $SIM --trace "$T/trace.csv" --web 127.0.0.1:0 --web-speed 0.2 --web-hold 30s \
     >"$T/out" 2>"$T/err" &
 pid=$!
@@ -19,11 +30,7 @@ if [ -n "$PROMTOOL" ]; then
     echo "promtool check metrics: ok"
 fi
 # the run ends (1.57 s simulated: about 8 s), then the whole of it stays served
-for _ in $(seq 150); do
-    grep -q "stays up" "$T/err" && break
-    sleep 0.1
-done
-grep -q "stays up" "$T/err" || { kill "$pid"; cat "$T/err"; fail "the run did not end"; }
+run_ended 15 "the run"
 $PY - "$port" <<'PYEOF' || { kill "$pid"; fail "finished run"; }
 import json, sys, urllib.request
 h = json.load(urllib.request.urlopen("http://127.0.0.1:%s/api/history" % sys.argv[1], timeout=10))
@@ -56,11 +63,7 @@ history_of() { # threads: the finished run's /api/history into $T/hist.$1
         --web 127.0.0.1:0 --web-speed max --web-hold 60s >/dev/null 2>"$T/err" &
     pid=$!
     dashboard_port "$pid"
-    for _ in $(seq 600); do
-        grep -q "stays up" "$T/err" && break
-        sleep 0.1
-    done
-    grep -q "stays up" "$T/err" || { kill "$pid"; cat "$T/err"; fail "--threads $1: the run did not end"; }
+    run_ended 60 "--threads $1"
     [ "$1" = 1 ] || grep -q "^parallel: $1 parts" "$T/err" || { kill "$pid"; cat "$T/err"; fail "not in parts"; }
     $PY -c 'import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(
 "http://127.0.0.1:%s/api/history" % sys.argv[1], timeout=10).read())' "$port" >"$T/hist.$1" ||
