@@ -51,6 +51,9 @@ static const char usage[] =
     "                          exit FILE.done\n"
     "  --events K              stop when every event below K is declared and released\n"
     "  --bind ADDR[:PORT]      data socket (127.0.0.1:4791)   --sc-port PORT (17186)\n"
+    "  --backend raw --if IFNAME [--raw-backend auto|packet|xdp]   whole frames on the\n"
+    "                          interface (docs/io-raw.md); the side channel and the messages\n"
+    "                          go through it too, at the --bind address\n"
     "  --duration TIME  --timeout TIME (give up; 120s)  --interval TIME (1s)  --quiet  --json\n"
     "  --web [ADDR:]PORT  live dashboard (docs/dashboard.md)  --web-hold TIME\n"
     "\n"
@@ -94,7 +97,7 @@ struct b_stats {
 struct builder {
     struct b_opts o;
     struct fe_ep *ep;
-    struct fe_udpsock *sock;
+    struct fe_ebw_chan sock;
     struct fe_loop *loop;
     struct b_src *src;
     uint8_t *ring;
@@ -151,9 +154,7 @@ static int check_opts(struct b_opts *o)
         why = "--frag-bytes larger than --frag-max";
     else if ((uint64_t)o->n_fe * o->frag_max * o->n_slots > (4ull << 30))
         why = "the ring (slots x sources x frag-max) is over 4 GiB";
-    else if (o->ep.backend != FE_BACKEND_UDP)
-        why = "event building runs on the UDP backend only";
-    if (!why) return 0;
+    if (!why) return fe_io_opts_check("builder", &o->ep);
     fprintf(stderr, "feroce builder: %s\n", why);
     return -1;
 }
@@ -282,7 +283,7 @@ static void send_ring(struct builder *b, unsigned k, uint64_t now)
         .frag_max_bytes = b->o.frag_max,
         .first_event = 0,
     };
-    (void)fe_ebw_send(b->sock, b->o.fe[k].ip, b->o.fe[k].port, &m);
+    (void)fe_ebw_send(&b->sock, now, b->o.fe[k].ip, b->o.fe[k].port, &m);
     s->ring_next_ns = now + B_RING_EVERY;
 }
 
@@ -327,21 +328,17 @@ static void sc_input(struct builder *b, const uint8_t *buf, size_t len, uint32_t
     }
 }
 
-static void sock_input(struct builder *b, uint64_t now)
+/* One datagram on our side-channel port (fe_ebw_chan: its socket, or the raw endpoint's hook). */
+static void sock_input(void *arg, uint64_t now, const uint8_t *buf, size_t len, uint32_t ip,
+                       uint16_t port)
 {
-    uint8_t buf[16][128];
-    struct fe_dgram d[16];
-    for (int i = 0; i < 16; i++) d[i] = (struct fe_dgram){.buf = buf[i], .cap = sizeof buf[i]};
-    int n = fe_udpsock_recv(b->sock, d, 16);
-    for (int i = 0; i < n; i++) {
-        size_t len = d[i].trunc ? 129 : d[i].len;
-        if (fe_eb_msg_is_eb(d[i].buf, len)) {
-            /* chunks and progress move the assembly on: from the manager only */
-            if (b->o.have_manager && d[i].ip == b->o.manager.ip && d[i].port == b->o.manager.port)
-                eb_input(b, d[i].buf, len, now);
-        } else {
-            sc_input(b, d[i].buf, len, d[i].ip, d[i].port, now);
-        }
+    struct builder *b = arg;
+    if (fe_eb_msg_is_eb(buf, len)) {
+        /* chunks and progress move the assembly on: from the manager only */
+        if (b->o.have_manager && ip == b->o.manager.ip && port == b->o.manager.port)
+            eb_input(b, buf, len, now);
+    } else {
+        sc_input(b, buf, len, ip, port, now);
     }
 }
 
@@ -350,11 +347,9 @@ static void sc_output(struct builder *b, uint64_t now)
     uint8_t msg[FE_SC_MSG_LEN];
     for (unsigned k = 0; k < b->o.n_fe; k++) {
         struct b_src *s = &b->src[k];
-        while (fe_sc_host_poll_tx(&s->host, now, msg)) {
-            struct fe_dgram g = {
-                .buf = msg, .len = FE_SC_MSG_LEN, .ip = b->o.fe[k].ip, .port = b->o.fe[k].port};
-            (void)fe_udpsock_send(b->sock, &g, 1);
-        }
+        while (fe_sc_host_poll_tx(&s->host, now, msg)) /* lost: the host's timeout resends */
+            (void)fe_ebw_chan_send(&b->sock, now, b->o.fe[k].ip, b->o.fe[k].port, msg,
+                                   FE_SC_MSG_LEN);
         track_host(b, k, now);
         send_ring(b, k, now);
     }
@@ -535,9 +530,9 @@ static void announce(struct builder *b, uint64_t now)
     if (!moved && now < b->next_announce_ns) return;
     struct fe_eb_msg m = {.type = FE_EB_MSG_ANNOUNCE};
     m.u.announce = (struct fe_eb_announce){b->o.id, b->o.n_slots, w, 0};
-    if (b->o.have_manager) (void)fe_ebw_send(b->sock, b->o.manager.ip, b->o.manager.port, &m);
+    if (b->o.have_manager) (void)fe_ebw_send(&b->sock, now, b->o.manager.ip, b->o.manager.port, &m);
     for (unsigned k = 0; k < b->o.n_fe; k++)
-        if (b->src[k].qp) (void)fe_ebw_send(b->sock, b->o.fe[k].ip, b->o.fe[k].port, &m);
+        if (b->src[k].qp) (void)fe_ebw_send(&b->sock, now, b->o.fe[k].ip, b->o.fe[k].port, &m);
     b->announced = w;
     b->last_announce_ns = now;
     b->next_announce_ns = now + B_ANNOUNCE_NS;
@@ -657,12 +652,12 @@ static int setup(struct builder *b)
     }
     uint32_t my_ip;
     fe_ep_local(b->ep, &my_ip, NULL);
-    if (!(b->sock = fe_ebw_sock_open(my_ip, b->o.sc_port, "builder"))) return -1;
+    if (fe_ebw_chan_open(&b->sock, b->ep, my_ip, b->o.sc_port, sock_input, b, "builder")) return -1;
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
     if (!(b->loop = fe_loop_create(&lc, &err))) return -1;
     fe_loop_add(b->loop, fe_ep_fd(b->ep), 0);
-    fe_loop_add(b->loop, fe_udpsock_fd(b->sock), 1);
+    if (fe_ebw_chan_fd(&b->sock) >= 0) fe_loop_add(b->loop, fe_ebw_chan_fd(&b->sock), 1);
     b->t0 = b->tokens_ns = fe_io_now_ns();
     b->next_tick = b->t0 + (b->o.io.interval_ns ? b->o.io.interval_ns : UINT64_MAX / 2);
     fe_cli_catch_stop_signals();
@@ -726,7 +721,7 @@ static void run_loop(struct builder *b)
     unsigned ready = FE_READY_ALL;
     for (;;) {
         uint64_t now = fe_io_now_ns();
-        if (ready & 2u) sock_input(b, now);
+        if (ready & 2u) fe_ebw_chan_poll(&b->sock, now);
         if ((ready & 1u) || fe_ep_rx_pending(b->ep)) fe_ep_poll_rx(b->ep, now, 512);
         fe_ep_handle_expiry(b->ep, now);
         fragments(b, now);
@@ -779,6 +774,9 @@ static void print_transport(const struct builder *b)
             " duplicates, %" PRIu64 " out of order, %" PRIu64 " NAKs and %" PRIu64
             " RNR NAKs sent, socket: %" PRIu64 " truncated\n",
             b->o.id, e->rx_pkts, e->rx_parse, dup, ooo, naks, rnr, u ? u->rx_trunc : 0);
+    char who[32];
+    snprintf(who, sizeof who, "builder %u", b->o.id);
+    fe_ebw_print_raw(who, b->ep);
 }
 
 static int summary(struct builder *b)
@@ -834,7 +832,7 @@ static void destroy(struct builder *b)
     if (b->idx_fd >= 0) close(b->idx_fd);
     fe_eb_asm_destroy(b->a);
     fe_eb_positions_destroy(b->pos);
-    fe_udpsock_close(b->sock);
+    fe_ebw_chan_close(&b->sock);
     fe_ep_destroy(b->ep);
     fe_loop_destroy(b->loop);
     free(b->ring);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "feroce/endpoint.h"
 #include "tools/cli.h"
 #include "tools/eb_wire.h"
 #include "tools/io_opts.h"
@@ -33,6 +34,8 @@ static const char usage[] =
     "the slowest front-end's progress to the builders and records every chunk it issued.\n"
     "\n"
     "  --bind ADDR[:PORT]      where builders and front-ends reach it (127.0.0.1:17200)\n"
+    "  --backend raw --if IFNAME [--raw-backend auto|packet|xdp]   the messages as whole\n"
+    "                          frames on the interface, at the --bind address (docs/io-raw.md)\n"
     "  --builders M  --frontends N\n"
     "  --policy availability|round-robin   round-robin needs no tables: the manager then only\n"
     "                          forwards progress (availability)\n"
@@ -52,6 +55,7 @@ struct m_opts {
     bool reserve_given, lead_given, quiet, json;
     const char *record;
     struct fe_web_opts web;
+    struct fe_ep_config ep; /* the raw backend's interface; UDP: a socket on --bind */
 };
 
 struct m_peer {
@@ -62,7 +66,8 @@ struct m_peer {
 
 struct evm {
     struct m_opts o;
-    struct fe_udpsock *sock;
+    struct fe_ep *ep; /* raw backend only */
+    struct fe_ebw_chan sock;
     struct fe_loop *loop;
     struct fe_eb_mgr mgr;
     bool have_mgr;
@@ -91,6 +96,7 @@ static int parse(int argc, char **argv, struct m_opts *o)
     o->timeout_ns = 120000000000ull;
     o->linger_ns = 1000000000ull;
     o->interval_ns = 1000000000ull;
+    fe_ep_config_default(&o->ep);
     const struct fe_opt opts[] = {
         {FE_OPT_FN_("--bind", bind_opt, o), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--builders", o->n_builders, M_MAX_B), .min = 1,
@@ -115,9 +121,13 @@ static int parse(int argc, char **argv, struct m_opts *o)
         {FE_OPT_TIME_("--web-hold", o->web.hold_ns)},
         {0},
     };
-    const struct fe_opt *const tables[] = {opts, NULL};
+    struct fe_opt ep_opts[FE_IO_EP_OPTS_N + 1];
+    fe_io_ep_opts_table(ep_opts, &o->ep);
+    const struct fe_opt *const tables[] = {opts, ep_opts, NULL};
     const struct fe_cli cli = {.cmd = "evm", .tables = tables};
     if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
+    o->ep.raw.ip = o->ip;
+    if (fe_io_opts_check("evm", &o->ep)) return -1;
     if (!o->n_builders || !o->n_fe) {
         fprintf(stderr, "feroce evm: --builders and --frontends are needed\n");
         return -1;
@@ -134,12 +144,12 @@ static int parse(int argc, char **argv, struct m_opts *o)
 
 /* ---- out: chunks to everyone, progress to the builders ---- */
 
-static void send_all(struct evm *v, const struct fe_eb_msg *m, bool to_fe)
+static void send_all(struct evm *v, uint64_t now, const struct fe_eb_msg *m, bool to_fe)
 {
     for (unsigned i = 0; to_fe && i < v->o.n_fe; i++)
-        if (v->fe[i].known) (void)fe_ebw_send(v->sock, v->fe[i].a.ip, v->fe[i].a.port, m);
+        if (v->fe[i].known) (void)fe_ebw_send(&v->sock, now, v->fe[i].a.ip, v->fe[i].a.port, m);
     for (unsigned i = 0; i < v->o.n_builders; i++)
-        if (v->b[i].known) (void)fe_ebw_send(v->sock, v->b[i].a.ip, v->b[i].a.port, m);
+        if (v->b[i].known) (void)fe_ebw_send(&v->sock, now, v->b[i].a.ip, v->b[i].a.port, m);
 }
 
 static void record_chunk(struct evm *v, const struct fe_eb_table *c)
@@ -158,7 +168,7 @@ static void issue(struct evm *v, uint64_t now)
         record_chunk(v, &c);
         v->chunk[v->n_chunks++ % M_CHUNKS] = c;
         struct fe_eb_msg m = {.type = FE_EB_MSG_TABLE, .u.table = c};
-        send_all(v, &m, true);
+        send_all(v, now, &m, true);
     }
 }
 
@@ -187,7 +197,7 @@ static void repeat(struct evm *v, uint64_t now)
         const struct fe_eb_table *c = &v->chunk[i % M_CHUNKS];
         if (c->first_event + fe_eb_table_events(c) <= p) continue;
         struct fe_eb_msg m = {.type = FE_EB_MSG_TABLE, .u.table = *c};
-        send_all(v, &m, true);
+        send_all(v, now, &m, true);
         sent++;
         v->repeats++;
     }
@@ -203,17 +213,20 @@ static void forward_progress(struct evm *v, uint64_t now)
     struct fe_eb_msg m = {.type = FE_EB_MSG_PROGRESS};
     m.u.progress.source = 0xFFFF;
     m.u.progress.next_event = p;
-    send_all(v, &m, false);
+    send_all(v, now, &m, false);
     if (v->o.events && p >= v->o.events && !v->all_passed_ns) v->all_passed_ns = now;
 }
 
 /* ---- in ---- */
 
-static void input(struct evm *v, const struct fe_dgram *d, uint64_t now)
+/* One datagram on our port (fe_ebw_chan: its socket, or the raw endpoint's hook). */
+static void input(void *arg, uint64_t now, const uint8_t *buf, size_t len, uint32_t ip,
+                  uint16_t port)
 {
+    struct evm *v = arg;
     struct fe_eb_msg m;
     enum fe_eb_msg_reason why;
-    if (fe_eb_msg_decode(d->buf, d->trunc ? FE_EB_MSG_LEN + 1 : d->len, &m, &why) != 0) {
+    if (fe_eb_msg_decode(buf, len, &m, &why) != 0) {
         v->bad_msgs++;
         return;
     }
@@ -223,7 +236,7 @@ static void input(struct evm *v, const struct fe_dgram *d, uint64_t now)
             v->bad_msgs++;
             return;
         }
-        v->b[a->builder] = (struct m_peer){{d->ip, d->port}, true, 0, 0};
+        v->b[a->builder] = (struct m_peer){{ip, port}, true, 0, 0};
         if (v->have_mgr) (void)fe_eb_mgr_announce(&v->mgr, now, a->builder, a->released);
     } else if (m.type == FE_EB_MSG_PROGRESS) {
         const struct fe_eb_progress *p = &m.u.progress;
@@ -232,7 +245,7 @@ static void input(struct evm *v, const struct fe_dgram *d, uint64_t now)
             return;
         }
         struct m_peer *f = &v->fe[p->source];
-        f->a = (struct fe_ebw_addr){d->ip, d->port};
+        f->a = (struct fe_ebw_addr){ip, port};
         f->known = true;
         if (p->next_event > f->progress) f->progress = p->next_event;
         if (p->busy_events > f->busy) f->busy = p->busy_events;
@@ -244,11 +257,8 @@ static void input(struct evm *v, const struct fe_dgram *d, uint64_t now)
 
 static void receive(struct evm *v, uint64_t now)
 {
-    uint8_t buf[32][128];
-    struct fe_dgram d[32];
-    for (int i = 0; i < 32; i++) d[i] = (struct fe_dgram){.buf = buf[i], .cap = sizeof buf[i]};
-    int n = fe_udpsock_recv(v->sock, d, 32);
-    for (int i = 0; i < n; i++) input(v, &d[i], now);
+    fe_ebw_chan_poll(&v->sock, now);
+    if (v->ep) fe_ep_poll_rx(v->ep, now, 512); /* raw: its hook hands the messages to input */
 }
 
 /* ---- run ---- */
@@ -325,12 +335,16 @@ static int setup(struct evm *v)
         }
         v->have_mgr = true;
     }
-    if (!(v->sock = fe_ebw_sock_open(v->o.ip, v->o.port, "evm"))) return -1;
-    int err;
+    int err = 0;
+    if (v->o.ep.backend == FE_BACKEND_RAW && !(v->ep = fe_ep_create(&v->o.ep, &err))) {
+        fprintf(stderr, "feroce evm: cannot open %s: %s\n", v->o.ep.raw.ifname, fe_strerror(err));
+        return -1;
+    }
+    if (fe_ebw_chan_open(&v->sock, v->ep, v->o.ip, v->o.port, input, v, "evm")) return -1;
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
     if (!(v->loop = fe_loop_create(&lc, &err))) return -1;
-    fe_loop_add(v->loop, fe_udpsock_fd(v->sock), 0);
+    fe_loop_add(v->loop, v->ep ? fe_ep_fd(v->ep) : fe_ebw_chan_fd(&v->sock), 0);
     v->t0 = fe_io_now_ns();
     v->next_tick = v->t0 + v->o.interval_ns;
     fe_cli_catch_stop_signals();
@@ -360,6 +374,7 @@ static void run_loop(struct evm *v)
 
 static int summary(struct evm *v)
 {
+    fe_ebw_print_raw("evm", v->ep);
     bool all;
     uint64_t p = min_progress(v, &all);
     const struct fe_eb_mgr_stats *s = v->have_mgr ? &v->mgr.stats : NULL;
@@ -395,7 +410,8 @@ static int run(int argc, char **argv)
     }
     fe_web_io_finish(&v->o.web, "evm");
     if (v->have_mgr) fe_eb_mgr_free(&v->mgr);
-    fe_udpsock_close(v->sock);
+    fe_ebw_chan_close(&v->sock);
+    fe_ep_destroy(v->ep);
     fe_loop_destroy(v->loop);
     free(v);
     return rc;

@@ -38,6 +38,9 @@ static const char eb_usage[] =
     "                          the default), or skip its fragment and count it busy\n"
     "  --bind ADDR[:PORT]      data socket (127.0.0.1:4791)\n"
     "  --sc ADDR[:PORT]        side channel (the data address, port 17185)\n"
+    "  --backend raw --if IFNAME [--raw-backend auto|packet|xdp]   whole frames on the\n"
+    "                          interface (docs/io-raw.md); the side channel and the messages\n"
+    "                          go through it too, at the --bind address\n"
     "  --timeout TIME          give up (60s)   --linger TIME after the last event (300ms)\n"
     "  --mtu N (4096)  --ack-timeout TIME (4ms)  --retry N (7)  --quiet  --json  --eb-help\n"
     "\n"
@@ -77,7 +80,7 @@ struct ebs_builder {
 struct ebs {
     struct ebs_opts o;
     struct fe_ep *ep;
-    struct fe_udpsock *sc;
+    struct fe_ebw_chan sc;
     struct fe_sc_fe scfe;
     struct fe_loop *loop;
     struct ebs_flow flow[FE_SC_MAX_QPS];
@@ -170,10 +173,7 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
         fprintf(stderr, "feroce send: --eb-source ID is needed for event building\n");
         return -1;
     }
-    if (o->ep.backend != FE_BACKEND_UDP) {
-        fprintf(stderr, "feroce send: event building runs on the UDP backend only\n");
-        return -1;
-    }
+    if (fe_io_opts_check("send", &o->ep)) return -1;
     o->source = (uint16_t)src;
     o->quiet = io.quiet;
     o->json = io.json;
@@ -301,29 +301,21 @@ static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip,
     }
 }
 
-static void sc_input(struct ebs *s, uint64_t now)
+/* One datagram on the side-channel port (fe_ebw_chan: its socket, or the raw endpoint's hook). */
+static void sc_input(void *arg, uint64_t now, const uint8_t *buf, size_t len, uint32_t ip,
+                     uint16_t port)
 {
-    uint8_t b[16][128];
-    struct fe_dgram d[16];
-    for (int i = 0; i < 16; i++) d[i] = (struct fe_dgram){.buf = b[i], .cap = sizeof b[i]};
-    int n = fe_udpsock_recv(s->sc, d, 16);
-    for (int i = 0; i < n; i++) {
-        size_t len = d[i].trunc ? 129 : d[i].len;
-        if (fe_eb_msg_is_eb(d[i].buf, len)) {
-            eb_input(s, d[i].buf, len, d[i].ip, d[i].port);
-            continue;
-        }
-        struct fe_sc_fe_result res;
-        if (fe_sc_fe_input(&s->scfe, now, d[i].buf, len, d[i].ip, d[i].port, &res) != 0) continue;
-        for (int e = 0; e < res.n_events; e++) sc_event(s, &res.ev[e], now);
-        if (res.reply) {
-            struct fe_dgram r = {.buf = res.reply_msg,
-                                 .len = FE_SC_MSG_LEN,
-                                 .ip = res.reply_ip,
-                                 .port = res.reply_port};
-            (void)fe_udpsock_send(s->sc, &r, 1);
-        }
+    struct ebs *s = arg;
+    if (fe_eb_msg_is_eb(buf, len)) {
+        eb_input(s, buf, len, ip, port);
+        return;
     }
+    struct fe_sc_fe_result res;
+    if (fe_sc_fe_input(&s->scfe, now, buf, len, ip, port, &res) != 0) return;
+    for (int e = 0; e < res.n_events; e++) sc_event(s, &res.ev[e], now);
+    if (res.reply) /* lost (raw: the host's MAC still resolving): the host asks again */
+        (void)fe_ebw_chan_send(&s->sc, now, res.reply_ip, res.reply_port, res.reply_msg,
+                               FE_SC_MSG_LEN);
 }
 
 /* ---- triggering ---- */
@@ -462,7 +454,7 @@ static void report(struct ebs *s, uint64_t now)
     m.u.progress.source = s->o.source;
     m.u.progress.next_event = s->next_event;
     m.u.progress.busy_events = s->busy;
-    (void)fe_ebw_send(s->sc, s->o.manager.ip, s->o.manager.port, &m);
+    (void)fe_ebw_send(&s->sc, now, s->o.manager.ip, s->o.manager.port, &m);
     s->next_report_ns = now + EBS_REPORT_NS;
     if (s->done_ns) s->final_reports++;
 }
@@ -484,12 +476,12 @@ static int setup(struct ebs *s)
     fe_ep_local(s->ep, &sc.local_ip, NULL);
     sc.reply_rate_per_s = 0;
     if (fe_sc_fe_init(&s->scfe, &sc)) return -1;
-    if (!(s->sc = fe_ebw_sock_open(s->o.sc_ip, s->o.sc_port, "send"))) return -1;
+    if (fe_ebw_chan_open(&s->sc, s->ep, s->o.sc_ip, s->o.sc_port, sc_input, s, "send")) return -1;
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
     if (!(s->loop = fe_loop_create(&lc, &err))) return -1;
     fe_loop_add(s->loop, fe_ep_fd(s->ep), 0);
-    fe_loop_add(s->loop, fe_udpsock_fd(s->sc), 1);
+    if (fe_ebw_chan_fd(&s->sc) >= 0) fe_loop_add(s->loop, fe_ebw_chan_fd(&s->sc), 1);
     fe_cli_catch_stop_signals();
     return 0;
 }
@@ -511,7 +503,7 @@ static void run_loop(struct ebs *s)
     s->t0 = fe_io_now_ns();
     for (;;) {
         uint64_t now = fe_io_now_ns();
-        if (ready & 2u) sc_input(s, now);
+        if (ready & 2u) fe_ebw_chan_poll(&s->sc, now);
         if ((ready & 1u) || fe_ep_rx_pending(s->ep)) fe_ep_poll_rx(s->ep, now, 512);
         fe_ep_handle_expiry(s->ep, now);
         completions(s);
@@ -530,6 +522,9 @@ static void run_loop(struct ebs *s)
 
 static int summary(struct ebs *s)
 {
+    char who[32];
+    snprintf(who, sizeof who, "eb-source %u", s->o.source);
+    fe_ebw_print_raw(who, s->ep);
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) flow_drop(s, i); /* takes their counters */
     uint64_t frags = s->closed_frags, bytes = s->closed_bytes, undeliverable = 0;
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
@@ -585,7 +580,7 @@ int fe_eb_send_main(int argc, char **argv)
     }
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) flow_drop(s, i);
     fe_eb_fe_table_destroy(s->table);
-    fe_udpsock_close(s->sc);
+    fe_ebw_chan_close(&s->sc);
     fe_ep_destroy(s->ep);
     fe_loop_destroy(s->loop);
     free(s);

@@ -1,6 +1,7 @@
 /* Event building on the wire: the shared data convention and message plumbing (eb_wire.h). */
 #include "tools/eb_wire.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,7 @@ uint32_t fe_ebw_match_event(const uint8_t *buf, size_t len, uint64_t event, uint
     return n;
 }
 
-struct fe_udpsock *fe_ebw_sock_open(uint32_t ip, uint16_t port, const char *cmd)
+static int sock_open(struct fe_ebw_chan *c, uint32_t ip, uint16_t port, const char *cmd)
 {
     struct fe_udpsock_config uc;
     fe_udpsock_config_default(&uc);
@@ -93,21 +94,99 @@ struct fe_udpsock *fe_ebw_sock_open(uint32_t ip, uint16_t port, const char *cmd)
     uc.bind_port = port;
     uc.rcvbuf_bytes = uc.sndbuf_bytes = 1u << 20;
     int e = 0;
-    struct fe_udpsock *s = fe_udpsock_open(&uc, &e);
-    if (!s) {
-        char a[32];
-        fprintf(stderr, "feroce %s: cannot bind %s: %s\n", cmd,
-                fe_io_addr_str(ip, port, a, sizeof a), fe_strerror(e));
-    }
-    return s;
+    c->sock = fe_udpsock_open(&uc, &e);
+    if (c->sock) return 0;
+    char a[32];
+    fprintf(stderr, "feroce %s: cannot bind %s: %s\n", cmd, fe_io_addr_str(ip, port, a, sizeof a),
+            fe_strerror(e));
+    return -1;
 }
 
-bool fe_ebw_send(struct fe_udpsock *s, uint32_t ip, uint16_t port, const struct fe_eb_msg *m)
+static void raw_hook(void *arg, uint64_t now_ns, uint32_t src_ip, uint16_t src_port,
+                     uint16_t dst_port, const uint8_t *payload, size_t len)
+{
+    struct fe_ebw_chan *c = arg;
+    if (dst_port == c->port) c->input(c->arg, now_ns, payload, len, src_ip, src_port);
+}
+
+int fe_ebw_chan_open(struct fe_ebw_chan *c, struct fe_ep *ep, uint32_t ip, uint16_t port,
+                     fe_ebw_input_fn input, void *arg, const char *cmd)
+{
+    memset(c, 0, sizeof *c);
+    c->port = port;
+    c->input = input;
+    c->arg = arg;
+    if (!ep || fe_ep_config(ep)->backend != FE_BACKEND_RAW) return sock_open(c, ip, port, cmd);
+    uint32_t my_ip;
+    fe_ep_local(ep, &my_ip, NULL);
+    if (ip && ip != my_ip) {
+        char a[32];
+        fprintf(stderr,
+                "feroce %s: on the raw backend the side channel is at the --bind address, "
+                "not %s\n",
+                cmd, fe_io_addr_str(ip, port, a, sizeof a));
+        return -1;
+    }
+    c->ep = ep;
+    fe_ep_set_udp_hook(ep, raw_hook, c);
+    return 0;
+}
+
+void fe_ebw_chan_close(struct fe_ebw_chan *c)
+{
+    fe_udpsock_close(c->sock);
+    c->sock = NULL;
+}
+
+int fe_ebw_chan_fd(const struct fe_ebw_chan *c)
+{
+    return c->sock ? fe_udpsock_fd(c->sock) : -1;
+}
+
+void fe_ebw_chan_poll(struct fe_ebw_chan *c, uint64_t now_ns)
+{
+    if (!c->sock) return;
+    uint8_t b[32][128];
+    struct fe_dgram d[32];
+    for (int i = 0; i < 32; i++) d[i] = (struct fe_dgram){.buf = b[i], .cap = sizeof b[i]};
+    int n = fe_udpsock_recv(c->sock, d, 32);
+    for (int i = 0; i < n; i++) /* a truncated one is longer than any message: refused */
+        c->input(c->arg, now_ns, d[i].buf, d[i].trunc ? sizeof b[i] + 1 : d[i].len, d[i].ip,
+                 d[i].port);
+}
+
+bool fe_ebw_chan_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t port,
+                      const uint8_t *buf, size_t len)
+{
+    bool ok;
+    if (c->sock) {
+        struct fe_dgram d = {.buf = (uint8_t *)buf, .len = (uint32_t)len, .ip = ip, .port = port};
+        ok = fe_udpsock_send(c->sock, &d, 1) == 1;
+    } else {
+        ok = c->ep && fe_ep_send_udp(c->ep, now_ns, ip, c->port, port, buf, len) == 0;
+    }
+    if (!ok) c->send_failed++;
+    return ok;
+}
+
+bool fe_ebw_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t port,
+                 const struct fe_eb_msg *m)
 {
     uint8_t b[FE_EB_MSG_LEN];
     if (fe_eb_msg_encode(b, m) != 0) return false;
-    struct fe_dgram d = {.buf = b, .len = FE_EB_MSG_LEN, .ip = ip, .port = port};
-    return fe_udpsock_send(s, &d, 1) == 1;
+    return fe_ebw_chan_send(c, now_ns, ip, port, b, sizeof b);
+}
+
+void fe_ebw_print_raw(const char *who, const struct fe_ep *ep)
+{
+    const struct fe_raw_stats *st = ep ? fe_ep_raw_stats(ep) : NULL;
+    const char *kind = ep ? fe_ep_raw_kind_name(ep) : NULL;
+    if (!st || !kind) return;
+    fprintf(stderr,
+            "%s raw: %s, %" PRIu64 " frames received, %" PRIu64 " dropped by the kernel, %" PRIu64
+            " truncated; %" PRIu64 " sent, %" PRIu64 " send errors\n",
+            who, kind, st->rx_frames, st->rx_kernel_drops, st->rx_trunc, st->tx_frames,
+            st->tx_errors);
 }
 
 int fe_ebw_addr_list(const char *s, struct fe_ebw_addr *list, unsigned *n, unsigned max,

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "feroce/eb.h"
+#include "feroce/endpoint.h"
 #include "feroce/io.h"
 
 /* feroce builder's side-channel reply port (--sc-port); the demo checks it is free */
@@ -45,11 +46,42 @@ int fe_ebw_policy_opt(const char *val, void *p);
 uint32_t fe_ebw_match_event(const uint8_t *buf, size_t len, uint64_t event, uint32_t n_sources,
                             const struct fe_ebw_sizes *z, size_t *used);
 
-/* One UDP socket for event-building messages (and, at front-ends and builders, the side
- * channel too). */
-struct fe_udpsock *fe_ebw_sock_open(uint32_t ip, uint16_t port, const char *cmd);
+/* The channel of the event-building messages (and, at front-ends and builders, of the side
+ * channel too): one port of our address. On the UDP backend it is a socket of its own; on the
+ * raw backend the interface carries no kernel address, so it is the endpoint's UDP hook (the
+ * datagrams for our address on that port) and fe_ep_send_udp. Either way the same 64-byte
+ * datagrams reach the same input function: only the transport differs. */
+typedef void (*fe_ebw_input_fn)(void *arg, uint64_t now_ns, const uint8_t *buf, size_t len,
+                                uint32_t ip, uint16_t port);
+struct fe_ebw_chan {
+    struct fe_udpsock *sock; /* UDP backend */
+    struct fe_ep *ep;        /* raw backend */
+    uint16_t port;
+    fe_ebw_input_fn input;
+    void *arg;
+    uint64_t send_failed; /* not sent: socket full, or (raw) the peer's MAC still resolving */
+};
+/* ep: the tool's endpoint; NULL or a UDP one means a socket of its own on ip:port. On the raw
+ * backend ip must be 0 or the endpoint's. The channel must not move while open (the hook keeps
+ * its address). 0, or -1 after a message naming `cmd`. */
+int fe_ebw_chan_open(struct fe_ebw_chan *c, struct fe_ep *ep, uint32_t ip, uint16_t port,
+                     fe_ebw_input_fn input, void *arg, const char *cmd);
+/* Closes the socket; on the raw backend the endpoint's owner destroys the endpoint. */
+void fe_ebw_chan_close(struct fe_ebw_chan *c);
+/* The socket's fd to wait on, or -1 on the raw backend (wait on the endpoint's fd). */
+int fe_ebw_chan_fd(const struct fe_ebw_chan *c);
+/* UDP backend: reads one batch of waiting datagrams and hands each to the input function. On the
+ * raw backend nothing: fe_ep_poll_rx hands them over as they come. */
+void fe_ebw_chan_poll(struct fe_ebw_chan *c, uint64_t now_ns);
+/* Sends one datagram from our port; false when it could not be sent (the protocol repeats what
+ * matters). */
+bool fe_ebw_chan_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t port,
+                      const uint8_t *buf, size_t len);
 /* Encodes and sends one message; false when it could not be encoded or sent. */
-bool fe_ebw_send(struct fe_udpsock *s, uint32_t ip, uint16_t port, const struct fe_eb_msg *m);
+bool fe_ebw_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t port,
+                 const struct fe_eb_msg *m);
+/* The raw backend's path and counters, one line on stderr after `who`; nothing for UDP. */
+void fe_ebw_print_raw(const char *who, const struct fe_ep *ep);
 
 /* "A:P,A:P,..." (or repeated options): appends addresses; port `def_port` when absent. */
 struct fe_ebw_addr {

@@ -55,18 +55,25 @@ static int mac_opt(const char *val, void *ep)
     return fe_parse_mac(val, ((struct fe_ep_config *)ep)->raw.mac, "--mac");
 }
 
-void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
-                      struct fe_ep_config *ep, uint32_t *mtu_bytes)
+void fe_io_ep_opts_table(struct fe_opt t[FE_IO_EP_OPTS_N + 1], struct fe_ep_config *ep)
 {
-    const struct fe_opt table[FE_IO_OPTS_N + 1] = {
-        {FE_OPT_FLAG_("--busy-poll", o->busy_poll)},
-        {FE_OPT_FLAG_("--quiet", o->quiet)},
-        {FE_OPT_FLAG_("--json", o->json)},
+    const struct fe_opt table[FE_IO_EP_OPTS_N + 1] = {
         {FE_OPT_FN_("--backend", backend_opt, ep), .flags = FE_OPT_SAY_INVALID},
-        {FE_OPT_FN_("--bind", fe_io_bind_opt, ep), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_FN_("--if", if_opt, ep)},
         {FE_OPT_FN_("--mac", mac_opt, ep)}, /* it says why */
         {FE_OPT_FN_("--raw-backend", raw_backend_opt, ep), .flags = FE_OPT_SAY_INVALID},
+    };
+    memcpy(t, table, sizeof table);
+}
+
+void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
+                      struct fe_ep_config *ep, uint32_t *mtu_bytes)
+{
+    const struct fe_opt table[FE_IO_OPTS_N - FE_IO_EP_OPTS_N + 1] = {
+        {FE_OPT_FLAG_("--busy-poll", o->busy_poll)},
+        {FE_OPT_FLAG_("--quiet", o->quiet)},
+        {FE_OPT_FLAG_("--json", o->json)},
+        {FE_OPT_FN_("--bind", fe_io_bind_opt, ep), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--mtu", *mtu_bytes, 4096)},
         {FE_OPT_TIME_("--interval", o->interval_ns)},
         {FE_OPT_U32MAX_("--cpu", o->cpu, 4095)},
@@ -74,7 +81,9 @@ void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
         {FE_OPT_TIME_("--web-hold", o->web.hold_ns)},
         {FE_OPT_FLAG_("--web-write", o->web.write)},
     };
-    memcpy(t, table, sizeof table);
+    size_t n = FE_IO_OPTS_N - FE_IO_EP_OPTS_N;
+    memcpy(t, table, n * sizeof *t);
+    fe_io_ep_opts_table(t + n, ep); /* with the end */
 }
 
 unsigned fe_io_wait(struct fe_loop *loop, struct fe_ep *ep, int data_fd, bool *blocked,

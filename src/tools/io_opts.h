@@ -30,6 +30,11 @@ void fe_io_opts_default(struct fe_io_opts *o);
 void fe_io_opts_table(struct fe_opt t[FE_IO_OPTS_N + 1], struct fe_io_opts *o,
                       struct fe_ep_config *ep, uint32_t *mtu_bytes);
 
+/* The endpoint's backend options alone, for a tool with a --bind of its own (feroce evm):
+ * --backend, --if, --mac, --raw-backend; FE_IO_EP_OPTS_N of them, then the end. */
+#define FE_IO_EP_OPTS_N 4
+void fe_io_ep_opts_table(struct fe_opt t[FE_IO_EP_OPTS_N + 1], struct fe_ep_config *ep);
+
 /* --bind's conversion, for a tool that does more with it: 0, or -1. */
 int fe_io_bind_opt(const char *val, void *ep);
 
