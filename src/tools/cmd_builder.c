@@ -776,7 +776,7 @@ static void print_transport(const struct builder *b)
             b->o.id, e->rx_pkts, e->rx_parse, dup, ooo, naks, rnr, u ? u->rx_trunc : 0);
     char who[32];
     snprintf(who, sizeof who, "builder %u", b->o.id);
-    fe_ebw_print_raw(who, b->ep);
+    fe_ebw_print_raw(who, &b->sock);
 }
 
 static int summary(struct builder *b)

@@ -374,7 +374,7 @@ static void run_loop(struct evm *v)
 
 static int summary(struct evm *v)
 {
-    fe_ebw_print_raw("evm", v->ep);
+    fe_ebw_print_raw("evm", &v->sock);
     bool all;
     uint64_t p = min_progress(v, &all);
     const struct fe_eb_mgr_stats *s = v->have_mgr ? &v->mgr.stats : NULL;

@@ -524,7 +524,7 @@ static int summary(struct ebs *s)
 {
     char who[32];
     snprintf(who, sizeof who, "eb-source %u", s->o.source);
-    fe_ebw_print_raw(who, s->ep);
+    fe_ebw_print_raw(who, &s->sc);
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) flow_drop(s, i); /* takes their counters */
     uint64_t frags = s->closed_frags, bytes = s->closed_bytes, undeliverable = 0;
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {

@@ -177,16 +177,17 @@ bool fe_ebw_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t p
     return fe_ebw_chan_send(c, now_ns, ip, port, b, sizeof b);
 }
 
-void fe_ebw_print_raw(const char *who, const struct fe_ep *ep)
+void fe_ebw_print_raw(const char *who, const struct fe_ebw_chan *c)
 {
-    const struct fe_raw_stats *st = ep ? fe_ep_raw_stats(ep) : NULL;
-    const char *kind = ep ? fe_ep_raw_kind_name(ep) : NULL;
+    const struct fe_raw_stats *st = c->ep ? fe_ep_raw_stats(c->ep) : NULL;
+    const char *kind = c->ep ? fe_ep_raw_kind_name(c->ep) : NULL;
     if (!st || !kind) return;
     fprintf(stderr,
             "%s raw: %s, %" PRIu64 " frames received, %" PRIu64 " dropped by the kernel, %" PRIu64
-            " truncated; %" PRIu64 " sent, %" PRIu64 " send errors\n",
+            " truncated; %" PRIu64 " sent, %" PRIu64 " send errors; %" PRIu64
+            " messages not sent (peer's MAC resolving, or the ring full)\n",
             who, kind, st->rx_frames, st->rx_kernel_drops, st->rx_trunc, st->tx_frames,
-            st->tx_errors);
+            st->tx_errors, c->send_failed);
 }
 
 int fe_ebw_addr_list(const char *s, struct fe_ebw_addr *list, unsigned *n, unsigned max,

@@ -80,8 +80,9 @@ bool fe_ebw_chan_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint1
 /* Encodes and sends one message; false when it could not be encoded or sent. */
 bool fe_ebw_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t port,
                  const struct fe_eb_msg *m);
-/* The raw backend's path and counters, one line on stderr after `who`; nothing for UDP. */
-void fe_ebw_print_raw(const char *who, const struct fe_ep *ep);
+/* The raw backend's path, its counters and the channel's messages not sent: one line on stderr
+ * after `who`; nothing on the UDP backend. */
+void fe_ebw_print_raw(const char *who, const struct fe_ebw_chan *c);
 
 /* "A:P,A:P,..." (or repeated options): appends addresses; port `def_port` when absent. */
 struct fe_ebw_addr {
