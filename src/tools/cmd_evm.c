@@ -97,8 +97,9 @@ static int parse(int argc, char **argv, struct m_opts *o)
     o->linger_ns = 1000000000ull;
     o->interval_ns = 1000000000ull;
     fe_ep_config_default(&o->ep);
+    bool bind_given = false;
     const struct fe_opt opts[] = {
-        {FE_OPT_FN_("--bind", bind_opt, o), .flags = FE_OPT_SAY_INVALID},
+        {FE_OPT_FN_("--bind", bind_opt, o), .seen = &bind_given, .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--builders", o->n_builders, M_MAX_B), .min = 1,
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_U32MAX_("--frontends", o->n_fe, M_MAX_FE), .min = 1, .flags = FE_OPT_SAY_INVALID},
@@ -126,7 +127,7 @@ static int parse(int argc, char **argv, struct m_opts *o)
     const struct fe_opt *const tables[] = {opts, ep_opts, NULL};
     const struct fe_cli cli = {.cmd = "evm", .tables = tables};
     if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
-    o->ep.raw.ip = o->ip;
+    o->ep.raw.ip = bind_given ? o->ip : 0; /* not the loopback default on an interface */
     if (fe_io_opts_check("evm", &o->ep)) return -1;
     if (!o->n_builders || !o->n_fe) {
         fprintf(stderr, "feroce evm: --builders and --frontends are needed\n");
