@@ -10,9 +10,9 @@ own front-end:
   - NO_QP and NAK replies repeat the previous reply's fields, with only the ack type changed;
   - SEND_QP_INFO and ERROR get no reply; CLOSE_QP frees the QP and is ACKed;
   - tx-meta finds the QP by rem QPN only; padding and reserved bits are ignored;
-  - tx-meta is never answered; a start while a transfer runs is ignored (the RTL's one data
-    generator loads a request only when no transfer is ongoing), so a host's resent start is
-    harmless; a start after the transfer ended starts the whole transfer again.
+  - tx-meta is never answered; a start while that QP's transfer runs is ignored (the RTL has a
+    data generator per QP, which loads a request only when no transfer is ongoing), so a
+    host's resent start is harmless; a start after the transfer ended starts it all again.
 The data plane is `feroce send` in manual-peer mode, started on a tx-meta start with the
 host's QP parameters (the board's RoCEv2 engine is not what is under test here).
 
@@ -46,6 +46,7 @@ stats = {"allocated": 0, "replies": {}, "undeliverable": 0, "streams": 0, "ignor
          "modify_out_of_range": 0, "open_replies_dropped": 0, "tx_meta_starts": 0,
          "tx_meta_dropped": 0, "starts_ignored": 0}
 senders = []
+streaming = {}  # qpn -> the sender of its transfer
 last_reply = bytearray(64)
 ipn = lambda a: struct.unpack(">L", socket.inet_aton(a))[0]
 ipa = lambda n: socket.inet_ntoa(struct.pack(">L", n))
@@ -98,6 +99,7 @@ def start_stream(qpn, q, length, count):
            str(hva), "--qpn", str(qpn), "--msg-size", str(length), "--count", str(count),
            "--line-rate", "2Gbps", "--quiet", "--interval", "0"]
     senders.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    streaming[qpn] = senders[-1]
     stats["streams"] += 1
 
 
@@ -148,7 +150,8 @@ def tx_meta_start(qpn, b):
     if stats["tx_meta_dropped"] < DROP_META:
         stats["tx_meta_dropped"] += 1
         return
-    if any(s.poll() is None for s in senders):  # the generator's transfer_ongoing
+    running = streaming.get(qpn)
+    if running is not None and running.poll() is None:  # its generator's transfer_ongoing
         stats["starts_ignored"] += 1
         return
     q = qps.get(qpn)
