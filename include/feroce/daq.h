@@ -42,9 +42,11 @@ struct fe_daq_config {
     struct fe_daq_frontend fe[FE_DAQ_MAX_FE];
     uint32_t sc_bind_ip; /* UDP backend: the reply socket (raw: the endpoint's address) */
     uint16_t sc_reply_port;
-    uint64_t sc_timeout_ns;
-    unsigned sc_tries;
-    bool send_start; /* send the tx-meta start, to every QP at once when all are RTS */
+    uint64_t sc_timeout_ns; /* before a request is sent again; the first wait for a stream */
+    unsigned sc_tries;      /* sends of a request, and of a tx-meta start with no stream seen */
+    /* send the tx-meta start, to every QP at once when all are RTS; again (backing off) until
+     * the stream's first packet arrives */
+    bool send_start;
     /* manual mode (no side channel): n_manual QPs; QP i expects peer_qpn + i */
     unsigned n_manual;
     uint32_t manual_peer_qpn;

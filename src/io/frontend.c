@@ -30,6 +30,11 @@ struct flow_rt {
     uint64_t *dropped; /* 1024 words, allocated with drop_every */
     uint32_t max_psn;  /* newest PSN seen */
     bool seen_any;
+    /* The tx-meta start applied since the QP opened (or its last stop): a host resends its
+     * start until it sees the stream (none is acknowledged), so the same start again is a
+     * duplicate, never a second stream. */
+    bool meta_started;
+    struct fe_sc_tx_meta meta_start;
 };
 
 enum { DROP_BITS = 1u << 16 };
@@ -299,6 +304,26 @@ static void flow_complete(struct fe_frontend *f, unsigned i, uint64_t now_ns)
 
 /* ---- side channel ---- */
 
+static bool same_tx_meta(const struct fe_sc_tx_meta *a, const struct fe_sc_tx_meta *b)
+{
+    return a->write == b->write && a->immediate == b->immediate &&
+           a->msg_len_bytes == b->msg_len_bytes && a->msg_count == b->msg_count && a->gap == b->gap;
+}
+
+/* A start the flow has already applied (the host resent it) changes nothing: the stream it
+ * started goes on, or has ended, and is not restarted. */
+static void start_by_meta(struct fe_frontend *f, unsigned i, const struct fe_sc_tx_meta *tx,
+                          uint64_t now_ns)
+{
+    struct flow_rt *rt = &f->rt[i];
+    if (rt->meta_started && same_tx_meta(&rt->meta_start, tx)) return;
+    bool was_streaming = f->flow[i].streaming;
+    flow_start(f, i, tx, now_ns);
+    if (was_streaming || !f->flow[i].streaming) return;
+    rt->meta_started = true;
+    rt->meta_start = *tx;
+}
+
 static void sc_event(struct fe_frontend *f, const struct fe_sc_event *ev, uint64_t now_ns)
 {
     unsigned i = ev->slot;
@@ -326,10 +351,11 @@ static void sc_event(struct fe_frontend *f, const struct fe_sc_event *ev, uint64
         if (f->cfg.autostart) flow_start(f, i, NULL, now_ns);
         break;
     case FE_SC_EV_START:
-        flow_start(f, i, &ev->tx, now_ns);
+        start_by_meta(f, i, &ev->tx, now_ns);
         break;
     case FE_SC_EV_STOP:
         f->flow[i].streaming = false;
+        f->rt[i].meta_started = false;
         break;
     case FE_SC_EV_CLOSED:
         if (f->flow[i].qp) { /* take the last completions into the final counts */

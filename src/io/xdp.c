@@ -89,6 +89,12 @@ uint64_t fe_xdp_kernel_drops(struct fe_xdp *x)
 #define KICK_TRIES      8    /* sendto calls per send: copy mode moves 32 frames per call */
 #define TX_RECLAIM_DESC TX_CHUNKS
 #define MAX_CHAIN       4 /* chunks per transmitted frame: 16 KiB, past any jumbo MTU */
+/* A closed AF_XDP socket holds its queue until the kernel frees it, after an RCU grace period
+ * in a workqueue that takes rtnl: binding the queue right after its last user exited (the
+ * previous run on this interface) fails with EBUSY for a few hundred ms, longer while other
+ * work holds rtnl. The bind is tried again for this long before the queue is taken as held. */
+#define BUSY_WAIT_MS    3000
+#define BUSY_STEP_MS    10
 
 struct fe_xdp {
     struct xsk_umem *umem;
@@ -110,7 +116,9 @@ bool fe_xdp_built(void)
     return true;
 }
 
-/* libbpf and libxdp print their own diagnostics; the last one becomes part of our reason. */
+/* libbpf and libxdp print their own diagnostics; the last warning becomes part of our reason
+ * (their informational lines, such as libxdp's fallback to a program without a dispatcher, are
+ * not reasons). */
 static char last_msg[160];
 __attribute__((format(printf, 1, 0))) static int keep_msg(const char *fmt, va_list ap)
 {
@@ -124,12 +132,12 @@ __attribute__((format(printf, 1, 0))) static int keep_msg(const char *fmt, va_li
 __attribute__((format(printf, 2, 0))) static int libbpf_msg(enum libbpf_print_level level,
                                                             const char *fmt, va_list ap)
 {
-    return level == LIBBPF_DEBUG ? 0 : keep_msg(fmt, ap);
+    return level == LIBBPF_WARN ? keep_msg(fmt, ap) : 0;
 }
 __attribute__((format(printf, 2, 0))) static int libxdp_msg(enum libxdp_print_level level,
                                                             const char *fmt, va_list ap)
 {
-    return level == LIBXDP_DEBUG ? 0 : keep_msg(fmt, ap);
+    return level == LIBXDP_WARN ? keep_msg(fmt, ap) : 0;
 }
 
 static int if_mtu(const char *ifname)
@@ -241,14 +249,27 @@ static int socket_create(struct fe_xdp *x, const char *ifname, bool sg)
     return 0;
 }
 
+/* socket_create, tried again while the queue is still held by a socket that was closed (see
+ * BUSY_WAIT_MS); *waited_ms says how long it waited. */
+static int socket_create_when_free(struct fe_xdp *x, const char *ifname, bool sg, int *waited_ms)
+{
+    int e;
+    while ((e = socket_create(x, ifname, sg)) == -EBUSY && *waited_ms < BUSY_WAIT_MS) {
+        usleep(BUSY_STEP_MS * 1000);
+        *waited_ms += BUSY_STEP_MS;
+    }
+    return e;
+}
+
 /* Multi-buffer only when frames can exceed a chunk, and single-buffer again on a kernel
  * without it. */
-static int socket_bind(struct fe_xdp *x, const char *ifname)
+static int socket_bind(struct fe_xdp *x, const char *ifname, int *waited_ms)
 {
     int mtu = if_mtu(ifname);
     bool want_sg = mtu <= 0 || (uint32_t)mtu + 18u > CHUNK_BYTES - RX_HEADROOM;
-    int e = socket_create(x, ifname, want_sg);
-    if (e && want_sg && e != -EPERM && e != -EACCES) e = socket_create(x, ifname, false);
+    int e = socket_create_when_free(x, ifname, want_sg, waited_ms);
+    if (e && e != -EBUSY && want_sg && e != -EPERM && e != -EACCES)
+        e = socket_create_when_free(x, ifname, false, waited_ms);
     return e;
 }
 
@@ -266,9 +287,22 @@ static void say_why(char *why, size_t why_len, const char *step, int e)
     const char *hint =
         e == -EPERM || e == -EACCES ? " (needs CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW)" : "";
     if (last_msg[0])
-        snprintf(why, why_len, "%s: %s%s; libxdp: %s", step, strerror(-e), hint, last_msg);
+        snprintf(why, why_len, "%s: %s%s; %s", step, strerror(-e), hint, last_msg);
     else
         snprintf(why, why_len, "%s: %s%s", step, strerror(-e), hint);
+}
+
+/* EBUSY after the whole wait: a live socket holds the queue (another program on this
+ * interface), or the kernel is slower still to free a closed one. */
+static void say_bind_why(char *why, size_t why_len, int e, int waited_ms)
+{
+    char step[96];
+    if (e == -EBUSY)
+        snprintf(step, sizeof step,
+                 "AF_XDP socket (queue 0 still held by another socket after %d ms)", waited_ms);
+    else
+        snprintf(step, sizeof step, "AF_XDP socket");
+    say_why(why, why_len, step, e);
 }
 
 struct fe_xdp *fe_xdp_open(const char *ifname, int ifindex, char *why, size_t why_len)
@@ -296,10 +330,16 @@ struct fe_xdp *fe_xdp_open(const char *ifname, int ifindex, char *why, size_t wh
         goto fail;
     }
     x->attached = true;
-    if ((e = socket_bind(x, ifname))) {
-        say_why(why, why_len, "AF_XDP socket", e);
+    int waited_ms = 0;
+    if ((e = socket_bind(x, ifname, &waited_ms))) {
+        say_bind_why(why, why_len, e, waited_ms);
         goto fail;
     }
+    if (waited_ms)
+        fprintf(stderr,
+                "feroce: AF_XDP on %s: queue 0 was still held by a closed socket; "
+                "bound after %d ms\n",
+                ifname, waited_ms);
     if ((e = map_socket(x))) {
         say_why(why, why_len, "the program's socket map", e);
         goto fail;

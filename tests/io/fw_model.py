@@ -9,13 +9,19 @@ own front-end:
     QPN outside the pool gets no reply at all;
   - NO_QP and NAK replies repeat the previous reply's fields, with only the ack type changed;
   - SEND_QP_INFO and ERROR get no reply; CLOSE_QP frees the QP and is ACKed;
-  - tx-meta finds the QP by rem QPN only; padding and reserved bits are ignored.
+  - tx-meta finds the QP by rem QPN only; padding and reserved bits are ignored;
+  - tx-meta is never answered; a start while that QP's transfer runs is ignored (the RTL has a
+    data generator per QP, which loads a request only when no transfer is ongoing), so a
+    host's resent start is harmless; a start after the transfer ended starts it all again.
 The data plane is `feroce send` in manual-peer mode, started on a tx-meta start with the
 host's QP parameters (the board's RoCEv2 engine is not what is under test here).
 
 usage: fw_model.py FEROCE_BIN FE_IP STATE_FILE [--pool N] [--drop-open-replies N]
+                   [--drop-tx-meta N]
+--drop-tx-meta N loses the first N tx-meta starts (as a lost datagram would be).
 Runs until SIGTERM; then writes a JSON summary to STATE_FILE (QPs allocated, still open,
-replies by ack type, undeliverable replies, streams started)."""
+replies by ack type, undeliverable replies, streams started, tx-meta starts received, lost
+and ignored)."""
 import json
 import signal
 import socket
@@ -27,6 +33,7 @@ FEROCE, FE_IP, STATE = sys.argv[1:4]
 args = sys.argv[4:]
 POOL = int(args[args.index("--pool") + 1]) if "--pool" in args else 4
 DROP_OPEN = int(args[args.index("--drop-open-replies") + 1]) if "--drop-open-replies" in args else 0
+DROP_META = int(args[args.index("--drop-tx-meta") + 1]) if "--drop-tx-meta" in args else 0
 FW_PORT, FW_REPLY_SRC = 17185, 0x8765
 FIRST_QPN = 0x100
 REQ_OPEN, REQ_INFO, REQ_MODIFY, REQ_CLOSE, REQ_ERROR = 1, 2, 3, 4, 7
@@ -36,8 +43,10 @@ FW_RKEY, FW_VA = 0x234, 0x12341242
 free = [FIRST_QPN + i for i in range(POOL)]
 qps = {}  # qpn -> {"host": (qpn, psn, rkey, va, ip), "host_addr": ip}
 stats = {"allocated": 0, "replies": {}, "undeliverable": 0, "streams": 0, "ignored": 0,
-         "modify_out_of_range": 0, "open_replies_dropped": 0}
+         "modify_out_of_range": 0, "open_replies_dropped": 0, "tx_meta_starts": 0,
+         "tx_meta_dropped": 0, "starts_ignored": 0}
 senders = []
+streaming = {}  # qpn -> the sender of its transfer
 last_reply = bytearray(64)
 ipn = lambda a: struct.unpack(">L", socket.inet_aton(a))[0]
 ipa = lambda n: socket.inet_ntoa(struct.pack(">L", n))
@@ -90,6 +99,7 @@ def start_stream(qpn, q, length, count):
            str(hva), "--qpn", str(qpn), "--msg-size", str(length), "--count", str(count),
            "--line-rate", "2Gbps", "--quiet", "--interval", "0"]
     senders.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    streaming[qpn] = senders[-1]
     stats["streams"] += 1
 
 
@@ -132,10 +142,22 @@ def handle(b, addr):
         if rem[0] in qps:
             qps[rem[0]]["host"] = loc
     if txf & 1 and txf & 2:  # tx-meta start: the QP by rem QPN only
-        q = qps.get(rem[0])
-        length, count = struct.unpack(">LL", b[52:60])
-        if q:
-            start_stream(rem[0], q, length, count)
+        tx_meta_start(rem[0], b)
+
+
+def tx_meta_start(qpn, b):
+    stats["tx_meta_starts"] += 1
+    if stats["tx_meta_dropped"] < DROP_META:
+        stats["tx_meta_dropped"] += 1
+        return
+    running = streaming.get(qpn)
+    if running is not None and running.poll() is None:  # its generator's transfer_ongoing
+        stats["starts_ignored"] += 1
+        return
+    q = qps.get(qpn)
+    length, count = struct.unpack(">LL", b[52:60])
+    if q:
+        start_stream(qpn, q, length, count)
 
 
 def finish(*_):

@@ -4,10 +4,11 @@
 #     (the driver's native XDP hook) and 4096 over MTU 9000 (frames past a page: the generic
 #     hook, multi-buffer): both ends report AF_XDP, every message arrives and every byte is
 #     verified (the kernel's drops are reported); no XDP program is left on the interfaces when
-#     the tools have exited.
+#     the tools have exited; `auto` right after that (the queue just released) on AF_XDP too.
 #  2. The fallback to AF_PACKET, with its reason on stderr: AF_XDP without the privilege to load
-#     an XDP program (the tools run as nobody with CAP_NET_RAW only), and on an interface with
-#     two receive queues (AF_XDP serves one). The transfer is verified as well.
+#     an XDP program (the tools run as nobody with CAP_NET_RAW only), on an interface with
+#     two receive queues (AF_XDP serves one), and `auto` on interfaces with a kernel address.
+#     The transfer is verified as well.
 # Needs root (skipped otherwise) and a build with libxdp (the AF_XDP part is skipped without);
 # the namespaces are removed on exit, failure included.
 set -u
@@ -128,9 +129,24 @@ transfer xdp 4096 $N generic || exit 1
 check generic $N "af_xdp generic" || exit 1
 no_xdp_left || exit 1
 
-# auto picks AF_XDP here (one queue, no kernel address, no timestamps).
+# auto picks AF_XDP here (one queue, no kernel address, no timestamps), started right after
+# the last run: its receiver binds queue 0 of a0 as soon as the last one exited, while the
+# kernel may still hold the queue for the closed socket (EBUSY: waited for, never a fallback).
 transfer auto 4096 $N auto || exit 1
 check auto $N "af_xdp" || exit 1
+grep -h 'bound after' "$D/auto.recv.err" "$D/auto.send.err"
+
+# auto on interfaces with a kernel address: AF_PACKET, and it says why.
+ip -n $NA addr add 10.235.0.1/24 dev a0 && ip -n $NB addr add 10.235.0.2/24 dev b0 || exit 1
+transfer auto 4096 $N autoaddr || exit 1
+for side in recv send; do
+    grep -H 'kernel IPv4 address; using AF_PACKET' "$D/autoaddr.$side.err" || {
+        echo "auto fell back without saying why ($side)"
+        exit 1
+    }
+done
+check autoaddr $N "af_packet" || exit 1
+ip -n $NA addr flush dev a0 && ip -n $NB addr flush dev b0 || exit 1
 
 # 2. Fallbacks. Without the privilege to load an XDP program: AF_PACKET, and it says why.
 if command -v setpriv >/dev/null 2>&1; then
