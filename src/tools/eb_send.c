@@ -38,7 +38,7 @@ static const char eb_usage[] =
     "                          the default), or skip its fragment and count it busy\n"
     "  --builder-timeout TIME  a builder silent this long (no announcement) is down: its\n"
     "                          fragments are dropped and counted, never waited for, until it\n"
-    "                          announces again (100ms; 0: wait for its QP to fail)\n"
+    "                          announces again (300ms; 0: wait for its QP to fail)\n"
     "  --eb-report FILE        write this front-end's counts (sent, dropped, busy per builder)\n"
     "                          for feroce eb-check --report\n"
     "  --bind ADDR[:PORT]      data socket (127.0.0.1:4791)\n"
@@ -153,7 +153,7 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
     o->busy_wait = true;
     o->timeout_ns = 60000000000ull;
     o->linger_ns = 300000000ull;
-    o->builder_timeout_ns = 100000000ull;
+    o->builder_timeout_ns = 300000000ull;
     uint32_t src = 0;
     struct fe_io_opts io;
     fe_io_opts_default(&io);
@@ -595,6 +595,28 @@ static void run_loop(struct ebs *s)
     }
 }
 
+/* --eb-report: what this front-end did with each event it triggered, per builder, for feroce
+ * eb-check to hold against the builders' records. */
+static int write_report(const struct ebs *s)
+{
+    if (!s->o.report) return 0;
+    static struct fe_eb_report r;
+    r = (struct fe_eb_report){.source = s->o.source,
+                              .n_builders = (uint16_t)s->o.n_builders,
+                              .triggered = s->next_event,
+                              .busy = s->busy};
+    for (unsigned b = 0; b < s->o.n_builders; b++)
+        r.b[b] = (struct fe_eb_report_builder){s->bld[b].sent, s->bld[b].dropped,
+                                               s->bld[b].undeliverable};
+    uint8_t buf[FE_EB_REPORT_HEADER_BYTES + EBS_MAX_BLD * FE_EB_REPORT_BUILDER_BYTES];
+    size_t len = fe_eb_report_bytes(r.n_builders);
+    FILE *f = fopen(s->o.report, "wb");
+    bool ok = f && fe_eb_report_encode(buf, sizeof buf, &r) == 0 && fwrite(buf, 1, len, f) == len;
+    if (f && fclose(f)) ok = false;
+    if (!ok) fprintf(stderr, "feroce send: cannot write the report %s\n", s->o.report);
+    return ok ? 0 : -1;
+}
+
 static int summary(struct ebs *s)
 {
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) flow_drop(s, i); /* takes their counters */
@@ -612,6 +634,7 @@ static int summary(struct ebs *s)
     double ev_s = secs > 0 ? (double)s->next_event / secs : 0;
     double gbps = secs > 0 ? (double)bytes * 8 / secs / 1e9 : 0;
     bool ok = s->next_event == s->o.events;
+    bool report_ok = write_report(s) == 0;
     if (s->o.json) {
         printf("{\"source\":%u,\"triggered\":%" PRIu64 ",\"fragments\":%" PRIu64
                ",\"bytes\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"dropped\":%" PRIu64
@@ -635,7 +658,7 @@ static int summary(struct ebs *s)
         fprintf(stderr, "feroce send: eb-source %u stopped at event %" PRIu64 " of %" PRIu64 "%s\n",
                 s->o.source, s->next_event, s->o.events,
                 s->started ? "" : " (never started: builders or tables missing)");
-    return ok ? 0 : 1;
+    return ok && report_ok ? 0 : 1;
 }
 
 int fe_eb_send_main(int argc, char **argv)

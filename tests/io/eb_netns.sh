@@ -3,13 +3,15 @@
 # each a separate process in its own namespace, joined by veth pairs to a bridge this test
 # creates (availability policy, UDP backend on kernel addresses). Builder 1 is killed with
 # SIGKILL mid-run. The accounting must hold (feroce eb-check): nothing missing, nothing twice,
-# the lost events all the dead builder's, the other builders' events all built, and every
-# recorded byte verifies. With 256 slots the dead builder's credits (S - reserve) exceed a
+# the lost events all the dead builder's, the other builders' events all built, every
+# recorded byte verifies, and each front-end's report (--eb-report) agrees with the records:
+# every fragment it sent to a live builder recorded there, the others with the dead one or
+# dropped for it. With 256 slots the dead builder's credits (S - reserve) exceed a
 # front-end's queue to it (64 fragments), so that queue fills and holds the front-end's trigger,
 # and with it the fragments for the live builders, until the front-end declares the builder
-# down (silent for --builder-timeout, 100 ms) and drops its fragments: no front-end's trigger
-# may be held longer than MAX_STALL_MS (waiting instead for the QP's retries to give up held it
-# about 600 ms). The builders' event timeout (1 s) outlasts that: the live builders' events
+# down (silent for --builder-timeout, 200 ms here) and drops its fragments: no front-end's
+# trigger may be held longer than MAX_STALL_MS (waiting instead for the QP's retries to give up
+# held it about 600 ms). The builders' event timeout (1 s) outlasts that: the live builders' events
 # stay complete. Needs root (skipped otherwise, or where namespaces cannot be made);
 # the namespaces are removed on exit, failure included, and every process started is killed.
 set -u
@@ -59,14 +61,14 @@ for b in 0 1 2; do attach ${TAG}b$b || fail "namespace setup"; done    # .6 .. .
 MGR=10.233.0.1:17200
 FES=10.233.0.2,10.233.0.3,10.233.0.4,10.233.0.5
 SIZES=512-4K
-MAX_STALL_MS=350
+MAX_STALL_MS=400
 ip netns exec ${TAG}m "$BIN" evm --builders 3 --frontends 4 --bind $MGR --events $K \
     --record "$D/asg.bin" --interval 0 --slots 256 >"$D/evm.log" 2>&1 &
 PIDS="$PIDS $!"
 for k in 0 1 2 3; do
     ip netns exec ${TAG}f$k "$BIN" send --eb-source $k --eb-builders 3 --events $K \
         --trigger-hz 6000 --bind 10.233.0.$((k + 2)) --frag-bytes $SIZES --manager $MGR \
-        --timeout 90s --json >"$D/fe$k.log" 2>&1 &
+        --timeout 90s --builder-timeout 200ms --json --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
     PIDS="$PIDS $!"
 done
 for b in 0 1 2; do
@@ -93,6 +95,7 @@ PIDS=
 [ $rc = 0 ] || fail "a process other than the killed builder failed"
 "$BIN" eb-check --events $K --sources 4 --policy availability --assignments "$D/asg.bin" \
     --frag-bytes $SIZES --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" \
+    --report "$D/fe0.rep" --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" \
     --json >"$D/check.json" || fail "eb-check: $(cat "$D/check.json")"
 J=$(cat "$D/check.json")
 echo "$J" | grep -q '"missing":0,"twice":0' || fail "missing or twice: $J"
@@ -103,6 +106,9 @@ echo "$J" | grep -Eq '"builder":[02],"alive":true,"built":[0-9]+,"incomplete":0,
 lost=$(echo "$J" | sed 's/.*"lost":\([0-9]*\),"busy".*/\1/')
 lost1=$(echo "$J" | sed 's/.*"builder":1,[^}]*"lost":\([0-9]*\)}.*/\1/')
 [ "$lost" = "$lost1" ] || fail "lost events not all the dead builder's: $J"
+echo "$J" | grep -q '"source_errors":0,' || fail "a front-end's report disagrees: $J"
+n=$(echo "$J" | grep -o "\"triggered\":$K,\"sent\":[0-9]*,\"received\":[0-9]*,\"unreceived\":0," | wc -l)
+[ "$n" = 4 ] || fail "a front-end's fragment to a live builder went unrecorded: $J"
 for k in 0 1 2 3; do
     stall=$(sed -n 's/.*"max_stall_ns":\([0-9]*\).*/\1/p' "$D/fe$k.log")
     [ -n "$stall" ] || fail "front-end $k: no summary"
