@@ -9,10 +9,10 @@
 # dropped for it. With 256 slots the dead builder's credits (S - reserve) exceed a
 # front-end's queue to it (64 fragments), so that queue fills and holds the front-end's trigger,
 # and with it the fragments for the live builders, until the front-end declares the builder
-# down (silent for --builder-timeout, 200 ms here) and drops its fragments: no front-end's
-# trigger may be held longer than MAX_STALL_MS (waiting instead for the QP's retries to give up
-# held it about 600 ms). The builders' event timeout (1 s) outlasts that: the live builders' events
-# stay complete. Needs root (skipped otherwise, or where namespaces cannot be made);
+# down (silent for --builder-timeout, 150 ms here) and drops its fragments: no front-end's
+# trigger may be held longer than MAX_STALL_MS, the detection and what it holds up elsewhere
+# (waiting instead for the QP's retries to give up held it 500 to 600 ms). The builders' event
+# timeout (1 s) outlasts that: the live builders' events stay complete. Needs root (skipped otherwise, or where namespaces cannot be made);
 # the namespaces are removed on exit, failure included, and every process started is killed.
 set -u
 BIN=$1
@@ -61,14 +61,14 @@ for b in 0 1 2; do attach ${TAG}b$b || fail "namespace setup"; done    # .6 .. .
 MGR=10.233.0.1:17200
 FES=10.233.0.2,10.233.0.3,10.233.0.4,10.233.0.5
 SIZES=512-4K
-MAX_STALL_MS=400
+MAX_STALL_MS=350
 ip netns exec ${TAG}m "$BIN" evm --builders 3 --frontends 4 --bind $MGR --events $K \
     --record "$D/asg.bin" --interval 0 --slots 256 >"$D/evm.log" 2>&1 &
 PIDS="$PIDS $!"
 for k in 0 1 2 3; do
     ip netns exec ${TAG}f$k "$BIN" send --eb-source $k --eb-builders 3 --events $K \
         --trigger-hz 6000 --bind 10.233.0.$((k + 2)) --frag-bytes $SIZES --manager $MGR \
-        --timeout 90s --builder-timeout 200ms --json --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
+        --timeout 90s --builder-timeout 150ms --json --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
     PIDS="$PIDS $!"
 done
 for b in 0 1 2; do
