@@ -356,7 +356,8 @@ static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip,
     }
 }
 
-static void sc_input(struct ebs *s, uint64_t now)
+/* False when a whole batch came: more may wait, a builder's announcement among them. */
+static bool sc_input(struct ebs *s, uint64_t now)
 {
     uint8_t b[16][128];
     struct fe_dgram d[16];
@@ -379,6 +380,7 @@ static void sc_input(struct ebs *s, uint64_t now)
             (void)fe_udpsock_send(s->sc, &r, 1);
         }
     }
+    return n < 16;
 }
 
 /* ---- triggering ---- */
@@ -577,11 +579,12 @@ static void run_loop(struct ebs *s)
     s->t0 = fe_io_now_ns();
     for (;;) {
         uint64_t now = fe_io_now_ns();
-        if (ready & 2u) sc_input(s, now);
+        bool drained = !(ready & 2u) || sc_input(s, now);
         if ((ready & 1u) || fe_ep_rx_pending(s->ep)) fe_ep_poll_rx(s->ep, now, 512);
         fe_ep_handle_expiry(s->ep, now);
         completions(s);
-        check_builders_down(s, now);
+        /* after a pause of this process, hear the builders out before calling one silent */
+        if (drained) check_builders_down(s, now);
         trigger(s, now);
         fe_ep_poll_tx(s->ep, now, 512);
         /* the table lookups may have found the policy only now */
