@@ -370,8 +370,9 @@ static int read_reports(struct checker *c)
 }
 
 /* One front-end's fragments to builder b against b's record: it cannot hold more than were
- * sent, the front-end cannot have handled more of b's events than b was assigned, and a
- * fragment sent but not recorded belongs to an event b recorded without this source, or lost. */
+ * sent, the front-end cannot have handled more of b's events than b was assigned, and each
+ * fragment sent but not recorded, dropped or undeliverable belongs to an event b recorded
+ * without this source, or lost. */
 static void check_source_builder(struct checker *c, unsigned s, unsigned b)
 {
     struct c_source *x = c->src[s];
@@ -392,7 +393,7 @@ static void check_source_builder(struct checker *c, unsigned s, unsigned b)
     else
         x->at_dead += gone;
     if (rb->sent + rb->dropped + rb->undeliverable > c->assigned[b]) x->errors++;
-    if (gone > without + c->b[b].lost) x->errors++;
+    if (gone + rb->dropped + rb->undeliverable > without + c->b[b].lost) x->errors++;
 }
 
 /* Every event the front-end triggered: busy, or its fragment sent, dropped or undeliverable,
