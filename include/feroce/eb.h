@@ -474,6 +474,53 @@ struct fe_eb_index_reader {
 int fe_eb_index_reader_init(struct fe_eb_index_reader *rd, const uint8_t *buf, size_t len);
 int fe_eb_index_reader_next(struct fe_eb_index_reader *rd, struct fe_eb_index_rec *out);
 
+/* ---- a front-end's report: what it did with each triggered event ----
+ * header (32 bytes): "FEEBSRC" version(1) source(2) n_builders(2) record_bytes(4)
+ *                    triggered(8) busy(8)
+ * then one 32-byte record per builder: sent(8) dropped(8) undeliverable(8) reserved(8)
+ * Every triggered event is busy at the front-end (no assignment: nothing sent) or its fragment
+ * was sent to its builder, dropped (the builder was down) or undeliverable (its QP had failed):
+ * feroce eb-check requires busy + the sum of the three = triggered. */
+#define FE_EB_REPORT_HEADER_BYTES  32
+#define FE_EB_REPORT_BUILDER_BYTES 32
+#define FE_EB_REPORT_MAX_BUILDERS  256
+
+struct fe_eb_report_builder {
+    uint64_t sent;          /* fragments posted to the builder */
+    uint64_t dropped;       /* not sent: the builder was down (silent) */
+    uint64_t undeliverable; /* not sent: the QP to it had failed */
+};
+
+struct fe_eb_report {
+    uint16_t source;
+    uint16_t n_builders; /* 1..FE_EB_REPORT_MAX_BUILDERS */
+    uint64_t triggered;  /* events 0..triggered-1 */
+    uint64_t busy;       /* events with no assignment here: nothing sent */
+    struct fe_eb_report_builder b[FE_EB_REPORT_MAX_BUILDERS];
+};
+
+enum fe_eb_report_reason {
+    FE_EB_R_OK = 0,
+    FE_EB_R_SHORT,    /* shorter than its header and records */
+    FE_EB_R_LONG,     /* bytes after the last record */
+    FE_EB_R_MAGIC,    /* not a front-end report */
+    FE_EB_R_VERSION,  /* unknown version or record size */
+    FE_EB_R_BUILDERS, /* 0 or more than FE_EB_REPORT_MAX_BUILDERS builders */
+    FE_EB_R_COUNTS,   /* more events busy, sent, dropped or undeliverable than triggered */
+    FE_EB_R_RESERVED, /* a reserved byte is not zero */
+    FE_EB_R_MAX
+};
+const char *fe_eb_report_reason_name(int r);
+
+/* Bytes of a report over n_builders builders. */
+size_t fe_eb_report_bytes(uint16_t n_builders);
+/* Writes fe_eb_report_bytes(r->n_builders) bytes; FE_EINVAL for a report the decoder would
+ * refuse, FE_ENOSPC when cap is too small (nothing written either way). */
+int fe_eb_report_encode(uint8_t *out, size_t cap, const struct fe_eb_report *r);
+/* 0, or FE_ETRUNC / FE_EPARSE with *why set. */
+int fe_eb_report_decode(const uint8_t *buf, size_t len, struct fe_eb_report *r,
+                        enum fe_eb_report_reason *why);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,7 +4,11 @@
  * one final state in a ledger (fe_eb_ledger): built or incomplete as a builder recorded it (its
  * bytes verified against the pattern), lost when its builder died before recording it (no
  * FILE.done), busy when no chunk assigned it. Anything else is missing; anything recorded twice,
- * at a builder it was not assigned to, or not verifying, is an error. */
+ * at a builder it was not assigned to, or not verifying, is an error. With the front-ends'
+ * reports (feroce send --eb-report, fe_eb_report_decode) it also holds each front-end's counts
+ * against the builders' records: every event it triggered sent, dropped or busy once, no builder
+ * holding more of its fragments than it sent, and every fragment it sent that no builder
+ * recorded belonging to an event recorded without it or lost. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -20,6 +24,7 @@
 #define C_MAX_B    256
 #define C_NO_OWNER 0xFFFFu
 #define C_MAX_FILE (1ull << 36)
+#define C_MAX_REP  4096
 
 static const char usage[] =
     "usage: feroce eb-check --events K --sources N --builder FILE... [OPTIONS]\n"
@@ -35,9 +40,12 @@ static const char usage[] =
     "  --policy availability|round-robin   (availability needs --assignments)\n"
     "  --assignments FILE      the manager's --record\n"
     "  --frag-bytes N|MIN-MAX  as the front-ends (4K)\n"
+    "  --report FILE           a front-end's --eb-report, to hold its counts against the\n"
+    "                          builders' records; repeatable\n"
     "  --json\n"
     "\n"
-    "Exit status 0 when nothing is missing, nothing came twice and every byte verified.\n";
+    "Exit status 0 when nothing is missing, nothing came twice, every byte verified and every\n"
+    "front-end's report agrees.\n";
 
 struct c_opts {
     uint64_t events;
@@ -48,6 +56,8 @@ struct c_opts {
     const char *assignments;
     struct fe_ebw_sizes sizes;
     bool json;
+    const char *report[C_MAX_REP];
+    unsigned n_reports;
 };
 
 struct c_builder {
@@ -55,11 +65,25 @@ struct c_builder {
     uint64_t built, incomplete, skipped, lost, records;
 };
 
+/* A front-end's report and what the builders' records say of its fragments. */
+struct c_source {
+    struct fe_eb_report r;
+    uint64_t sent, received, dropped, undeliverable;
+    uint64_t unreceived; /* sent to a live builder, not in its record (late, or lost on the wire) */
+    uint64_t at_dead;    /* sent to a builder that died, not in its record */
+    uint64_t errors;
+};
+
 struct checker {
     struct c_opts o;
     struct fe_eb_ledger *l;
     uint16_t *owner;
     struct c_builder b[C_MAX_B];
+    uint64_t assigned[C_MAX_B]; /* triggered events assigned to each builder */
+    uint64_t in_range[C_MAX_B]; /* records of triggered events at each builder */
+    uint64_t *arrived;          /* [source * n_builders + builder]: fragments recorded */
+    struct c_source **src;      /* [source]: its report, NULL without one */
+    uint64_t source_errors;
     uint64_t verified_bytes, verify_errors, wrong_builder, conflicts, bad_files, beyond;
     uint64_t busy_unassigned;
 };
@@ -72,6 +96,17 @@ static int builder_opt(const char *val, void *p)
         return -1;
     }
     o->builder[o->n_builders++] = val;
+    return 0;
+}
+
+static int report_opt(const char *val, void *p)
+{
+    struct c_opts *o = p;
+    if (o->n_reports >= C_MAX_REP) {
+        fprintf(stderr, "feroce eb-check: at most %d reports\n", C_MAX_REP);
+        return -1;
+    }
+    o->report[o->n_reports++] = val;
     return 0;
 }
 
@@ -88,6 +123,7 @@ static int parse(int argc, char **argv, struct c_opts *o)
         {FE_OPT_FN_("--policy", fe_ebw_policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_STR_("--assignments", o->assignments)},
         {FE_OPT_FN_("--frag-bytes", fe_ebw_sizes_opt, &o->sizes)},
+        {FE_OPT_FN_("--report", report_opt, o)},
         {FE_OPT_FLAG_("--json", o->json)},
         {0},
     };
@@ -180,16 +216,33 @@ static int assign_tables(struct checker *c)
 
 /* ---- what each builder recorded ---- */
 
-static void verify_event(struct checker *c, const struct fe_eb_index_rec *r, const uint8_t *data,
-                         size_t data_len)
+/* As fe_ebw_match_event (the arrived fragments in source order, each its source's pattern and
+ * length), counting each source's fragment recorded at builder b. */
+static uint32_t match_sources(struct checker *c, unsigned b, const uint8_t *buf, size_t len,
+                              uint64_t event, size_t *used)
+{
+    size_t pos = 0;
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < c->o.n_sources && pos < len; s++) {
+        uint32_t f = fe_ebw_frag_bytes(&c->o.sizes, event, s);
+        if (f > len - pos || fe_ebw_check(buf + pos, f, s, event) != f) continue;
+        pos += f;
+        n++;
+        if (c->arrived) c->arrived[(size_t)s * c->o.n_builders + b]++;
+    }
+    *used = pos;
+    return n;
+}
+
+static void verify_event(struct checker *c, unsigned b, const struct fe_eb_index_rec *r,
+                         const uint8_t *data, size_t data_len)
 {
     if (r->offset > data_len || r->bytes > data_len - r->offset) {
         c->verify_errors++; /* the index names bytes the data file does not hold */
         return;
     }
     size_t used;
-    uint32_t n = fe_ebw_match_event(data + r->offset, r->bytes, r->event, c->o.n_sources,
-                                    &c->o.sizes, &used);
+    uint32_t n = match_sources(c, b, data + r->offset, r->bytes, r->event, &used);
     if (n != r->n_arrived || used != r->bytes || r->n_expected != c->o.n_sources)
         c->verify_errors++;
     else
@@ -206,7 +259,8 @@ static void take_record(struct checker *c, unsigned b, const struct fe_eb_index_
         return;
     }
     if (r->builder != b || c->owner[r->event] != b) c->wrong_builder++;
-    verify_event(c, r, data, data_len);
+    c->in_range[b]++;
+    verify_event(c, b, r, data, data_len);
     enum fe_eb_final st = r->state == FE_EB_BUILT ? FE_EB_BUILT : FE_EB_INCOMPLETE;
     if (fe_eb_ledger_record(c->l, r->event, st, b, r->n_expected - r->n_arrived) == 0) {
         if (st == FE_EB_BUILT)
@@ -269,12 +323,138 @@ static void settle(struct checker *c)
     }
 }
 
+/* ---- the front-ends' reports ---- */
+
+static int read_report(struct checker *c, const char *path)
+{
+    size_t len = 0;
+    uint8_t *buf = slurp(path, &len);
+    if (!buf) return -1;
+    struct c_source *x = calloc(1, sizeof *x);
+    enum fe_eb_report_reason why = FE_EB_R_OK;
+    const char *err = NULL;
+    if (!x)
+        err = "out of memory";
+    else if (fe_eb_report_decode(buf, len, &x->r, &why))
+        err = fe_eb_report_reason_name(why);
+    else if (x->r.source >= c->o.n_sources)
+        err = "source beyond --sources";
+    else if (c->src[x->r.source])
+        err = "a second report for this source";
+    else if (x->r.n_builders != c->o.n_builders)
+        err = "another builder count";
+    free(buf);
+    if (err) {
+        fprintf(stderr, "feroce eb-check: %s: report refused (%s)\n", path, err);
+        free(x);
+        return -1;
+    }
+    c->src[x->r.source] = x;
+    return 0;
+}
+
+/* The reports, and room to count each source's fragments at each builder. */
+static int read_reports(struct checker *c)
+{
+    if (!c->o.n_reports) return 0;
+    c->src = calloc(c->o.n_sources, sizeof *c->src);
+    c->arrived = calloc((size_t)c->o.n_sources * c->o.n_builders, sizeof *c->arrived);
+    if (!c->src || !c->arrived) {
+        fprintf(stderr, "feroce eb-check: out of memory for the reports\n");
+        return -1;
+    }
+    int rc = 0;
+    for (unsigned i = 0; i < c->o.n_reports; i++)
+        if (read_report(c, c->o.report[i])) rc = -1;
+    return rc;
+}
+
+/* One front-end's fragments to builder b against b's record: it cannot hold more than were
+ * sent, the front-end cannot have handled more of b's events than b was assigned, and each
+ * fragment sent but not recorded, dropped or undeliverable belongs to an event b recorded
+ * without this source, or lost. */
+static void check_source_builder(struct checker *c, unsigned s, unsigned b)
+{
+    struct c_source *x = c->src[s];
+    const struct fe_eb_report_builder *rb = &x->r.b[b];
+    uint64_t arrived = c->arrived[(size_t)s * c->o.n_builders + b];
+    uint64_t without = c->in_range[b] - arrived; /* b's records missing this source */
+    x->sent += rb->sent;
+    x->received += arrived;
+    x->dropped += rb->dropped;
+    x->undeliverable += rb->undeliverable;
+    if (arrived > rb->sent) {
+        x->errors++;
+        return;
+    }
+    uint64_t gone = rb->sent - arrived;
+    if (c->b[b].alive)
+        x->unreceived += gone;
+    else
+        x->at_dead += gone;
+    if (rb->sent + rb->dropped + rb->undeliverable > c->assigned[b]) x->errors++;
+    if (gone + rb->dropped + rb->undeliverable > without + c->b[b].lost) x->errors++;
+}
+
+/* Every event the front-end triggered: busy, or its fragment sent, dropped or undeliverable,
+ * exactly once; the run's events; an event no chunk assigned is busy at every front-end. */
+static void check_source(struct checker *c, unsigned s, uint64_t unassigned)
+{
+    struct c_source *x = c->src[s];
+    for (unsigned b = 0; b < c->o.n_builders; b++) check_source_builder(c, s, b);
+    uint64_t handled = x->r.busy + x->sent + x->dropped + x->undeliverable;
+    if (x->r.triggered != c->o.events || handled != x->r.triggered || x->r.busy < unassigned)
+        x->errors++;
+    if (x->errors) c->source_errors++;
+}
+
+static void check_sources(struct checker *c, uint64_t unassigned)
+{
+    if (!c->o.n_reports) return;
+    for (uint64_t e = 0; e < c->o.events; e++)
+        if (c->owner[e] != C_NO_OWNER) c->assigned[c->owner[e]]++;
+    for (unsigned s = 0; s < c->o.n_sources; s++)
+        if (c->src[s]) check_source(c, s, unassigned);
+}
+
+static void print_sources_json(const struct checker *c)
+{
+    printf(",\"source_errors\":%" PRIu64 ",\"sources\":[", c->source_errors);
+    bool first = true;
+    for (unsigned s = 0; c->src && s < c->o.n_sources; s++) {
+        const struct c_source *x = c->src[s];
+        if (!x) continue;
+        printf("%s{\"source\":%u,\"triggered\":%" PRIu64 ",\"sent\":%" PRIu64
+               ",\"received\":%" PRIu64 ",\"unreceived\":%" PRIu64 ",\"at_dead\":%" PRIu64
+               ",\"dropped\":%" PRIu64 ",\"undeliverable\":%" PRIu64 ",\"src_busy\":%" PRIu64
+               ",\"errors\":%" PRIu64 "}",
+               first ? "" : ",", s, x->r.triggered, x->sent, x->received, x->unreceived, x->at_dead,
+               x->dropped, x->undeliverable, x->r.busy, x->errors);
+        first = false;
+    }
+    printf("]");
+}
+
+static void print_sources_text(const struct checker *c)
+{
+    for (unsigned s = 0; c->src && s < c->o.n_sources; s++) {
+        const struct c_source *x = c->src[s];
+        if (!x) continue;
+        printf("  source %u: %" PRIu64 " triggered = %" PRIu64 " sent + %" PRIu64
+               " dropped (builder down) + %" PRIu64 " undeliverable + %" PRIu64
+               " busy; sent = %" PRIu64 " recorded + %" PRIu64 " with a dead builder + %" PRIu64
+               " not recorded by a live one%s\n",
+               s, x->r.triggered, x->sent, x->dropped, x->undeliverable, x->r.busy, x->received,
+               x->at_dead, x->unreceived, x->errors ? "; DISAGREES WITH THE RECORDS" : "");
+    }
+}
+
 static bool report(const struct checker *c)
 {
     struct fe_eb_ledger_report r;
     bool ok = fe_eb_ledger_check(c->l, &r);
     ok = ok && !c->verify_errors && !c->wrong_builder && !c->conflicts && !c->beyond &&
-         !c->bad_files;
+         !c->bad_files && !c->source_errors;
     if (c->o.json) {
         printf("{\"triggered\":%" PRIu64 ",\"built\":%" PRIu64 ",\"incomplete\":%" PRIu64
                ",\"lost\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"missing\":%" PRIu64
@@ -288,7 +468,9 @@ static bool report(const struct checker *c)
                    ",\"skipped\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
                    b ? "," : "", b, c->b[b].alive ? "true" : "false", c->b[b].built,
                    c->b[b].incomplete, c->b[b].skipped, c->b[b].lost);
-        printf("],\"ok\":%s}\n", ok ? "true" : "false");
+        printf("]");
+        print_sources_json(c);
+        printf(",\"ok\":%s}\n", ok ? "true" : "false");
         return ok;
     }
     printf("accounting: %" PRIu64 " triggered = %" PRIu64 " built + %" PRIu64
@@ -301,6 +483,7 @@ static bool report(const struct checker *c)
                " never reached), lost %" PRIu64 "\n",
                b, c->b[b].alive ? "finished" : "died", c->b[b].cut_short ? ", index cut short" : "",
                c->b[b].built, c->b[b].incomplete, c->b[b].skipped, c->b[b].lost);
+    print_sources_text(c);
     if (r.count[FE_EB_NONE])
         printf("  first missing event: %" PRIu64 " (assigned to builder %u, which finished)\n",
                r.first_missing, c->owner[r.first_missing]);
@@ -329,15 +512,20 @@ static int run(int argc, char **argv)
         else {
             memset(c->owner, 0xFF, c->o.events * sizeof *c->owner);
             int e = c->o.policy == FE_EB_POLICY_RR ? (assign_rr(c), 0) : assign_tables(c);
+            if (!e) e = read_reports(c);
             for (unsigned b = 0; !e && b < c->o.n_builders; b++)
                 if (read_builder(c, b)) c->bad_files++;
             if (!e) {
                 settle(c);
+                check_sources(c, c->busy_unassigned);
                 rc = report(c) ? 0 : 1;
             }
         }
     }
     fe_eb_ledger_destroy(c->l);
+    for (unsigned s = 0; c->src && s < c->o.n_sources; s++) free(c->src[s]);
+    free(c->src);
+    free(c->arrived);
     free(c->owner);
     free(c);
     return rc;

@@ -231,8 +231,9 @@ static int start_evm(struct demo *d, char *mgr, size_t cap)
 
 static int start_fe(struct demo *d, unsigned i, const char *mgr)
 {
-    char src[16], nb[16], k[32], hz[32], bind[32], log[32];
+    char src[16], nb[16], k[32], hz[32], bind[32], log[32], rep[512];
     snprintf(src, sizeof src, "%u", i);
+    snprintf(rep, sizeof rep, "%s/fe%u.rep", d->dir, i);
     snprintf(nb, sizeof nb, "%u", d->o.n_b);
     snprintf(k, sizeof k, "%" PRIu64, d->o.events);
     snprintf(hz, sizeof hz, "%" PRIu64, d->o.trigger_hz);
@@ -242,7 +243,7 @@ static int start_fe(struct demo *d, unsigned i, const char *mgr)
     return spawn(d, &d->fe[i], log,
                  ARG(d->self, "send", "--eb-source", src, "--eb-builders", nb, "--events", k,
                      "--trigger-hz", hz, "--bind", bind, "--frag-bytes", (char *)d->o.sizes,
-                     "--timeout", "120s", tables ? "--manager" : "--linger",
+                     "--timeout", "120s", "--eb-report", rep, tables ? "--manager" : "--linger",
                      tables ? (char *)mgr : "300ms"));
 }
 
@@ -483,12 +484,12 @@ static void watch(struct demo *d)
     }
 }
 
-/* The accounting: feroce eb-check over every builder's record. */
+/* The accounting: feroce eb-check over every builder's record and every front-end's report. */
 static int check(struct demo *d)
 {
     char k[32], nf[16], asg[512], sizes[64];
-    char outs[D_MAX_B][512];
-    char *args[32];
+    char outs[D_MAX_B][512], reps[D_MAX_FE][512];
+    char *args[16 + 2 * D_MAX_B + 2 * D_MAX_FE];
     unsigned n = 0;
     snprintf(k, sizeof k, "%" PRIu64, d->o.events);
     snprintf(nf, sizeof nf, "%u", d->o.n_fe);
@@ -507,6 +508,11 @@ static int check(struct demo *d)
         snprintf(outs[i], sizeof outs[i], "%s/builder%u.dat", d->dir, i);
         args[n++] = "--builder";
         args[n++] = outs[i];
+    }
+    for (unsigned i = 0; i < d->o.n_fe; i++) {
+        snprintf(reps[i], sizeof reps[i], "%s/fe%u.rep", d->dir, i);
+        args[n++] = "--report";
+        args[n++] = reps[i];
     }
     args[n] = NULL;
     fflush(stdout);

@@ -36,6 +36,11 @@ static const char eb_usage[] =
     "  --manager ADDR:PORT     the event manager: progress reports go there (tables policy)\n"
     "  --busy wait|skip        no assignment for an event yet: hold the trigger (deadtime,\n"
     "                          the default), or skip its fragment and count it busy\n"
+    "  --builder-timeout TIME  a builder silent this long (no announcement) is down: its\n"
+    "                          fragments are dropped and counted, never waited for, until it\n"
+    "                          announces again (300ms; 0: wait for its QP to fail)\n"
+    "  --eb-report FILE        write this front-end's counts (sent, dropped, busy per builder)\n"
+    "                          for feroce eb-check --report\n"
     "  --bind ADDR[:PORT]      data socket (127.0.0.1:4791)\n"
     "  --sc ADDR[:PORT]        side channel (the data address, port 17185)\n"
     "  --backend raw --if IFNAME [--raw-backend auto|packet|xdp]   whole frames on the\n"
@@ -44,7 +49,7 @@ static const char eb_usage[] =
     "  --timeout TIME          give up (60s)   --linger TIME after the last event (300ms)\n"
     "  --mtu N (4096)  --ack-timeout TIME (4ms)  --retry N (7)  --quiet  --json  --eb-help\n"
     "\n"
-    "Exit status 0 when every event was sent, throttled (busy) or given up to a dead builder.\n";
+    "Exit status 0 when every event was sent, throttled (busy) or dropped for a dead builder.\n";
 
 struct ebs_opts {
     uint16_t source;
@@ -57,8 +62,9 @@ struct ebs_opts {
     uint32_t sc_ip;
     uint16_t sc_port;
     struct fe_qp_config qp;
-    uint64_t timeout_ns, linger_ns;
+    uint64_t timeout_ns, linger_ns, builder_timeout_ns;
     bool quiet, json, busy_wait;
+    const char *report;
 };
 
 struct ebs_flow {
@@ -73,8 +79,13 @@ struct ebs_flow {
 struct ebs_builder {
     int flow; /* -1: not bound */
     struct fe_eb_ring ring;
+    uint64_t sent;          /* fragments posted to it */
     uint64_t undeliverable; /* fragments for it not sent: its QP failed (it died) */
+    uint64_t dropped;       /* fragments for it not sent: it was down (silent) */
     uint64_t released;      /* its announced watermark: ring positions it has released */
+    uint64_t heard_ns;      /* its newest ring or announcement */
+    uint64_t downs;         /* times it was declared down */
+    bool down;
 };
 
 struct ebs {
@@ -94,6 +105,7 @@ struct ebs {
     uint64_t closed_frags, closed_bytes;    /* of flows the builders closed */
     uint64_t retx_pkts, timeouts, rnr_naks; /* the transport's, over every flow */
     uint64_t stall_ns, deadtime_ns;         /* busy raised to the trigger: since, in all */
+    uint64_t max_stall_ns;                  /* the longest single deadtime */
     uint64_t t0, start_ns, end_ns, next_trigger_ns, next_report_ns, done_ns;
     unsigned final_reports;
     bool blocked;
@@ -144,6 +156,7 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
     o->busy_wait = true;
     o->timeout_ns = 60000000000ull;
     o->linger_ns = 300000000ull;
+    o->builder_timeout_ns = 300000000ull;
     uint32_t src = 0;
     struct fe_io_opts io;
     fe_io_opts_default(&io);
@@ -160,6 +173,8 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
         {FE_OPT_FN_("--busy", busy_opt, &o->busy_wait), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_TIME_("--timeout", o->timeout_ns)},
         {FE_OPT_TIME_("--linger", o->linger_ns)},
+        {FE_OPT_TIME_("--builder-timeout", o->builder_timeout_ns)},
+        {FE_OPT_STR_("--eb-report", o->report)},
         {FE_OPT_TIME_("--ack-timeout", o->qp.ack_timeout_ns)},
         {FE_OPT_U32MAX_("--retry", o->qp.retry_cnt, 7)},
         {0},
@@ -224,6 +239,40 @@ static void flow_open(struct ebs *s, unsigned i, const struct fe_sc_event *ev, u
     f->peer = ev->peer;
 }
 
+/* ---- builders up and down ----
+ * A builder announces its watermark to every front-end every few ms. One silent for
+ * --builder-timeout is down (it died, or cannot be reached): its fragments are dropped and
+ * counted instead of filling its QP's queue, which would hold the trigger, and with it the
+ * fragments for every other builder, until that QP's retries give up (about a second). The
+ * events it was given are lost either way; the readout stalls at most the detection time. */
+
+static void builder_heard(struct ebs *s, uint16_t id, uint64_t now)
+{
+    struct ebs_builder *b = &s->bld[id];
+    b->heard_ns = now;
+    if (!b->down) return;
+    b->down = false;
+    if (!s->o.quiet)
+        fprintf(stderr, "feroce send: eb-source %u: builder %u announces again: up\n", s->o.source,
+                id);
+}
+
+static void check_builders_down(struct ebs *s, uint64_t now)
+{
+    if (!s->o.builder_timeout_ns || s->done_ns) return; /* builders leave after the run */
+    for (unsigned id = 0; id < s->o.n_builders; id++) {
+        struct ebs_builder *b = &s->bld[id];
+        if (b->down || b->flow < 0 || now - b->heard_ns < s->o.builder_timeout_ns) continue;
+        b->down = true;
+        b->downs++;
+        if (!s->o.quiet)
+            fprintf(stderr,
+                    "feroce send: eb-source %u: builder %u silent for %.0f ms: down, its "
+                    "fragments dropped\n",
+                    s->o.source, id, (double)(now - b->heard_ns) / 1e6);
+    }
+}
+
 /* ---- the ring message: which QP leads to which builder ---- */
 
 static bool ring_fits(struct ebs *s, const struct fe_eb_ring *r)
@@ -246,12 +295,15 @@ static bool ring_fits(struct ebs *s, const struct fe_eb_ring *r)
     return false;
 }
 
-static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip)
+static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip, uint64_t now)
 {
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
         struct ebs_flow *f = &s->flow[i];
         if (!f->qp || f->peer.qpn != r->qpn || f->peer.ip != ip) continue;
-        if (f->builder == r->builder) return; /* a repeat */
+        if (f->builder == r->builder) { /* a repeat */
+            builder_heard(s, r->builder, now);
+            return;
+        }
         if (!ring_fits(s, r)) return;
         if (!f->pool && !(f->pool = malloc((size_t)EBS_WINDOW * r->frag_max_bytes))) return;
         struct ebs_builder *b = &s->bld[r->builder];
@@ -259,6 +311,7 @@ static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip)
         b->flow = (int)i;
         b->ring = *r;
         f->builder = r->builder;
+        builder_heard(s, r->builder, now);
         s->n_slots = r->n_slots;
         s->policy = r->policy;
         s->slot_bits = fe_eb_slot_bits(r->n_slots);
@@ -283,17 +336,19 @@ static void sc_event(struct ebs *s, const struct fe_sc_event *ev, uint64_t now)
 
 /* Rings and announcements are taken from the builder that holds the QP (ring_input,
  * below), chunks from the manager only. */
-static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip, uint16_t port)
+static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip, uint16_t port,
+                     uint64_t now)
 {
     struct fe_eb_msg m;
     enum fe_eb_msg_reason why;
     if (fe_eb_msg_decode(buf, len, &m, &why) != 0) return;
     if (m.type == FE_EB_MSG_RING) {
-        ring_input(s, &m.u.ring, ip);
+        ring_input(s, &m.u.ring, ip, now);
     } else if (m.type == FE_EB_MSG_ANNOUNCE && m.u.announce.builder < EBS_MAX_BLD) {
         struct ebs_builder *b = &s->bld[m.u.announce.builder];
-        if (b->flow >= 0 && s->flow[b->flow].peer.ip == ip && m.u.announce.released > b->released)
-            b->released = m.u.announce.released;
+        if (b->flow < 0 || s->flow[b->flow].peer.ip != ip) return;
+        if (m.u.announce.released > b->released) b->released = m.u.announce.released;
+        builder_heard(s, m.u.announce.builder, now);
     } else if (m.type == FE_EB_MSG_TABLE && s->table && s->o.have_manager &&
                ip == s->o.manager.ip && port == s->o.manager.port) {
         if (m.u.table.first_event <= s->next_event) fe_eb_fe_table_forget(s->table, s->next_event);
@@ -307,7 +362,7 @@ static void sc_input(void *arg, uint64_t now, const uint8_t *buf, size_t len, ui
 {
     struct ebs *s = arg;
     if (fe_eb_msg_is_eb(buf, len)) {
-        eb_input(s, buf, len, ip, port);
+        eb_input(s, buf, len, ip, port, now);
         return;
     }
     struct fe_sc_fe_result res;
@@ -331,6 +386,10 @@ static bool flow_dead(const struct ebs_flow *f)
 static int send_fragment(struct ebs *s, uint64_t e, const struct fe_eb_target *t)
 {
     struct ebs_builder *b = &s->bld[t->builder];
+    if (b->down) {
+        b->dropped++;
+        return SENT;
+    }
     if (b->flow < 0 || flow_dead(&s->flow[b->flow])) {
         b->undeliverable++;
         return SENT;
@@ -360,6 +419,7 @@ static int send_fragment(struct ebs *s, uint64_t e, const struct fe_eb_target *t
         return SENT;
     }
     f->posted++;
+    b->sent++;
     f->frags++;
     f->bytes += len;
     return SENT;
@@ -407,6 +467,7 @@ static void trigger(struct ebs *s, uint64_t now)
         if (s->stall_ns) { /* triggers during the deadtime are lost, not caught up */
             s->stalls++;
             s->deadtime_ns += now - s->stall_ns;
+            if (now - s->stall_ns > s->max_stall_ns) s->max_stall_ns = now - s->stall_ns;
             s->stall_ns = 0;
             if (now > s->next_trigger_ns + period) s->next_trigger_ns = now;
         }
@@ -440,10 +501,15 @@ static void completions(struct ebs *s)
     }
 }
 
+/* A down builder's fragments in flight are its loss: the run does not wait for its QP to give
+ * them up. */
 static bool all_completed(const struct ebs *s)
 {
-    for (unsigned i = 0; i < FE_SC_MAX_QPS; i++)
-        if (s->flow[i].qp && s->flow[i].completed < s->flow[i].posted) return false;
+    for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
+        const struct ebs_flow *f = &s->flow[i];
+        if (f->builder >= 0 && s->bld[f->builder].down) continue;
+        if (f->qp && f->completed < f->posted) return false;
+    }
     return true;
 }
 
@@ -503,10 +569,12 @@ static void run_loop(struct ebs *s)
     s->t0 = fe_io_now_ns();
     for (;;) {
         uint64_t now = fe_io_now_ns();
-        if (ready & 2u) fe_ebw_chan_poll(&s->sc, now);
+        bool drained = !(ready & 2u) || fe_ebw_chan_poll(&s->sc, now);
         if ((ready & 1u) || fe_ep_rx_pending(s->ep)) fe_ep_poll_rx(s->ep, now, 512);
         fe_ep_handle_expiry(s->ep, now);
         completions(s);
+        /* after a pause of this process, hear the builders out before calling one silent */
+        if (drained) check_builders_down(s, now);
         trigger(s, now);
         fe_ep_poll_tx(s->ep, now, 512);
         /* the table lookups may have found the policy only now */
@@ -520,45 +588,73 @@ static void run_loop(struct ebs *s)
     }
 }
 
+/* --eb-report: what this front-end did with each event it triggered, per builder, for feroce
+ * eb-check to hold against the builders' records. */
+static int write_report(const struct ebs *s)
+{
+    if (!s->o.report) return 0;
+    static struct fe_eb_report r;
+    r = (struct fe_eb_report){.source = s->o.source,
+                              .n_builders = (uint16_t)s->o.n_builders,
+                              .triggered = s->next_event,
+                              .busy = s->busy};
+    for (unsigned b = 0; b < s->o.n_builders; b++)
+        r.b[b] = (struct fe_eb_report_builder){s->bld[b].sent, s->bld[b].dropped,
+                                               s->bld[b].undeliverable};
+    uint8_t buf[FE_EB_REPORT_HEADER_BYTES + EBS_MAX_BLD * FE_EB_REPORT_BUILDER_BYTES];
+    size_t len = fe_eb_report_bytes(r.n_builders);
+    FILE *f = fopen(s->o.report, "wb");
+    bool ok = f && fe_eb_report_encode(buf, sizeof buf, &r) == 0 && fwrite(buf, 1, len, f) == len;
+    if (f && fclose(f)) ok = false;
+    if (!ok) fprintf(stderr, "feroce send: cannot write the report %s\n", s->o.report);
+    return ok ? 0 : -1;
+}
+
 static int summary(struct ebs *s)
 {
     char who[32];
     snprintf(who, sizeof who, "eb-source %u", s->o.source);
     fe_ebw_print_raw(who, &s->sc);
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) flow_drop(s, i); /* takes their counters */
-    uint64_t frags = s->closed_frags, bytes = s->closed_bytes, undeliverable = 0;
+    uint64_t frags = s->closed_frags, bytes = s->closed_bytes, undeliverable = 0, dropped = 0;
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
         frags += s->flow[i].frags;
         bytes += s->flow[i].bytes;
     }
-    for (unsigned b = 0; b < s->o.n_builders; b++) undeliverable += s->bld[b].undeliverable;
+    for (unsigned b = 0; b < s->o.n_builders; b++) {
+        undeliverable += s->bld[b].undeliverable;
+        dropped += s->bld[b].dropped;
+    }
     uint64_t end = s->end_ns ? s->end_ns : fe_io_now_ns();
     double secs = s->started && end > s->start_ns ? (double)(end - s->start_ns) / 1e9 : 0;
     double ev_s = secs > 0 ? (double)s->next_event / secs : 0;
     double gbps = secs > 0 ? (double)bytes * 8 / secs / 1e9 : 0;
     bool ok = s->next_event == s->o.events;
+    bool report_ok = write_report(s) == 0;
     if (s->o.json) {
         printf("{\"source\":%u,\"triggered\":%" PRIu64 ",\"fragments\":%" PRIu64
-               ",\"bytes\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"undeliverable\":%" PRIu64
-               ",\"stalls\":%" PRIu64 ",\"deadtime_ns\":%" PRIu64 ",\"retx_pkts\":%" PRIu64
-               ",\"timeouts\":%" PRIu64 ",\"rnr_naks\":%" PRIu64
-               ",\"events_per_s\":%.0f,\"gbps\":%.3f,\"ok\":%s}\n",
-               s->o.source, s->next_event, frags, bytes, s->busy, undeliverable, s->stalls,
-               s->deadtime_ns, s->retx_pkts, s->timeouts, s->rnr_naks, ev_s, gbps,
+               ",\"bytes\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"dropped\":%" PRIu64
+               ",\"undeliverable\":%" PRIu64 ",\"stalls\":%" PRIu64 ",\"deadtime_ns\":%" PRIu64
+               ",\"max_stall_ns\":%" PRIu64 ",\"retx_pkts\":%" PRIu64 ",\"timeouts\":%" PRIu64
+               ",\"rnr_naks\":%" PRIu64 ",\"events_per_s\":%.0f,\"gbps\":%.3f,\"ok\":%s}\n",
+               s->o.source, s->next_event, frags, bytes, s->busy, dropped, undeliverable, s->stalls,
+               s->deadtime_ns, s->max_stall_ns, s->retx_pkts, s->timeouts, s->rnr_naks, ev_s, gbps,
                ok ? "true" : "false");
     } else if (!s->o.quiet) {
         printf("eb-source %u: triggered %" PRIu64 "/%" PRIu64 " events, %" PRIu64
-               " fragments (%" PRIu64 " bytes), busy %" PRIu64 ", undeliverable %" PRIu64
-               " (dead builder), deadtime %.1f ms, %.0f events/s, %.3f Gb/s; retransmitted %" PRIu64
-               " packets, %" PRIu64 " timeouts, %" PRIu64 " RNR NAKs\n",
-               s->o.source, s->next_event, s->o.events, frags, bytes, s->busy, undeliverable,
-               (double)s->deadtime_ns / 1e6, ev_s, gbps, s->retx_pkts, s->timeouts, s->rnr_naks);
+               " fragments (%" PRIu64 " bytes), busy %" PRIu64 ", dropped %" PRIu64
+               " (builder down), undeliverable %" PRIu64
+               " (its QP failed), deadtime %.1f ms (longest %.1f), %.0f events/s, %.3f Gb/s; "
+               "retransmitted %" PRIu64 " packets, %" PRIu64 " timeouts, %" PRIu64 " RNR NAKs\n",
+               s->o.source, s->next_event, s->o.events, frags, bytes, s->busy, dropped,
+               undeliverable, (double)s->deadtime_ns / 1e6, (double)s->max_stall_ns / 1e6, ev_s,
+               gbps, s->retx_pkts, s->timeouts, s->rnr_naks);
     }
     if (!ok)
         fprintf(stderr, "feroce send: eb-source %u stopped at event %" PRIu64 " of %" PRIu64 "%s\n",
                 s->o.source, s->next_event, s->o.events,
                 s->started ? "" : " (never started: builders or tables missing)");
-    return ok ? 0 : 1;
+    return ok && report_ok ? 0 : 1;
 }
 
 int fe_eb_send_main(int argc, char **argv)

@@ -143,9 +143,9 @@ int fe_ebw_chan_fd(const struct fe_ebw_chan *c)
     return c->sock ? fe_udpsock_fd(c->sock) : -1;
 }
 
-void fe_ebw_chan_poll(struct fe_ebw_chan *c, uint64_t now_ns)
+bool fe_ebw_chan_poll(struct fe_ebw_chan *c, uint64_t now_ns)
 {
-    if (!c->sock) return;
+    if (!c->sock) return true; /* the raw endpoint's hook hands them over in its own poll */
     uint8_t b[32][128];
     struct fe_dgram d[32];
     for (int i = 0; i < 32; i++) d[i] = (struct fe_dgram){.buf = b[i], .cap = sizeof b[i]};
@@ -153,6 +153,7 @@ void fe_ebw_chan_poll(struct fe_ebw_chan *c, uint64_t now_ns)
     for (int i = 0; i < n; i++) /* a truncated one is longer than any message: refused */
         c->input(c->arg, now_ns, d[i].buf, d[i].trunc ? sizeof b[i] + 1 : d[i].len, d[i].ip,
                  d[i].port);
+    return n < 32;
 }
 
 bool fe_ebw_chan_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t port,

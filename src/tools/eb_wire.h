@@ -70,9 +70,10 @@ int fe_ebw_chan_open(struct fe_ebw_chan *c, struct fe_ep *ep, uint32_t ip, uint1
 void fe_ebw_chan_close(struct fe_ebw_chan *c);
 /* The socket's fd to wait on, or -1 on the raw backend (wait on the endpoint's fd). */
 int fe_ebw_chan_fd(const struct fe_ebw_chan *c);
-/* UDP backend: reads one batch of waiting datagrams and hands each to the input function. On the
- * raw backend nothing: fe_ep_poll_rx hands them over as they come. */
-void fe_ebw_chan_poll(struct fe_ebw_chan *c, uint64_t now_ns);
+/* UDP backend: reads one batch of waiting datagrams and hands each to the input function; false
+ * when the batch was full (more may wait). On the raw backend nothing (true): fe_ep_poll_rx hands
+ * them over as they come. */
+bool fe_ebw_chan_poll(struct fe_ebw_chan *c, uint64_t now_ns);
 /* Sends one datagram from our port; false when it could not be sent (the protocol repeats what
  * matters). */
 bool fe_ebw_chan_send(struct fe_ebw_chan *c, uint64_t now_ns, uint32_t ip, uint16_t port,

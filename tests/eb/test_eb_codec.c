@@ -1,6 +1,6 @@
-/* The event-building side-channel messages, the event index and the ledger: round trips,
- * refusals by reason, and that a side-channel peer without event building refuses the new
- * messages without a state change. */
+/* The event-building side-channel messages, the event index, the front-ends' reports and the
+ * ledger: round trips, refusals by reason, and that a side-channel peer without event building
+ * refuses the new messages without a state change. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -297,6 +297,60 @@ static void index_round_trip_and_refusals(void **state)
     assert_int_equal(fe_eb_index_reader_init(&rd, buf, 15), FE_ETRUNC);
 }
 
+static void report_round_trip_and_refusals(void **state)
+{
+    (void)state;
+    static struct fe_eb_report r, o;
+    r = (struct fe_eb_report){.source = 3, .n_builders = 2, .triggered = 100, .busy = 10};
+    r.b[0] = (struct fe_eb_report_builder){50, 0, 0};
+    r.b[1] = (struct fe_eb_report_builder){20, 15, 5};
+    uint8_t buf[32 + 2 * 32];
+    assert_int_equal(fe_eb_report_bytes(2), sizeof buf);
+    assert_int_equal(fe_eb_report_encode(buf, sizeof buf - 1, &r), FE_ENOSPC);
+    assert_int_equal(fe_eb_report_encode(buf, sizeof buf, &r), 0);
+    assert_memory_equal(buf, "FEEBSRC\x01\x00\x03\x00\x02\x00\x00\x00\x20", 16);
+    enum fe_eb_report_reason why;
+    assert_int_equal(fe_eb_report_decode(buf, sizeof buf, &o, &why), 0);
+    assert_int_equal(o.source, 3);
+    assert_int_equal(o.n_builders, 2);
+    assert_int_equal(o.triggered, 100);
+    assert_int_equal(o.busy, 10);
+    assert_memory_equal(o.b, r.b, 2 * sizeof r.b[0]);
+
+    r.b[1].dropped = 16; /* 101 events counted, 100 triggered */
+    assert_int_equal(fe_eb_report_encode(buf, sizeof buf, &r), FE_EINVAL);
+    r.b[1].dropped = 15;
+    r.n_builders = 0;
+    assert_int_equal(fe_eb_report_encode(buf, sizeof buf, &r), FE_EINVAL);
+
+    struct {
+        int off;
+        uint8_t val;
+        enum fe_eb_report_reason why;
+    } cases[] = {
+        {0, 'X', FE_EB_R_MAGIC},
+        {7, 2, FE_EB_R_VERSION},
+        {15, 0x40, FE_EB_R_VERSION},
+        {11, 0, FE_EB_R_BUILDERS},
+        {10, 1, FE_EB_R_BUILDERS},           /* 258 builders */
+        {11, 3, FE_EB_R_SHORT},              /* a third record is not there */
+        {11, 1, FE_EB_R_LONG},               /* one record and 32 more bytes */
+        {23, 50, FE_EB_R_COUNTS},            /* 50 triggered */
+        {32 + 32 + 8, 0x80, FE_EB_R_COUNTS}, /* a count near 2^63 */
+        {32 + 31, 1, FE_EB_R_RESERVED},
+    };
+    uint8_t c[sizeof buf];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memcpy(c, buf, sizeof buf);
+        c[cases[i].off] = cases[i].val;
+        int rc = fe_eb_report_decode(c, sizeof c, &o, &why);
+        assert_int_equal(rc, cases[i].why == FE_EB_R_SHORT ? FE_ETRUNC : FE_EPARSE);
+        assert_int_equal(why, cases[i].why);
+    }
+    assert_int_equal(fe_eb_report_decode(buf, 31, &o, &why), FE_ETRUNC);
+    assert_int_equal(why, FE_EB_R_SHORT);
+}
+
 static void ledger(void **state)
 {
     (void)state;
@@ -335,6 +389,7 @@ int main(void)
         cmocka_unit_test(old_peers_refuse),
         cmocka_unit_test(ring_round_trip_and_refusals),
         cmocka_unit_test(index_round_trip_and_refusals),
+        cmocka_unit_test(report_round_trip_and_refusals),
         cmocka_unit_test(ledger),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

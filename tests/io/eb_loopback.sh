@@ -2,7 +2,9 @@
 # Event building on loopback: 4 front-ends (feroce send --eb-source), 3 builders (feroce
 # builder) and, for the availability policy, the event manager (feroce evm), each its own
 # process on its own loopback address. Both policies: every triggered event is built once, at
-# the builder it was assigned to, and every recorded byte verifies (feroce eb-check).
+# the builder it was assigned to, and every recorded byte verifies (feroce eb-check); each
+# front-end's report (--eb-report) agrees with the builders' records: every fragment it sent
+# recorded, none dropped, none busy.
 set -u
 BIN=$1
 K=${2:-3000}
@@ -36,7 +38,8 @@ run_policy() { # policy
     fi
     for k in 0 1 2 3; do
         "$BIN" send --eb-source $k --eb-builders 3 --events $K --trigger-hz 10000 \
-            --bind $NET.1.$((k + 1)) --frag-bytes $SIZES $mgr --timeout 60s >"$D/fe$k.log" 2>&1 &
+            --bind $NET.1.$((k + 1)) --frag-bytes $SIZES $mgr --timeout 60s \
+            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
         PIDS="$PIDS $!"
     done
     for b in 0 1 2; do
@@ -50,13 +53,36 @@ run_policy() { # policy
     asg=
     [ "$pol" = availability ] && asg="--assignments $D/asg.bin"
     "$BIN" eb-check --events $K --sources 4 --policy "$pol" $asg --frag-bytes $SIZES \
-        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --json >"$D/check.json" ||
+        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
+        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
         fail "$pol: eb-check: $(cat "$D/check.json")"
     grep -q "\"built\":$K,\"incomplete\":0,\"lost\":0,\"busy\":0,\"missing\":0,\"twice\":0" \
         "$D/check.json" || fail "$pol: not every event built: $(cat "$D/check.json")"
     grep -q '"verify_errors":0' "$D/check.json" || fail "$pol: bytes did not verify"
     grep -q '"alive":true,"built":0,' "$D/check.json" && fail "$pol: a builder built nothing"
+    grep -q '"source_errors":0,' "$D/check.json" || fail "$pol: a front-end's report disagrees"
+    n=$(grep -o "\"triggered\":$K,\"sent\":$K,\"received\":$K,\"unreceived\":0,\"at_dead\":0,\"dropped\":0,\"undeliverable\":0,\"src_busy\":0,\"errors\":0}" \
+        "$D/check.json" | wc -l)
+    [ "$n" = 4 ] || fail "$pol: not every front-end's $K fragments sent and recorded"
     echo "ok: $pol: $(cat "$D/check.json")"
+    tampered_report_fails "$asg"
+}
+
+# A front-end's report that says 5 of its fragments to builder 0 were dropped rather than sent
+# (its own books still close) disagrees with builder 0's record: eb-check must fail.
+tampered_report_fails() { # the assignments option
+    command -v python3 >/dev/null 2>&1 || return 0
+    python3 -c 'import struct,sys
+b=bytearray(open(sys.argv[1],"rb").read())
+s,d=struct.unpack_from(">QQ",b,32)
+struct.pack_into(">QQ",b,32,s-5,d+5)
+open(sys.argv[1],"wb").write(b)' "$D/fe2.rep" || fail "cannot tamper with a report"
+    if "$BIN" eb-check --events $K --sources 4 --policy "$pol" $1 --frag-bytes $SIZES \
+        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe2.rep" \
+        --json >"$D/tampered.json"; then
+        fail "$pol: eb-check took a report that disagrees with the records"
+    fi
+    grep -q '"source_errors":1,' "$D/tampered.json" || fail "$pol: $(cat "$D/tampered.json")"
 }
 
 run_policy round-robin
