@@ -210,9 +210,44 @@ int sim_host_init(struct fe_sim *sim, struct sim_host *h)
     return 0;
 }
 
+/* Back to its host's free list (the host's part's thread, or thread 0 while the others wait:
+ * as every other change to the host). */
 static void free_qp_struct(struct sim_qp *sq)
 {
-    free(sq);
+    struct sim_host *h = sq->host;
+    sq->ready_next = h->free_qps;
+    h->free_qps = sq;
+}
+
+/* A chunk of sim_qps onto h's free list: twice the last one's, up to QP_CHUNK_MAX. */
+#define QP_CHUNK_MIN 8
+#define QP_CHUNK_MAX 1024
+static int grow_qp_structs(struct sim_host *h)
+{
+    uint32_t n = h->qp_chunk_slots ? h->qp_chunk_slots * 2 : QP_CHUNK_MIN;
+    if (n > QP_CHUNK_MAX) n = QP_CHUNK_MAX;
+    struct sim_qp **v = realloc(h->qp_chunks, (h->n_qp_chunks + 1) * sizeof(*v));
+    if (!v) return FE_ENOMEM;
+    h->qp_chunks = v;
+    /* aligned: a QP's hot first half is one cache line */
+    struct sim_qp *c = aligned_alloc(_Alignof(struct sim_qp), n * sizeof(*c));
+    if (!c) return FE_ENOMEM;
+    v[h->n_qp_chunks++] = c;
+    h->qp_chunk_slots = n;
+    for (uint32_t i = n; i-- > 0;) { /* the chunk's first comes out first */
+        c[i].ready_next = h->free_qps;
+        h->free_qps = &c[i];
+    }
+    return 0;
+}
+
+static struct sim_qp *alloc_qp_struct(struct sim_host *h)
+{
+    if (!h->free_qps && grow_qp_structs(h)) return NULL;
+    struct sim_qp *sq = h->free_qps;
+    h->free_qps = sq->ready_next;
+    memset(sq, 0, sizeof(*sq));
+    return sq;
 }
 
 void sim_host_free(struct sim_host *h)
@@ -227,6 +262,11 @@ void sim_host_free(struct sim_host *h)
     /* zombies still queued as ready */
     struct sim_qp *z;
     while ((z = ready_pop(h))) free_qp_struct(z);
+    for (uint32_t c = 0; c < h->n_qp_chunks; c++) free(h->qp_chunks[c]);
+    free(h->qp_chunks);
+    h->qp_chunks = NULL;
+    h->free_qps = NULL;
+    h->n_qp_chunks = h->qp_chunk_slots = 0;
     fe_homa_grants_free(&h->grants);
     free(h->qps);
     free(h->timers);
@@ -543,9 +583,7 @@ struct sim_qp *sim_host_new_qp(struct sim_host *h, uint32_t flow, bool requester
     uint32_t slot;
     *rc = alloc_slot(h, &slot);
     if (*rc) return NULL;
-    /* aligned: its hot first half is one cache line */
-    struct sim_qp *sq = aligned_alloc(_Alignof(struct sim_qp), sizeof(*sq));
-    if (sq) memset(sq, 0, sizeof(*sq));
+    struct sim_qp *sq = alloc_qp_struct(h);
     if (!sq) {
         h->free_slots[h->n_free++] = slot;
         *rc = FE_ENOMEM;

@@ -68,6 +68,11 @@ struct sim_host {
     uint32_t n_free;
     struct fe_homa_grants grants; /* responders of flows whose CC needs grants (rx_grants) */
     uint64_t next_sport;
+    /* its sim_qps come from chunks of its own, not a malloc each (a run starts thousands):
+     * the freed ones linked by ready_next */
+    struct sim_qp *free_qps;
+    struct sim_qp **qp_chunks;
+    uint32_t n_qp_chunks, qp_chunk_slots;
 };
 
 /* A flow's share of its QPs' counters. */
