@@ -20,6 +20,7 @@
 #include "feroce/qp.h"
 #include "tools/cli.h"
 #include "web/assets.h"
+#include "web/form.h"
 
 #define RING_SAMPLES     1200u /* a minute at 20 samples/s: a page opened late sees the past */
 #define SSE_POLL_NS      20000000L
@@ -804,49 +805,6 @@ struct req {
     char body[MAX_BODY_BYTES + 1];
 };
 
-static int hex_val(char c)
-{
-    return c >= '0' && c <= '9'   ? c - '0'
-           : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                  : -1;
-}
-
-/* Field `name` of an x-www-form-urlencoded body, decoded into out: false when absent, not
- * well-formed or longer than out. */
-static bool form_field(const char *body, const char *name, char *out, size_t cap)
-{
-    size_t nl = strlen(name);
-    for (const char *p = body; *p; p += strcspn(p, "&"), p += *p == '&') {
-        if (strncmp(p, name, nl) || p[nl] != '=') continue;
-        size_t n = 0;
-        for (const char *q = p + nl + 1; *q && *q != '&'; q++) {
-            int c = (unsigned char)*q;
-            if (c == '+') c = ' ';
-            if (c == '%') {
-                int hi = hex_val(q[1]), lo = hi < 0 ? -1 : hex_val(q[2]);
-                if (lo < 0) return false;
-                c = hi * 16 + lo;
-                q += 2;
-            }
-            if (c < 0x20 || n + 1 >= cap) return false;
-            out[n++] = (char)c;
-        }
-        out[n] = 0;
-        return true;
-    }
-    return false;
-}
-
-/* "N" (1..flows) as a flow index, "all" as -1: -2 otherwise. */
-static int parse_flow(const char *s, unsigned n_flows)
-{
-    if (!strcmp(s, "all")) return -1;
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    return *s && !*end && v >= 1 && v <= n_flows && v <= FE_WEB_MAX_FLOWS ? (int)v - 1 : -2;
-}
-
 static void add_mark(struct fe_web *w, int flow, const char *set)
 {
     unsigned n = atomic_load(&w->n_marks);
@@ -897,11 +855,11 @@ static enum MHD_Result post_params(struct fe_web *w, struct MHD_Connection *c, s
         return send_text(c, MHD_HTTP_CONFLICT, "this run has no congestion control\n");
     if (r->too_long) return send_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "body too long\n");
     r->body[r->len] = 0;
-    if (!form_field(r->body, "flow", flow_s, sizeof flow_s) ||
-        !form_field(r->body, "set", set, sizeof set))
+    if (!fe_web_form_field(r->body, "flow", flow_s, sizeof flow_s) ||
+        !fe_web_form_field(r->body, "set", set, sizeof set))
         return send_text(c, MHD_HTTP_BAD_REQUEST,
                          "expected a form: flow=N|all&set=NAME=VALUE[,NAME=VALUE...]\n");
-    int flow = parse_flow(flow_s, w->run->n_flows);
+    int flow = fe_web_parse_flow(flow_s, w->run->n_flows);
     if (flow == -2) return send_text(c, MHD_HTTP_BAD_REQUEST, "flow: 1..flows or all\n");
     if (!apply_set(w, flow, set, err, sizeof err)) {
         struct sbuf b;
