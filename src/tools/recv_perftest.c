@@ -158,7 +158,9 @@ static int report(const struct server *sv, struct fe_daq *d, bool quiet)
 {
     const struct fe_daq_flow *fl = fe_daq_flow(d, 0);
     const struct fe_qp_counters *c = fl->qp ? fe_qp_counters(fl->qp) : NULL;
-    uint64_t placed = c ? c->rx_bytes : 0, want = sv->theirs.size_bytes * sv->theirs.iters;
+    uint64_t placed = c ? c->rx_bytes : 0, want;
+    /* the client's figures are outside input: a product that wraps must not pass as small */
+    if (__builtin_mul_overflow(sv->theirs.size_bytes, sv->theirs.iters, &want)) want = UINT64_MAX;
     if (!quiet)
         printf("perftest server: ib_write_bw client (QPN %u, perftest %.2f, MTU %u): %" PRIu64
                " x %" PRIu64 " B reported, %" PRIu64 " B placed, %" PRIu64
