@@ -20,6 +20,7 @@ struct daq_rt {
     bool has_host;
     uint8_t last_state;
     bool stop_sent;
+    struct fe_txmeta_resend stop; /* the tx-meta stop, sent a few times (stop_watch) */
     /* the tx-meta start, sent again until the stream's first packet (start_watch) */
     struct fe_txmeta_resend start;
     /* reconnects (cfg.reconnect_ns) */
@@ -727,6 +728,15 @@ static void start_give_up(struct fe_daq *d, unsigned i, uint64_t now_ns)
     (void)fe_sc_host_close(&rt->host, now_ns);
 }
 
+/* A lost stop would leave the sender streaming until CLOSE_QP (the drain would wait for a
+ * quiet that never comes): the stop goes a few times, a side-channel timeout apart. */
+static void stop_watch(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct daq_rt *rt = &d->rt[i];
+    if (rt->stop_sent)
+        (void)fe_txmeta_stop_watch(&rt->stop, &rt->host, d->cfg.sc_timeout_ns, now_ns);
+}
+
 /* A front-end does not acknowledge a tx-meta start (the firmware neither), so a lost one
  * would stall the QP for good: the start goes again, backing off, until a packet of the
  * stream reaches the QP (txmeta.c). A duplicate is harmless: the firmware ignores a start
@@ -811,6 +821,7 @@ void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
         sc_transmit(d, i, now_ns);
         sc_track(d, i, now_ns);
         start_watch(d, i, now_ns);
+        stop_watch(d, i, now_ns);
         watch_flow(d, i, now_ns);
         sc_transmit(d, i, now_ns);
     }
@@ -840,6 +851,8 @@ uint64_t fe_daq_next_deadline(const struct fe_daq *d)
         uint64_t r = reconnect_deadline(d, i);
         if (r < t) t = r;
         uint64_t s = fe_txmeta_resend_deadline(&d->rt[i].start);
+        if (s < t) t = s;
+        s = fe_txmeta_resend_deadline(&d->rt[i].stop);
         if (s < t) t = s;
         if (d->flow[i].queued) {
             uint64_t c = d->tokens_ns;

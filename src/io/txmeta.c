@@ -1,4 +1,4 @@
-/* The host's tx-meta start, resent until the stream shows (see txmeta.h). */
+/* The host's tx-meta start, resent until the stream shows, and its stop (see txmeta.h). */
 #include "io/txmeta.h"
 
 #include <string.h>
@@ -57,6 +57,26 @@ enum fe_txmeta_step fe_txmeta_start_watch(struct fe_txmeta_resend *r, struct fe_
     if (h->start_pending) return FE_TXMETA_WAIT; /* not out yet */
     if (!r->next_ns) {
         begin_schedule(r, first_wait_ns, FE_TXMETA_START_WAIT_MAX_NS, max_sends, now_ns);
+        return FE_TXMETA_WAIT;
+    }
+    enum fe_txmeta_step s = step_schedule(r, now_ns);
+    if (s == FE_TXMETA_SENT) {
+        struct fe_sc_tx_meta tx = h->cfg.start;
+        (void)fe_sc_host_send_tx_meta(h, &tx);
+    }
+    return s;
+}
+
+enum fe_txmeta_step fe_txmeta_stop_watch(struct fe_txmeta_resend *r, struct fe_sc_host *h,
+                                         uint64_t wait_ns, uint64_t now_ns)
+{
+    if (r->gave_up || h->state != FE_SC_H_RTS || h->cfg.start.start) {
+        r->next_ns = 0; /* closing: CLOSE_QP ends the stream, and it is acknowledged */
+        return FE_TXMETA_WAIT;
+    }
+    if (h->start_pending) return FE_TXMETA_WAIT; /* not out yet */
+    if (!r->next_ns) {
+        begin_schedule(r, wait_ns, wait_ns, FE_TXMETA_STOP_SENDS, now_ns);
         return FE_TXMETA_WAIT;
     }
     enum fe_txmeta_step s = step_schedule(r, now_ns);

@@ -40,7 +40,17 @@ enum fe_txmeta_step fe_txmeta_start_watch(struct fe_txmeta_resend *r, struct fe_
                                           bool awaited, uint64_t first_wait_ns, unsigned max_sends,
                                           uint64_t now_ns);
 
-/* When fe_txmeta_start_watch has something to do next: UINT64_MAX when nothing. */
+/* Sends of a tx-meta stop, and the wait between two. */
+#define FE_TXMETA_STOP_SENDS 3
+
+/* The stop of h's stream, watched once it was queued (fe_sc_host_send_tx_meta): while h stays
+ * RTS it is queued again every wait_ns, FE_TXMETA_STOP_SENDS in all. Nothing says a stop
+ * arrived (the stream may end by itself), so the count is fixed; a stop more is harmless: it
+ * starts nothing on the firmware and feroce's front-end is stopped already. */
+enum fe_txmeta_step fe_txmeta_stop_watch(struct fe_txmeta_resend *r, struct fe_sc_host *h,
+                                         uint64_t wait_ns, uint64_t now_ns);
+
+/* When the watch has something to do next: UINT64_MAX when nothing. */
 uint64_t fe_txmeta_resend_deadline(const struct fe_txmeta_resend *r);
 
 #endif

@@ -888,6 +888,45 @@ static void test_txmeta_start_not_after_data(void **state)
     assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
 }
 
+/* A stop goes FE_TXMETA_STOP_SENDS times in all, one wait apart, and no more once the QP
+ * leaves RTS (CLOSE_QP, acknowledged, ends the stream then). */
+static void test_txmeta_stop_resend(void **state)
+{
+    (void)state;
+    struct fe_sc_host h = started_host();
+    struct fe_txmeta_resend r;
+    fe_txmeta_resend_reset(&r);
+    struct fe_sc_tx_meta stop = h.cfg.start;
+    stop.start = false;
+    assert_int_equal(fe_sc_host_send_tx_meta(&h, &stop), 0);
+    assert_int_equal(fe_txmeta_stop_watch(&r, &h, 100 * MS, 1000 * MS), FE_TXMETA_WAIT);
+    uint8_t out[FE_SC_MSG_LEN];
+    assert_int_equal(fe_sc_host_poll_tx(&h, 1000 * MS, out), 1); /* the first stop */
+    assert_int_equal(fe_txmeta_stop_watch(&r, &h, 100 * MS, 1000 * MS), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), 1100 * MS);
+    unsigned sent = 1;
+    for (uint64_t t = 1000 * MS; t <= 3000 * MS; t += 10 * MS) {
+        if (fe_txmeta_stop_watch(&r, &h, 100 * MS, t) != FE_TXMETA_SENT) continue;
+        assert_int_equal(fe_sc_host_poll_tx(&h, t, out), 1);
+        struct fe_sc_msg m;
+        assert_int_equal(fe_sc_decode(out, sizeof out, &m, NULL), 0);
+        assert_true(m.tx.valid && !m.tx.start);
+        sent++;
+    }
+    assert_int_equal(sent, FE_TXMETA_STOP_SENDS);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+
+    struct fe_sc_host c = started_host();
+    fe_txmeta_resend_reset(&r);
+    assert_int_equal(fe_sc_host_send_tx_meta(&c, &stop), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&c, 0, out), 1);
+    assert_int_equal(fe_txmeta_stop_watch(&r, &c, 100 * MS, 0), FE_TXMETA_WAIT);
+    assert_int_equal(fe_sc_host_close(&c, 50 * MS), 0);
+    assert_int_equal(fe_txmeta_stop_watch(&r, &c, 100 * MS, 200 * MS), FE_TXMETA_WAIT);
+    assert_false(c.start_pending);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -905,6 +944,7 @@ int main(void)
         cmocka_unit_test(test_fe_firmware),
         cmocka_unit_test(test_txmeta_start_resend),
         cmocka_unit_test(test_txmeta_start_not_after_data),
+        cmocka_unit_test(test_txmeta_stop_resend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
