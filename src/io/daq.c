@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "feroce/frames.h"
+#include "io/txmeta.h"
 
 struct daq_rt {
     uint8_t *ring;   /* slots x msg_bytes, registered as the QP's memory region */
@@ -19,11 +20,9 @@ struct daq_rt {
     bool has_host;
     uint8_t last_state;
     bool stop_sent;
+    struct fe_txmeta_resend stop; /* the tx-meta stop, sent a few times (stop_watch) */
     /* the tx-meta start, sent again until the stream's first packet (start_watch) */
-    uint64_t start_resend_ns; /* the next one; 0 while none is out or none is awaited */
-    uint64_t start_backoff_ns;
-    unsigned start_sends; /* on this connection */
-    bool start_gave_up;   /* cfg.sc_tries starts and no packet */
+    struct fe_txmeta_resend start;
     /* reconnects (cfg.reconnect_ns) */
     uint64_t activity, quiet_since_ns; /* packets seen at the QP, and since when no new one */
     uint64_t reopen_at_ns;             /* the next OPEN_QP after a close or a failed open */
@@ -167,7 +166,7 @@ static void sc_track(struct fe_daq *d, unsigned i, uint64_t now_ns)
     /* between a close and the next open a reconnecting flow is still being opened, not failed */
     fl->sc_state =
         fl->reconnecting && (st == FE_SC_H_CLOSED || st == FE_SC_H_FAILED) ? FE_SC_H_OPENING : st;
-    if (rt->start_gave_up && !d->cfg.reconnect_ns) fl->sc_state = FE_SC_H_FAILED;
+    if (rt->start.gave_up && !d->cfg.reconnect_ns) fl->sc_state = FE_SC_H_FAILED;
     if ((st == FE_SC_H_MODIFYING || st == FE_SC_H_RTS) && !fl->qp) {
         char err[160];
         if (flow_qp(d, i, rt->host.remote.qpn, rt->host.remote.ip, FE_ROCEV2_UDP_PORT, now_ns, err,
@@ -633,7 +632,7 @@ static void give_up_connection(struct fe_daq *d, unsigned i, uint64_t now_ns)
     fl->reconnects++;
     fl->reconnecting = true;
     rt->reopen_at_ns = 0;
-    rt->start_gave_up = false;
+    fe_txmeta_resend_reset(&rt->start);
     if (fe_sc_host_close(&rt->host, now_ns) != 0) rt->host.state = FE_SC_H_CLOSED;
     sc_track(d, i, now_ns);
 }
@@ -699,16 +698,10 @@ static void watch_flow(struct fe_daq *d, unsigned i, uint64_t now_ns)
 
 /* ---- the tx-meta start, resent until the stream shows ---- */
 
-/* The longest wait between two tx-meta starts of one QP. */
-#define START_BACKOFF_MAX_NS 1000000000ull
-
 /* Whether flow i waits for the first packet of the stream its tx-meta start asked for. */
 static bool start_awaited(const struct fe_daq *d, unsigned i)
 {
-    const struct daq_rt *rt = &d->rt[i];
-    const struct fe_sc_host *h = &rt->host;
-    return !d->stopping && !rt->start_gave_up && d->flow[i].qp && h->state == FE_SC_H_RTS &&
-           h->cfg.start.valid && h->cfg.start.start && qp_activity(d->flow[i].qp) == 0;
+    return !d->stopping && d->flow[i].qp && qp_activity(d->flow[i].qp) == 0;
 }
 
 /* The first wait: a side-channel timeout, plus the stream's gap (the front-end may wait a gap
@@ -729,44 +722,32 @@ static void start_give_up(struct fe_daq *d, unsigned i, uint64_t now_ns)
             "feroce: QP %u: front-end %s sent no packet after %u tx-meta starts (it does not "
             "acknowledge them)%s\n",
             fl->qpn, fe_io_addr_str(rt->host.cfg.fe_ip, rt->host.cfg.fe_port, a, sizeof a),
-            rt->start_sends, d->cfg.reconnect_ns ? "; it will be reconnected" : "; giving it up");
-    rt->start_resend_ns = 0;
-    rt->start_gave_up = true; /* no more starts on this connection */
+            rt->start.sends, d->cfg.reconnect_ns ? "; it will be reconnected" : "; giving it up");
     if (d->cfg.reconnect_ns) return;
     fl->sc_state = FE_SC_H_FAILED;
     (void)fe_sc_host_close(&rt->host, now_ns);
 }
 
+/* A lost stop would leave the sender streaming until CLOSE_QP (the drain would wait for a
+ * quiet that never comes): the stop goes a few times, a side-channel timeout apart. */
+static void stop_watch(struct fe_daq *d, unsigned i, uint64_t now_ns)
+{
+    struct daq_rt *rt = &d->rt[i];
+    if (rt->stop_sent)
+        (void)fe_txmeta_stop_watch(&rt->stop, &rt->host, d->cfg.sc_timeout_ns, now_ns);
+}
+
 /* A front-end does not acknowledge a tx-meta start (the firmware neither), so a lost one
  * would stall the QP for good: the start goes again, backing off, until a packet of the
- * stream reaches the QP. A duplicate is harmless: the firmware ignores a start while its
- * transfer runs, feroce's front-end a start it has already applied (frontend.c). */
+ * stream reaches the QP (txmeta.c). A duplicate is harmless: the firmware ignores a start
+ * while its transfer runs, feroce's front-end a start it has already applied (frontend.c). */
 static void start_watch(struct fe_daq *d, unsigned i, uint64_t now_ns)
 {
     struct daq_rt *rt = &d->rt[i];
-    struct fe_sc_host *h = &rt->host;
-    if (!start_awaited(d, i)) {
-        rt->start_resend_ns = 0;
-        return;
-    }
-    if (h->start_pending) return; /* not out yet */
-    if (!rt->start_resend_ns) {   /* the first start just went out */
-        rt->start_sends = 1;
-        rt->start_backoff_ns = start_first_wait(d, h);
-        rt->start_resend_ns = now_ns + rt->start_backoff_ns;
-        return;
-    }
-    if (now_ns < rt->start_resend_ns) return;
-    if (rt->start_sends >= d->cfg.sc_tries) {
+    if (fe_txmeta_start_watch(&rt->start, &rt->host, start_awaited(d, i),
+                              start_first_wait(d, &rt->host), d->cfg.sc_tries,
+                              now_ns) == FE_TXMETA_GIVE_UP)
         start_give_up(d, i, now_ns);
-        return;
-    }
-    struct fe_sc_tx_meta tx = h->cfg.start;
-    (void)fe_sc_host_send_tx_meta(h, &tx);
-    rt->start_sends++;
-    rt->start_backoff_ns *= 2;
-    if (rt->start_backoff_ns > START_BACKOFF_MAX_NS) rt->start_backoff_ns = START_BACKOFF_MAX_NS;
-    rt->start_resend_ns = now_ns + rt->start_backoff_ns;
 }
 
 /* Every side-channel reply waiting, up to SC_RX_MAX a step: a step costs a pass over all
@@ -840,6 +821,7 @@ void fe_daq_step(struct fe_daq *d, uint64_t now_ns, unsigned ready)
         sc_transmit(d, i, now_ns);
         sc_track(d, i, now_ns);
         start_watch(d, i, now_ns);
+        stop_watch(d, i, now_ns);
         watch_flow(d, i, now_ns);
         sc_transmit(d, i, now_ns);
     }
@@ -868,7 +850,10 @@ uint64_t fe_daq_next_deadline(const struct fe_daq *d)
         }
         uint64_t r = reconnect_deadline(d, i);
         if (r < t) t = r;
-        if (d->rt[i].start_resend_ns && d->rt[i].start_resend_ns < t) t = d->rt[i].start_resend_ns;
+        uint64_t s = fe_txmeta_resend_deadline(&d->rt[i].start);
+        if (s < t) t = s;
+        s = fe_txmeta_resend_deadline(&d->rt[i].stop);
+        if (s < t) t = s;
         if (d->flow[i].queued) {
             uint64_t c = d->tokens_ns;
             if (d->cfg.consume_Bps && d->tokens < (int64_t)d->cfg.msg_bytes)

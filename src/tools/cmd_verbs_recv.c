@@ -28,6 +28,7 @@
 #include "feroce/frames.h"
 #include "feroce/pattern.h"
 #include "feroce/sidechannel.h"
+#include "io/txmeta.h"
 #include "io/verbs.h"
 #include "tools/verbs_opts.h"
 
@@ -38,6 +39,7 @@
 #define CQ_BATCH      32
 #define REC_MAGIC     0x4D524546u /* "FERM" little-endian */
 #define MAX_MSG_BYTES (1u << 31)
+#define START_SENDS   10 /* tx-meta starts before a silent front-end fails (as recv's default) */
 
 struct flow {
     unsigned idx;
@@ -45,7 +47,8 @@ struct flow {
     uint16_t fe_port;
     struct ibv_qp *qp;
     struct fe_sc_host sc;
-    bool connected, started, done, failed;
+    struct fe_txmeta_resend start; /* the tx-meta start, resent until data shows */
+    bool connected, started, done, failed, data_seen;
     /* stream description */
     uint32_t size;
     uint64_t count;
@@ -693,12 +696,45 @@ static void sc_send(const struct vrecv *v, const struct flow *f, const uint8_t *
         fprintf(stderr, "flow %u: side channel send: %s\n", f->idx, strerror(errno));
 }
 
+/* Whether the stream has reached the flow's ring: a completion, or a byte other than zero at
+ * its start (the ring starts zeroed; the counter pattern and detector frames put non-zero bytes
+ * in the first 8 of a message; a stream of zeros shows by its completions only). */
+static bool check_data_seen(struct flow *f)
+{
+    if (f->data_seen) return true;
+    const volatile uint8_t *p = f->ring; /* written by the NIC, not by this program */
+    uint64_t n = f->ring_bytes < 256 ? f->ring_bytes : 256;
+    bool any = f->doorbells || f->imm_out_of_order || f->cqe_errors;
+    for (uint64_t j = 0; !any && j < n; j++) any = p[j] != 0;
+    f->data_seen = any;
+    return any;
+}
+
+/* A front-end acknowledges no tx-meta start (the firmware neither): a lost one would stall the
+ * flow for good, so it goes again (txmeta.c) until the stream's data shows, and never after it
+ * (the firmware starts a transfer that has ended all over again). */
+static void start_watch(struct flow *f, uint64_t now)
+{
+    bool awaited = !f->done && !check_data_seen(f);
+    uint64_t first_wait = f->sc.cfg.retry_timeout_ns + 8ull * f->sc.cfg.start.gap;
+    if (fe_txmeta_start_watch(&f->start, &f->sc, awaited, first_wait, START_SENDS, now) !=
+        FE_TXMETA_GIVE_UP)
+        return;
+    char ipb[16];
+    fprintf(stderr,
+            "flow %u: front-end %s:%u sent nothing after %u tx-meta starts (it does not "
+            "acknowledge them)\n",
+            f->idx, ipstr(f->fe_ip, ipb), f->fe_port, f->start.sends);
+    f->failed = true;
+}
+
 /* Side channel out: every flow's due datagrams; a flow whose side channel failed fails. */
 static void sc_output(struct vrecv *v, uint64_t now)
 {
     for (unsigned i = 0; i < v->nflows; i++) {
         struct flow *f = &v->flows[i];
         uint8_t msg[FE_SC_MSG_LEN];
+        start_watch(f, now);
         while (fe_sc_host_poll_tx(&f->sc, now, msg)) sc_send(v, f, msg);
         if (f->sc.state == FE_SC_H_FAILED && !f->failed) {
             fprintf(stderr, "flow %u: side channel failed (%s)\n", i,
@@ -833,6 +869,8 @@ static void wait_event(struct vrecv *v, uint64_t now)
     uint64_t wake = v->next_report;
     for (unsigned i = 0; i < v->nflows; i++) {
         uint64_t d = fe_sc_host_next_deadline(&v->flows[i].sc);
+        if (d < wake) wake = d;
+        d = fe_txmeta_resend_deadline(&v->flows[i].start);
         if (d < wake) wake = d;
     }
     int ms = wake <= now ? 0 : (int)((wake - now) / 1000000 + 1);

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "feroce/sidechannel.h"
+#include "io/txmeta.h"
 
 #define HOST_IP 0x0A000001u /* 10.0.0.1 */
 #define FE_IP   0x0A000002u /* 10.0.0.2 */
@@ -810,6 +811,122 @@ static void test_fe_firmware(void **state)
     assert_int_equal(fe_sc_fe_open_count(&fe), 3);
 }
 
+/* A host in RTS whose tx-meta start went out at t=0 (fe_sc_host sends it on entering RTS). */
+static struct fe_sc_host started_host(void)
+{
+    struct fe_sc_host h = new_host(0x11, true);
+    uint8_t out[FE_SC_MSG_LEN];
+    h.state = FE_SC_H_RTS;
+    h.start_pending = true;
+    assert_int_equal(fe_sc_host_poll_tx(&h, 0, out), 1);
+    assert_false(h.start_pending);
+    return h;
+}
+
+/* The start goes again 100 ms after the first, backing off to 1 s, 5 in all; then the watch
+ * gives up once, and is silent after. */
+static void test_txmeta_start_resend(void **state)
+{
+    (void)state;
+    struct fe_sc_host h = started_host();
+    struct fe_txmeta_resend r;
+    fe_txmeta_resend_reset(&r);
+    assert_int_equal(fe_txmeta_start_watch(&r, &h, true, 100 * MS, 5, 0), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), 100 * MS);
+    assert_int_equal(fe_txmeta_start_watch(&r, &h, true, 100 * MS, 5, 99 * MS), FE_TXMETA_WAIT);
+    assert_false(h.start_pending);
+    const uint64_t at[] = {100 * MS, 300 * MS, 700 * MS, 1500 * MS}; /* waits 200, 400, 800 */
+    uint8_t out[FE_SC_MSG_LEN];
+    for (unsigned i = 0; i < 4; i++) {
+        assert_int_equal(fe_txmeta_start_watch(&r, &h, true, 100 * MS, 5, at[i]), FE_TXMETA_SENT);
+        assert_true(h.start_pending);
+        assert_int_equal(fe_sc_host_poll_tx(&h, at[i], out), 1); /* the same start again */
+        struct fe_sc_msg m;
+        assert_int_equal(fe_sc_decode(out, sizeof out, &m, NULL), 0);
+        assert_true(m.tx.valid && m.tx.start);
+        assert_int_equal(r.sends, i + 2);
+    }
+    assert_int_equal(fe_txmeta_resend_deadline(&r), 2500 * MS); /* capped at 1 s */
+    assert_int_equal(fe_txmeta_start_watch(&r, &h, true, 100 * MS, 5, 2500 * MS),
+                     FE_TXMETA_GIVE_UP);
+    assert_true(r.gave_up);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+    assert_int_equal(fe_txmeta_start_watch(&r, &h, true, 100 * MS, 5, 9000 * MS), FE_TXMETA_WAIT);
+    assert_false(h.start_pending);
+    fe_txmeta_resend_reset(&r); /* a new connection watches again */
+    assert_int_equal(fe_txmeta_start_watch(&r, &h, true, 100 * MS, 5, 9000 * MS), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), 9100 * MS);
+}
+
+/* Once data shows, no start is ever sent again (the firmware would start an ended transfer all
+ * over); nor is one while the QP is not RTS, none is configured, or the first is not out. */
+static void test_txmeta_start_not_after_data(void **state)
+{
+    (void)state;
+    struct fe_sc_host h = started_host();
+    struct fe_txmeta_resend r;
+    fe_txmeta_resend_reset(&r);
+    assert_int_equal(fe_txmeta_start_watch(&r, &h, true, 100 * MS, 5, 0), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_start_watch(&r, &h, false, 100 * MS, 5, 50 * MS), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+    for (uint64_t t = 100 * MS; t < 20000 * MS; t += 100 * MS)
+        assert_int_equal(fe_txmeta_start_watch(&r, &h, false, 100 * MS, 5, t), FE_TXMETA_WAIT);
+    assert_false(h.start_pending);
+
+    struct fe_sc_host q = started_host();
+    fe_txmeta_resend_reset(&r);
+    q.start_pending = true; /* not out yet: no schedule */
+    assert_int_equal(fe_txmeta_start_watch(&r, &q, true, 100 * MS, 5, 0), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+    q = started_host();
+    q.state = FE_SC_H_CLOSING;
+    assert_int_equal(fe_txmeta_start_watch(&r, &q, true, 100 * MS, 5, 0), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+    struct fe_sc_host n = new_host(0x12, false);
+    n.state = FE_SC_H_RTS;
+    assert_int_equal(fe_txmeta_start_watch(&r, &n, true, 100 * MS, 5, 0), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+}
+
+/* A stop goes FE_TXMETA_STOP_SENDS times in all, one wait apart, and no more once the QP
+ * leaves RTS (CLOSE_QP, acknowledged, ends the stream then). */
+static void test_txmeta_stop_resend(void **state)
+{
+    (void)state;
+    struct fe_sc_host h = started_host();
+    struct fe_txmeta_resend r;
+    fe_txmeta_resend_reset(&r);
+    struct fe_sc_tx_meta stop = h.cfg.start;
+    stop.start = false;
+    assert_int_equal(fe_sc_host_send_tx_meta(&h, &stop), 0);
+    assert_int_equal(fe_txmeta_stop_watch(&r, &h, 100 * MS, 1000 * MS), FE_TXMETA_WAIT);
+    uint8_t out[FE_SC_MSG_LEN];
+    assert_int_equal(fe_sc_host_poll_tx(&h, 1000 * MS, out), 1); /* the first stop */
+    assert_int_equal(fe_txmeta_stop_watch(&r, &h, 100 * MS, 1000 * MS), FE_TXMETA_WAIT);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), 1100 * MS);
+    unsigned sent = 1;
+    for (uint64_t t = 1000 * MS; t <= 3000 * MS; t += 10 * MS) {
+        if (fe_txmeta_stop_watch(&r, &h, 100 * MS, t) != FE_TXMETA_SENT) continue;
+        assert_int_equal(fe_sc_host_poll_tx(&h, t, out), 1);
+        struct fe_sc_msg m;
+        assert_int_equal(fe_sc_decode(out, sizeof out, &m, NULL), 0);
+        assert_true(m.tx.valid && !m.tx.start);
+        sent++;
+    }
+    assert_int_equal(sent, FE_TXMETA_STOP_SENDS);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+
+    struct fe_sc_host c = started_host();
+    fe_txmeta_resend_reset(&r);
+    assert_int_equal(fe_sc_host_send_tx_meta(&c, &stop), 0);
+    assert_int_equal(fe_sc_host_poll_tx(&c, 0, out), 1);
+    assert_int_equal(fe_txmeta_stop_watch(&r, &c, 100 * MS, 0), FE_TXMETA_WAIT);
+    assert_int_equal(fe_sc_host_close(&c, 50 * MS), 0);
+    assert_int_equal(fe_txmeta_stop_watch(&r, &c, 100 * MS, 200 * MS), FE_TXMETA_WAIT);
+    assert_false(c.start_pending);
+    assert_int_equal(fe_txmeta_resend_deadline(&r), UINT64_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -825,6 +942,9 @@ int main(void)
         cmocka_unit_test(test_fe_liberal),
         cmocka_unit_test(test_fe_reply_rate),
         cmocka_unit_test(test_fe_firmware),
+        cmocka_unit_test(test_txmeta_start_resend),
+        cmocka_unit_test(test_txmeta_start_not_after_data),
+        cmocka_unit_test(test_txmeta_stop_resend),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
