@@ -123,6 +123,30 @@ struct fe_qp_sim_config;
 
 /* ---- flow.c, path.c, qp_config.c ---- */
 int sim_flow_start(struct fe_sim *sim, uint32_t flow);
+
+/* The flows due to start together at now_ns, next in start order (flow_order[first..first+n)),
+ * whose QPs are made ahead: their slots and QPNs in start order on one thread (as
+ * sim_flow_start takes them), then their fe_qps by each part's thread for the hosts of its part
+ * (parallel.c), then sim_flow_start takes them in start order. made[2i], made[2i+1]: flow i's
+ * requester and responder. */
+struct sim_flow_made {
+    struct sim_qp *sq;
+    int create_err; /* fe_qp_create's (sq->qp NULL), else fe_qp_reg_mr's */
+    const char *create_why;
+};
+struct sim_flow_batch {
+    uint32_t first, n, next; /* next: the first not yet taken by sim_flow_start */
+    uint64_t now_ns;
+    struct sim_flow_made *made;
+};
+/* The batch of the flows due at now_ns (NULL when none, or out of memory: they start as
+ * usual), their QPs in their hosts' slots. */
+struct sim_flow_batch *sim_flow_batch_new(struct fe_sim *sim, uint64_t now_ns);
+/* The fe_qps of the batch's QPs whose host is in `part` (part_of: node -> part). */
+void sim_flow_batch_make(const struct fe_sim *sim, struct sim_flow_batch *fb,
+                         const uint32_t *part_of, uint32_t part);
+/* The QPs sim_flow_start did not take released, the batch freed. */
+void sim_flow_batch_free(struct sim_flow_batch *fb);
 /* Base RTT, bottleneck rate and standalone FCT of a flow's path (at creation). */
 int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f);
 /* The responder's sink region, where the requester writes. */
