@@ -278,6 +278,17 @@ struct sim_flow_batch *sim_flow_batch_new(struct fe_sim *sim, uint64_t now_ns)
     return fb;
 }
 
+/* An fe_qp in its host's QP memory (sim_host_qp_mem), as fe_qp_create_sim makes it. */
+static struct fe_qp *create_in_host(struct sim_host *h, const struct fe_qp_config *c,
+                                    const struct fe_qp_sim_config *s, uint64_t now_ns, int *err,
+                                    const char **why)
+{
+    size_t bytes = fe_qp_memory_bytes(c);
+    void *mem = bytes ? sim_host_qp_mem(h, bytes) : NULL;
+    if (!mem) return fe_qp_create_sim(c, s, now_ns, err, why); /* its error, or a malloc */
+    return fe_qp_create_sim_in(mem, bytes, c, s, now_ns, err, why);
+}
+
 /* The fe_qps of a batch's flow whose hosts are marked (req: the requester's, resp: the
  * responder's), as create_qps makes them; what failed in m (made_rc reads it). */
 static void make_qps(const struct fe_sim *sim, const struct sim_flow *f, struct sim_flow_made *m,
@@ -291,7 +302,7 @@ static void make_qps(const struct fe_sim *sim, const struct sim_flow *f, struct 
         if (!mine[k]) continue;
         int err = 0;
         const char *why = NULL;
-        m[k].sq->qp = fe_qp_create_sim(&c[k], &s[k], now_ns, &err, &why);
+        m[k].sq->qp = create_in_host(m[k].sq->host, &c[k], &s[k], now_ns, &err, &why);
         if (!m[k].sq->qp) {
             m[k].create_err = err ? err : FE_ENOMEM;
             m[k].create_why = why;
@@ -304,9 +315,20 @@ static void make_qps(const struct fe_sim *sim, const struct sim_flow *f, struct 
     }
 }
 
+/* How many of the batch's QPs each host of `part` will make (qp_mem_due): its QP memory then
+ * comes in one block. */
+static void count_due(struct sim_flow_batch *fb, const uint32_t *part_of, uint32_t part)
+{
+    for (uint32_t i = 0; i < 2 * fb->n; i++) {
+        struct sim_host *h = fb->made[i].sq->host;
+        if (part_of[h->node_id] == part) h->qp_mem_due++;
+    }
+}
+
 void sim_flow_batch_make(const struct fe_sim *sim, struct sim_flow_batch *fb,
                          const uint32_t *part_of, uint32_t part)
 {
+    count_due(fb, part_of, part);
     for (uint32_t i = 0; i < fb->n; i++) {
         struct sim_flow_made *m = &fb->made[2 * i];
         bool mine[2] = {part_of[m[0].sq->host->node_id] == part,

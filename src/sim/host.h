@@ -73,6 +73,12 @@ struct sim_host {
     struct sim_qp *free_qps;
     struct sim_qp **qp_chunks;
     uint32_t n_qp_chunks, qp_chunk_slots;
+    /* The fe_qps of the flows that start with a run (sim_flow_batch_make) lie in blocks of its
+     * own, each sized for the QPs still due there (qp_mem_due), freed with the host: a malloc
+     * each would grow a second thread's malloc arena a page at a time. */
+    void **qp_mem_blocks;
+    uint32_t n_qp_mem_blocks, qp_mem_due;
+    char *qp_mem_next, *qp_mem_end;
 };
 
 /* A flow's share of its QPs' counters. */
@@ -112,6 +118,10 @@ void sim_host_wake(struct fe_sim *sim, struct sim_host *h);
 /* A QP in a free slot of h, with a new QPN (not yet in h->qps: sim_host_install_qp). */
 struct sim_qp *sim_host_new_qp(struct sim_host *h, uint32_t flow, bool requester, int *rc);
 void sim_host_install_qp(struct sim_host *h, struct sim_qp *sq);
+/* Room for one fe_qp of `bytes` (fe_qp_memory_bytes) in h's blocks, 64-byte aligned, for
+ * fe_qp_create_sim_in (NULL when out of memory). A new block holds qp_mem_due QPs of that size;
+ * each call counts one of them done. */
+void *sim_host_qp_mem(struct sim_host *h, size_t bytes);
 /* Takes the QP out of the host; packets still addressed to it are dropped as stale. */
 void sim_host_release_qp(struct sim_host *h, struct sim_qp *sq);
 /* Files the QP as ready or under a timer after its deadline may have changed. */
