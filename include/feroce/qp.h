@@ -168,7 +168,8 @@ struct fe_qp;
 struct fe_qp *fe_qp_create(const struct fe_qp_config *cfg, uint64_t now_ns, int *err,
                            const char **why_field);
 void fe_qp_destroy(struct fe_qp *qp);
-/* Bytes fe_qp_create allocates for `cfg` (0 when cfg is invalid): the memory per QP. */
+/* Bytes a QP of `cfg` occupies (0 when cfg is invalid), in the one block fe_qp_create allocates
+ * (with at most 63 more to align it on a cache line): the memory per QP. */
 size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg);
 const struct fe_qp_config *fe_qp_config(const struct fe_qp *qp);
 

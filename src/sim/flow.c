@@ -198,16 +198,45 @@ static void go(struct fe_sim *sim, struct sim_flow *f, struct sim_qp *a, struct 
     if (src_here) sim_host_kick(sim, hs);
 }
 
+/* A batch's flow: its QPs as its parts' threads made them (sim_flow_batch_make), and what
+ * create_qps would have returned. */
+static int made_rc(struct fe_sim *sim, const struct sim_flow_made *m)
+{
+    for (int k = 0; k < 2; k++)
+        if (!m[k].sq->qp) {
+            sim->create_err = m[k].create_err;
+            sim->create_why = m[k].create_why;
+            return sim->create_err;
+        }
+    return m[1].create_err;
+}
+
+/* The flow's QPs from the batch (true), when it is the batch's next flow. */
+static bool take_made(struct fe_sim *sim, uint32_t fi, struct sim_qp **a, struct sim_qp **b,
+                      int *rc)
+{
+    struct sim_flow_batch *fb = sim->batch;
+    if (!fb || fb->next == fb->n || sim->flow_order[fb->first + fb->next] != fi) return false;
+    const struct sim_flow_made *m = &fb->made[2 * fb->next++];
+    *a = m[0].sq;
+    *b = m[1].sq;
+    *rc = made_rc(sim, m);
+    return true;
+}
+
 /* Out of line: once per flow, and inlined into the run loop's dispatch (start_flows) it would
  * take the room of the per-frame functions the loop inlines. */
 __attribute__((noinline)) int sim_flow_start(struct fe_sim *sim, uint32_t fi)
 {
     struct sim_flow *f = &sim->flows[fi];
     struct sim_qp *a, *b;
-    int rc = new_qps(sim, fi, &a, &b);
-    if (rc) return rc;
     uint64_t line_bps = sim_flow_line_bps(sim, f);
-    rc = create_qps(sim, f, a, b, line_bps);
+    int rc;
+    if (!take_made(sim, fi, &a, &b, &rc)) {
+        rc = new_qps(sim, fi, &a, &b);
+        if (rc) return rc;
+        rc = create_qps(sim, f, a, b, line_bps);
+    }
     if (!rc) rc = join_grants(sim, f, b, line_bps);
     if (rc) {
         sim_host_release_qp(a->host, a);
@@ -217,4 +246,106 @@ __attribute__((noinline)) int sim_flow_start(struct fe_sim *sim, uint32_t fi)
     go(sim, f, a, b);
     if (f->eb) sim_eb_flow_started(sim, fi);
     return 0;
+}
+
+/* ---- flows made ahead ---- */
+
+struct sim_flow_batch *sim_flow_batch_new(struct fe_sim *sim, uint64_t now_ns)
+{
+    uint32_t first = sim->next_flow, n = 0;
+    while (first + n < sim->n_flows &&
+           sim->flows[sim->flow_order[first + n]].spec.start_ns <= now_ns)
+        n++;
+    if (!n) return NULL;
+    struct sim_flow_batch *fb = malloc(sizeof(*fb));
+    struct sim_flow_made *made = calloc(2 * (size_t)n, sizeof(*made));
+    if (!fb || !made) {
+        free(fb);
+        free(made);
+        return NULL;
+    }
+    *fb = (struct sim_flow_batch){.first = first, .now_ns = now_ns, .made = made};
+    /* as sim_flow_start takes them: a flow whose slots fail ends the batch, and fails again
+     * there */
+    for (; fb->n < n; fb->n++) {
+        struct sim_flow_made *m = &made[2 * fb->n];
+        if (new_qps(sim, sim->flow_order[first + fb->n], &m[0].sq, &m[1].sq)) break;
+    }
+    if (!fb->n) {
+        sim_flow_batch_free(fb);
+        return NULL;
+    }
+    return fb;
+}
+
+/* An fe_qp in its host's QP memory (sim_host_qp_mem), as fe_qp_create_sim makes it. */
+static struct fe_qp *create_in_host(struct sim_host *h, const struct fe_qp_config *c,
+                                    const struct fe_qp_sim_config *s, uint64_t now_ns, int *err,
+                                    const char **why)
+{
+    size_t bytes = fe_qp_memory_bytes(c);
+    void *mem = bytes ? sim_host_qp_mem(h, bytes) : NULL;
+    if (!mem) return fe_qp_create_sim(c, s, now_ns, err, why); /* its error, or a malloc */
+    return fe_qp_create_sim_in(mem, bytes, c, s, now_ns, err, why);
+}
+
+/* The fe_qps of a batch's flow whose hosts are marked (req: the requester's, resp: the
+ * responder's), as create_qps makes them; what failed in m (made_rc reads it). */
+static void make_qps(const struct fe_sim *sim, const struct sim_flow *f, struct sim_flow_made *m,
+                     const bool mine[2], uint64_t now_ns)
+{
+    struct fe_qp_config c[2];
+    struct fe_qp_sim_config s[2];
+    sim_flow_qp_configs(sim, f, m[0].sq, m[1].sq, sim_flow_line_bps(sim, f), &c[0], &c[1], &s[0],
+                        &s[1]);
+    for (int k = 0; k < 2; k++) {
+        if (!mine[k]) continue;
+        int err = 0;
+        const char *why = NULL;
+        m[k].sq->qp = create_in_host(m[k].sq->host, &c[k], &s[k], now_ns, &err, &why);
+        if (!m[k].sq->qp) {
+            m[k].create_err = err ? err : FE_ENOMEM;
+            m[k].create_why = why;
+        }
+    }
+    if (mine[1] && m[1].sq->qp) {
+        struct fe_mr mr = {
+            .rkey = SIM_FLOW_RKEY, .va = SIM_FLOW_VA, .len = f->spec.bytes, .base = NULL};
+        m[1].create_err = fe_qp_reg_mr(m[1].sq->qp, &mr);
+    }
+}
+
+/* How many of the batch's QPs each host of `part` will make (qp_mem_due): its QP memory then
+ * comes in one block. */
+static void count_due(struct sim_flow_batch *fb, const uint32_t *part_of, uint32_t part)
+{
+    for (uint32_t i = 0; i < 2 * fb->n; i++) {
+        struct sim_host *h = fb->made[i].sq->host;
+        if (part_of[h->node_id] == part) h->qp_mem_due++;
+    }
+}
+
+void sim_flow_batch_make(const struct fe_sim *sim, struct sim_flow_batch *fb,
+                         const uint32_t *part_of, uint32_t part)
+{
+    count_due(fb, part_of, part);
+    for (uint32_t i = 0; i < fb->n; i++) {
+        struct sim_flow_made *m = &fb->made[2 * i];
+        bool mine[2] = {part_of[m[0].sq->host->node_id] == part,
+                        part_of[m[1].sq->host->node_id] == part};
+        if (mine[0] || mine[1])
+            make_qps(sim, &sim->flows[sim->flow_order[fb->first + i]], m, mine, fb->now_ns);
+    }
+}
+
+void sim_flow_batch_free(struct sim_flow_batch *fb)
+{
+    if (!fb) return;
+    for (uint32_t i = fb->n; i-- > fb->next;) { /* the slots back as they were taken */
+        struct sim_qp *a = fb->made[2 * i].sq, *b = fb->made[2 * i + 1].sq;
+        sim_host_release_qp(b->host, b);
+        sim_host_release_qp(a->host, a);
+    }
+    free(fb->made);
+    free(fb);
 }

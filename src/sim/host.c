@@ -5,6 +5,7 @@
  * transmitter slot; QPs waiting for a later deadline sit in a min-heap with one wake-up event
  * for the host. A frame of a priority paused by PFC waits in the port's queue (one per QP at
  * most: that QP is not polled again until it leaves). */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -241,6 +242,32 @@ static int grow_qp_structs(struct sim_host *h)
     return 0;
 }
 
+/* A block for the QPs of `bytes` still due (one at least) onto h's list. */
+static int grow_qp_mem(struct sim_host *h, size_t bytes)
+{
+    size_t n = h->qp_mem_due ? h->qp_mem_due : 1;
+    if (bytes > SIZE_MAX / n) return FE_ENOMEM;
+    void **v = realloc(h->qp_mem_blocks, (h->n_qp_mem_blocks + 1) * sizeof(*v));
+    if (!v) return FE_ENOMEM;
+    h->qp_mem_blocks = v;
+    char *b = aligned_alloc(64, n * bytes);
+    if (!b) return FE_ENOMEM;
+    v[h->n_qp_mem_blocks++] = b;
+    h->qp_mem_next = b;
+    h->qp_mem_end = b + n * bytes;
+    return 0;
+}
+
+void *sim_host_qp_mem(struct sim_host *h, size_t bytes)
+{
+    bytes = (bytes + 63) & ~(size_t)63;
+    if ((size_t)(h->qp_mem_end - h->qp_mem_next) < bytes && grow_qp_mem(h, bytes)) return NULL;
+    void *mem = h->qp_mem_next;
+    h->qp_mem_next += bytes;
+    if (h->qp_mem_due) h->qp_mem_due--;
+    return mem;
+}
+
 static struct sim_qp *alloc_qp_struct(struct sim_host *h)
 {
     if (!h->free_qps && grow_qp_structs(h)) return NULL;
@@ -262,6 +289,11 @@ void sim_host_free(struct sim_host *h)
     /* zombies still queued as ready */
     struct sim_qp *z;
     while ((z = ready_pop(h))) free_qp_struct(z);
+    for (uint32_t c = 0; c < h->n_qp_mem_blocks; c++) free(h->qp_mem_blocks[c]);
+    free(h->qp_mem_blocks);
+    h->qp_mem_blocks = NULL;
+    h->n_qp_mem_blocks = h->qp_mem_due = 0;
+    h->qp_mem_next = h->qp_mem_end = NULL;
     for (uint32_t c = 0; c < h->n_qp_chunks; c++) free(h->qp_chunks[c]);
     free(h->qp_chunks);
     h->qp_chunks = NULL;

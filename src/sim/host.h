@@ -73,6 +73,12 @@ struct sim_host {
     struct sim_qp *free_qps;
     struct sim_qp **qp_chunks;
     uint32_t n_qp_chunks, qp_chunk_slots;
+    /* The fe_qps of the flows that start with a run (sim_flow_batch_make) lie in blocks of its
+     * own, each sized for the QPs still due there (qp_mem_due), freed with the host: a malloc
+     * each would grow a second thread's malloc arena a page at a time. */
+    void **qp_mem_blocks;
+    uint32_t n_qp_mem_blocks, qp_mem_due;
+    char *qp_mem_next, *qp_mem_end;
 };
 
 /* A flow's share of its QPs' counters. */
@@ -112,6 +118,10 @@ void sim_host_wake(struct fe_sim *sim, struct sim_host *h);
 /* A QP in a free slot of h, with a new QPN (not yet in h->qps: sim_host_install_qp). */
 struct sim_qp *sim_host_new_qp(struct sim_host *h, uint32_t flow, bool requester, int *rc);
 void sim_host_install_qp(struct sim_host *h, struct sim_qp *sq);
+/* Room for one fe_qp of `bytes` (fe_qp_memory_bytes) in h's blocks, 64-byte aligned, for
+ * fe_qp_create_sim_in (NULL when out of memory). A new block holds qp_mem_due QPs of that size;
+ * each call counts one of them done. */
+void *sim_host_qp_mem(struct sim_host *h, size_t bytes);
 /* Takes the QP out of the host; packets still addressed to it are dropped as stale. */
 void sim_host_release_qp(struct sim_host *h, struct sim_qp *sq);
 /* Files the QP as ready or under a timer after its deadline may have changed. */
@@ -123,6 +133,30 @@ struct fe_qp_sim_config;
 
 /* ---- flow.c, path.c, qp_config.c ---- */
 int sim_flow_start(struct fe_sim *sim, uint32_t flow);
+
+/* The flows due to start together at now_ns, next in start order (flow_order[first..first+n)),
+ * whose QPs are made ahead: their slots and QPNs in start order on one thread (as
+ * sim_flow_start takes them), then their fe_qps by each part's thread for the hosts of its part
+ * (parallel.c), then sim_flow_start takes them in start order. made[2i], made[2i+1]: flow i's
+ * requester and responder. */
+struct sim_flow_made {
+    struct sim_qp *sq;
+    int create_err; /* fe_qp_create's (sq->qp NULL), else fe_qp_reg_mr's */
+    const char *create_why;
+};
+struct sim_flow_batch {
+    uint32_t first, n, next; /* next: the first not yet taken by sim_flow_start */
+    uint64_t now_ns;
+    struct sim_flow_made *made;
+};
+/* The batch of the flows due at now_ns (NULL when none, or out of memory: they start as
+ * usual), their QPs in their hosts' slots. */
+struct sim_flow_batch *sim_flow_batch_new(struct fe_sim *sim, uint64_t now_ns);
+/* The fe_qps of the batch's QPs whose host is in `part` (part_of: node -> part). */
+void sim_flow_batch_make(const struct fe_sim *sim, struct sim_flow_batch *fb,
+                         const uint32_t *part_of, uint32_t part);
+/* The QPs sim_flow_start did not take released, the batch freed. */
+void sim_flow_batch_free(struct sim_flow_batch *fb);
 /* Base RTT, bottleneck rate and standalone FCT of a flow's path (at creation). */
 int sim_flow_path_info(struct fe_sim *sim, struct sim_flow *f);
 /* The responder's sink region, where the requester writes. */

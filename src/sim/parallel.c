@@ -520,6 +520,29 @@ static void publish(struct sim_par_part *pp, uint32_t parity)
     pp->phase_flag = false;
 }
 
+/* The start of a run whose first flows were batched (make_batch): each part's thread makes
+ * the QPs of its hosts (where they will be used, at once for all parts), then thread 0 does the
+ * run's first actions, which start those flows with them (sim_flow_start), while the others
+ * wait. False when the run stops there. */
+static bool start_with_batch(struct sim_par_part *pp)
+{
+    struct sim_par *par = pp->par;
+    struct fe_sim *sim = par->main;
+    struct sim_flow_batch *fb = sim->batch; /* set before the threads, freed after a barrier */
+    if (!fb) return true;
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+    sim_flow_batch_make(sim, fb, par->part_of, pp->id);
+    pp->setup_ns += clock_ns(CLOCK_MONOTONIC) - t0;
+    barrier_wait(par, pp);
+    if (pp->id == 0) {
+        sim_par_start_run(par);
+        sim->batch = NULL;
+        sim_flow_batch_free(fb); /* (empty: the actions took every flow) */
+    }
+    barrier_wait(par, pp);
+    return !par->stop;
+}
+
 /* A part's thread: its window's events, the barrier, then either its inbox and the next window
  * (decided alike by every thread from what the parts published), or, when an action is due,
  * thread 0 files every inbox and does the actions while the others wait at a second barrier. */
@@ -527,7 +550,12 @@ static void *part_thread(void *arg)
 {
     struct sim_par_part *pp = arg;
     struct sim_par *par = pp->par;
-    uint64_t end = par->end, cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (!start_with_batch(pp)) {
+        pp->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+        return NULL;
+    }
+    uint64_t end = par->end;
     uint32_t ks = par->ks; /* the slot of par->known */
     for (;;) {
         uint32_t parity = pp->parity;
@@ -812,6 +840,22 @@ void sim_par_start_run(struct sim_par *par)
     par->known[par->ks] = next_known(par);
 }
 
+/* The flows due at the run's start batched, their slots taken, for their QPs to be made on the
+ * threads (true). With threads (over MPI a process makes every QP, its part's and the others'),
+ * when the actions due then start flows and, before, release no QP (sim_do_actions: the flows
+ * that ended): the slots are then taken as sim_flow_start would. */
+static bool make_batch(struct sim_par *par)
+{
+    struct fe_sim *sim = par->main;
+    uint64_t t = par->done_to;
+    if (par->only_part >= 0 || sim_failed(sim) || sim->grid_due <= t || next_known(par) > t)
+        return false;
+    for (uint32_t j = 0; j < par->k; j++)
+        if (par->parts[j].sim->n_ended) return false; /* (collect_ended would take them) */
+    sim->batch = sim_flow_batch_new(sim, t > sim->now ? t : sim->now);
+    return sim->batch != NULL;
+}
+
 void sim_par_end_run(struct sim_par *par)
 {
     merge_pfc_logs(par);
@@ -847,9 +891,17 @@ int sim_par_run(struct fe_sim *sim, uint64_t until_ns)
     if (par->only_part >= 0) return sim_mpi_run(sim, until_ns);
     if (!sim_par_set_limit(par, until_ns)) return 0;
     uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
-    sim_par_start_run(par);
     int rc = 0;
-    if (!par->stop) rc = run_threads(par);
+    if (make_batch(par)) {
+        rc = run_threads(par); /* the run's start on them (start_with_batch) */
+        if (sim->batch) {      /* the threads did not start */
+            sim_flow_batch_free(sim->batch);
+            sim->batch = NULL;
+        }
+    } else {
+        sim_par_start_run(par);
+        if (!par->stop) rc = run_threads(par);
+    }
     par->wall_ns += clock_ns(CLOCK_MONOTONIC) - t0;
     sim_par_end_run(par);
     return sim_par_result(par, rc);
@@ -874,6 +926,7 @@ void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out)
         out->wait_ns[j] = pp->wait_ns;
         out->inbox_ns[j] = pp->inbox_ns;
         out->serial_ns[j] = pp->serial_ns;
+        out->setup_ns[j] = pp->setup_ns;
         out->cpu_ns[j] = pp->cpu_ns;
         out->sleeps[j] = pp->sleeps;
     }
@@ -899,6 +952,7 @@ void fe_sim_parallel_print_times(FILE *f, const char *prefix, const struct fe_si
     print_ms(f, "; barrier waits", pi->wait_ns, k);
     print_ms(f, "; inbox", pi->inbox_ns, k);
     fprintf(f, "; serial actions %.1f", pi->serial_ns[0] / 1e6);
+    print_ms(f, "; QP set-up", pi->setup_ns, k);
     print_ms(f, "; thread CPU", pi->cpu_ns, k);
     fprintf(f, "; waiting %.0f %% of the wall time per thread, %llu futex sleeps\n",
             k && pi->wall_ns ? 100.0 * (double)wait / ((double)pi->wall_ns * k) : 0.0,

@@ -66,8 +66,9 @@ struct sim_par_part {
     uint64_t windows, events_run, frames_out;
     /* where its thread's time goes (ns, CLOCK_MONOTONIC read a few times per window, not per
      * event): running its events, waiting at barriers, filing its inbox, the serial actions
-     * (thread 0); and its thread's CPU time */
-    uint64_t run_ns, wait_ns, inbox_ns, serial_ns, cpu_ns;
+     * (thread 0), making the QPs of its hosts for the flows that start with the run
+     * (sim_flow_batch_make); and its thread's CPU time */
+    uint64_t run_ns, wait_ns, inbox_ns, serial_ns, setup_ns, cpu_ns;
     uint64_t sleeps; /* barrier waits that slept on the futex */
     pthread_t th;
 };

@@ -72,7 +72,8 @@ int fe_sim_set_parallel(struct fe_sim *sim, const struct fe_sim_partition *p, ch
  * simulator runs sequentially. Where each part's thread spent the run's wall time (wall_ns, the
  * runs so far): running its events, waiting at barriers (for the slowest part, or for the serial
  * actions), filing the frames other parts sent it, the global actions done serially (part 0's
- * thread, the others wait); and the thread's CPU time. sleeps: barrier waits that slept. */
+ * thread, the others wait), making its hosts' QPs for the flows that start with a run; and the
+ * thread's CPU time. sleeps: barrier waits that slept. */
 #define FE_SIM_MAX_INFO_PARTS 64
 struct fe_sim_par_info {
     uint32_t parts;
@@ -83,12 +84,13 @@ struct fe_sim_par_info {
     uint64_t frames_out[FE_SIM_MAX_INFO_PARTS];
     uint64_t run_ns[FE_SIM_MAX_INFO_PARTS], wait_ns[FE_SIM_MAX_INFO_PARTS];
     uint64_t inbox_ns[FE_SIM_MAX_INFO_PARTS], serial_ns[FE_SIM_MAX_INFO_PARTS];
+    uint64_t setup_ns[FE_SIM_MAX_INFO_PARTS];
     uint64_t cpu_ns[FE_SIM_MAX_INFO_PARTS], sleeps[FE_SIM_MAX_INFO_PARTS];
 };
 void fe_sim_parallel_info(const struct fe_sim *sim, struct fe_sim_par_info *out);
 /* Where the parts' threads spent the run (ms per part: events, barrier waits, inbox filing,
- * serial actions, thread CPU) and the share of the wall time spent waiting: a line, after
- * `prefix`. */
+ * serial actions, QP set-up, thread CPU) and the share of the wall time spent waiting: a line,
+ * after `prefix`. */
 void fe_sim_parallel_print_times(FILE *f, const char *prefix, const struct fe_sim_par_info *pi);
 
 #endif

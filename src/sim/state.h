@@ -141,6 +141,7 @@ struct fe_sim {
     struct sim_par_part *part; /* in a partition's copy of the simulator: its part */
     int create_err;            /* last fe_qp_create failure */
     const char *create_why;
+    struct sim_flow_batch *batch; /* flows whose QPs were made ahead (flow.c), NULL without */
 };
 
 /* ---- rng (xoshiro256**) ---- */

@@ -117,18 +117,41 @@ static const struct fe_cc_algo *config_algo(const struct fe_qp_config *cfg)
     return algo;
 }
 
+/* Where a QP's arrays lie in its one block, by byte offset from the struct fe_qp at its start,
+ * each on a cache line of its own; `bytes` is the whole. Capacities are powers of two, indexed
+ * by a mask (fe_req_init, the responder). */
+struct qp_layout {
+    uint32_t sq_cap, ring_cap, rq_cap;
+    size_t sq, ring, rq, cq, mr, bytes;
+};
+
+static size_t line_up(size_t n)
+{
+    return (n + 63) & ~(size_t)63;
+}
+
+static void plan_layout(const struct fe_qp_config *cfg, const struct fe_cc_algo *algo,
+                        struct qp_layout *l)
+{
+    l->sq_cap = fe_pow2_at_least(cfg->sq_depth);
+    l->ring_cap = fe_pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
+    l->rq_cap = fe_pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
+    l->sq = sizeof(struct fe_qp) + cc_block_bytes(algo);
+    l->ring = l->sq + line_up((size_t)l->sq_cap * sizeof(struct fe_sq_entry));
+    l->rq = l->ring + line_up((size_t)l->ring_cap * sizeof(struct fe_replay_entry));
+    l->cq = l->rq + line_up((size_t)l->rq_cap * sizeof(struct fe_recv_entry));
+    l->mr = l->cq + line_up((size_t)cfg->cq_depth * sizeof(struct fe_cqe));
+    l->bytes = l->mr + (cfg->max_mr > 1 ? line_up((size_t)cfg->max_mr * sizeof(struct fe_mr)) : 0);
+}
+
 size_t fe_qp_memory_bytes(const struct fe_qp_config *cfg)
 {
     if (validate(cfg)) return 0;
     const struct fe_cc_algo *algo = config_algo(cfg);
-    uint32_t ring = fe_pow2_at_least((uint32_t)(cfg->replay_bytes / cfg->mtu_bytes));
-    return sizeof(struct fe_qp) + fe_pow2_at_least(cfg->sq_depth) * sizeof(struct fe_sq_entry) +
-           (size_t)ring * sizeof(struct fe_replay_entry) +
-           (size_t)fe_pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1) *
-               sizeof(struct fe_recv_entry) +
-           (size_t)cfg->cq_depth * sizeof(struct fe_cqe) +
-           (cfg->max_mr > 1 ? (size_t)cfg->max_mr * sizeof(struct fe_mr) : 0) +
-           (algo ? cc_block_bytes(algo) : 0);
+    if (!algo) return 0;
+    struct qp_layout l;
+    plan_layout(cfg, algo, &l);
+    return l.bytes;
 }
 
 /* The CC instance, with the configuration's parameters or the algorithm's defaults. */
@@ -179,67 +202,103 @@ static void apply_sim_config(struct fe_qp *qp, const struct fe_qp_sim_config *si
     qp->ns3.gap_ns = sim->ns3_gap_ns;
 }
 
-struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
-                               uint64_t now_ns, int *err, const char **why_field)
+/* The QP's arrays in its block (plan_layout), and the capacities that index them. */
+static void place_arrays(struct fe_qp *qp, const struct qp_layout *l, uint32_t max_mr)
 {
-    int e = FE_EINVAL;
-    const char *why = validate(cfg);
-    struct fe_qp *qp = NULL;
-    if (why) goto fail;
-
-    const struct fe_cc_algo *algo = config_algo(cfg);
-    if (!algo) {
-        e = FE_ENOENT;
-        why = "cc_algo";
-        goto fail;
-    }
-
-    e = FE_ENOMEM;
-    why = "memory";
-    /* by cache line (struct fe_qp), its CC state right after it (qp_cc_block): every packet reads
-     * both, and a QP among many then costs one page, not two */
-    qp = aligned_alloc(_Alignof(struct fe_qp), sizeof *qp + cc_block_bytes(algo));
-    if (!qp) goto fail;
-    memset(qp, 0, sizeof *qp + cc_block_bytes(algo));
+    char *base = (char *)qp;
     qp->cc = qp_cc_block(qp);
+    qp->req.sq_cap = l->sq_cap;
+    qp->req.sq = (struct fe_sq_entry *)(void *)(base + l->sq);
+    qp->req.ring_mask = l->ring_cap - 1;
+    qp->req.ring = (struct fe_replay_entry *)(void *)(base + l->ring);
+    qp->resp.rq_cap = l->rq_cap;
+    qp->resp.rq = (struct fe_recv_entry *)(void *)(base + l->rq);
+    qp->cq = (struct fe_cqe *)(void *)(base + l->cq);
+    qp->resp.mr = max_mr > 1 ? (struct fe_mr *)(void *)(base + l->mr) : &qp->resp.mr_one;
+}
+
+/* The QP in `mem` (laid out by l), in RTS, from a valid configuration. Only the object and its
+ * CC state are cleared: every array entry is written before it is read (the send queue's by
+ * posting, the replay ring's by sending, the receive queue's by posting a buffer, the CQ's by a
+ * completion, the regions' by registering), so clearing them would only touch memory early. */
+static struct fe_qp *build_qp(void *mem, const struct qp_layout *l, const struct fe_qp_config *cfg,
+                              const struct fe_cc_algo *algo, const struct fe_qp_sim_config *sim,
+                              uint64_t now_ns)
+{
+    struct fe_qp *qp = mem;
+    memset(qp, 0, l->sq);
+    place_arrays(qp, l, cfg->max_mr);
     qp->cfg = *cfg;
     qp->cfg.cc_algo = algo;
     qp->state = FE_QPS_RTS;
     qp->local_qpn = cfg->local_qpn;
-
     qp->cq_cap = cfg->cq_depth;
-    qp->cq = calloc(qp->cq_cap, sizeof *qp->cq);
-    qp->resp.mr = cfg->max_mr > 1 ? calloc(cfg->max_mr, sizeof *qp->resp.mr) : &qp->resp.mr_one;
-    qp->resp.rq_cap = fe_pow2_at_least(cfg->rq_depth ? cfg->rq_depth : 1);
-    qp->resp.rq = calloc(qp->resp.rq_cap, sizeof *qp->resp.rq);
-    if (!qp->cq || !qp->resp.mr || !qp->resp.rq) goto fail;
-    if (fe_req_init(qp) < 0) goto fail;
+    fe_req_init(qp);
     fe_resp_init(qp);
     apply_sim_config(qp, sim);
-
     init_cc(qp, cfg, algo, now_ns);
     init_pacer(qp, cfg, now_ns);
-
-    if (err) *err = 0;
-    if (why_field) *why_field = NULL;
     return qp;
+}
 
-fail:
-    fe_qp_destroy(qp);
+/* The configuration's CC algorithm and layout, or the error and the field at fault. */
+static int check_config(const struct fe_qp_config *cfg, const struct fe_cc_algo **algo,
+                        struct qp_layout *l, const char **why)
+{
+    *why = validate(cfg);
+    if (*why) return FE_EINVAL;
+    *algo = config_algo(cfg);
+    if (!*algo) {
+        *why = "cc_algo";
+        return FE_ENOENT;
+    }
+    plan_layout(cfg, *algo, l);
+    return 0;
+}
+
+static struct fe_qp *report(struct fe_qp *qp, int e, const char *why, int *err,
+                            const char **why_field)
+{
     if (err) *err = e;
     if (why_field) *why_field = why;
-    return NULL;
+    return qp;
+}
+
+struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
+                               uint64_t now_ns, int *err, const char **why_field)
+{
+    const struct fe_cc_algo *algo;
+    struct qp_layout l;
+    const char *why;
+    int e = check_config(cfg, &algo, &l, &why);
+    if (e) return report(NULL, e, why, err, why_field);
+    /* one block, by cache line (struct fe_qp) with its CC state right after it (qp_cc_block):
+     * every packet reads both. malloc and a rounding up, as aligned_alloc costs more per QP. */
+    void *block = malloc(l.bytes + 63);
+    if (!block) return report(NULL, FE_ENOMEM, "memory", err, why_field);
+    void *mem = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+    struct fe_qp *qp = build_qp(mem, &l, cfg, algo, sim, now_ns);
+    qp->heap_block = block;
+    return report(qp, 0, NULL, err, why_field);
+}
+
+struct fe_qp *fe_qp_create_sim_in(void *mem, size_t mem_bytes, const struct fe_qp_config *cfg,
+                                  const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
+                                  const char **why_field)
+{
+    const struct fe_cc_algo *algo;
+    struct qp_layout l;
+    const char *why;
+    int e = check_config(cfg, &algo, &l, &why);
+    if (e) return report(NULL, e, why, err, why_field);
+    if (!mem || ((uintptr_t)mem & 63) || mem_bytes < l.bytes)
+        return report(NULL, FE_EINVAL, "memory", err, why_field);
+    return report(build_qp(mem, &l, cfg, algo, sim, now_ns), 0, NULL, err, why_field);
 }
 
 void fe_qp_destroy(struct fe_qp *qp)
 {
-    if (!qp) return;
-    free(qp->req.sq);
-    free(qp->req.ring);
-    free(qp->resp.rq);
-    free(qp->cq);
-    if (qp->resp.mr != &qp->resp.mr_one) free(qp->resp.mr);
-    free(qp);
+    if (qp) free(qp->heap_block); /* NULL: the creator's memory (fe_qp_create_sim_in) */
 }
 
 const struct fe_qp_config *fe_qp_config(const struct fe_qp *qp)

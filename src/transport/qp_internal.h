@@ -199,6 +199,9 @@ struct fe_qp {
     _Alignas(64) struct fe_resp resp;
     struct fe_qp_config cfg;
     struct fe_req_ns3 ns3;
+    /* What fe_qp_destroy frees: the malloc block that holds the QP and its arrays (qp.c, one
+     * allocation), NULL when the QP lives in its creator's memory (fe_qp_create_sim_in). */
+    void *heap_block;
 };
 
 #if UINTPTR_MAX > UINT32_MAX /* the lines above, on 64-bit targets */
@@ -239,7 +242,7 @@ void fe_qp_set_error(struct fe_qp *qp, bool fail_wr, uint32_t fail_seq, enum fe_
 int fe_qp_find_mr(const struct fe_qp *qp, uint32_t rkey);
 
 /* requester.c */
-int fe_req_init(struct fe_qp *qp);
+void fe_req_init(struct fe_qp *qp);
 int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr);
 int fe_req_tx(struct fe_qp *qp, uint64_t now_ns, struct fe_pkt *out);
 /* The requester's deadline, or `d` when that comes first. */

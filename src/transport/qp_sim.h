@@ -7,6 +7,7 @@
 #include "feroce/qp.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct fe_qp_sim_config {
@@ -30,6 +31,13 @@ struct fe_qp_sim_config {
 /* fe_qp_create with the simulator's settings (NULL: none, as fe_qp_create). */
 struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
                                uint64_t now_ns, int *err, const char **why_field);
+/* fe_qp_create_sim in the caller's memory, for a driver that makes many QPs at once and gives
+ * them one block: `mem` 64-byte aligned, of at least fe_qp_memory_bytes(cfg) bytes (FE_EINVAL,
+ * why "memory", else). fe_qp_destroy then frees nothing; the memory is the caller's to free
+ * after it. */
+struct fe_qp *fe_qp_create_sim_in(void *mem, size_t mem_bytes, const struct fe_qp_config *cfg,
+                                  const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
+                                  const char **why_field);
 
 /* A hint, no effect on the QP: starts loading into the CPU caches the state fe_qp_tx reads. A
  * driver that serves many QPs in turn calls it for the next one while it serves this one. */

@@ -37,17 +37,13 @@ static inline uint32_t outstanding(const struct fe_req *r)
     return (r->next_psn - r->una_psn) & FE_PSN_MASK;
 }
 
-int fe_req_init(struct fe_qp *qp)
+/* The send queue and the replay ring are in place (sq, ring: qp.c sized them by sq_cap and
+ * ring_mask + 1). */
+void fe_req_init(struct fe_qp *qp)
 {
     struct fe_req *r = &qp->req;
     const struct fe_qp_config *c = &qp->cfg;
-    r->sq_cap = fe_pow2_at_least(c->sq_depth);
-    r->sq = calloc(r->sq_cap, sizeof *r->sq);
     r->ring_limit = (uint32_t)(c->replay_bytes / c->mtu_bytes);
-    uint32_t ring_size = fe_pow2_at_least(r->ring_limit);
-    r->ring_mask = ring_size - 1;
-    r->ring = calloc(ring_size, sizeof *r->ring);
-    if (!r->sq || !r->ring) return FE_ENOMEM;
     r->mtu_shift = (uint8_t)__builtin_ctz(c->mtu_bytes); /* a power of two (validated) */
     r->una_psn = r->next_psn = r->tx_psn = r->head_psn = c->sq_psn;
     r->ackreq_psn = fe_psn_add(c->sq_psn, -1); /* none in flight */
@@ -66,7 +62,6 @@ int fe_req_init(struct fe_qp *qp)
     r->data_ecn = c->data_ecn;
     r->retry_cnt = c->retry_cnt;
     r->rnr_retry = c->rnr_retry;
-    return 0;
 }
 
 int fe_req_post(struct fe_qp *qp, const struct fe_wr *wr)
