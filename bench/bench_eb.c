@@ -190,7 +190,7 @@ static int run_wire(char *json, size_t cap)
     }
     close(p[1]);
     for (int k = 0; k < FES; k++) {
-        char src[8], bind[32];
+        char src[12], bind[32]; /* room for any int: gcc checks the widest */
         snprintf(src, sizeof src, "%d", k);
         snprintf(bind, sizeof bind, "127.79.1.%d", k + 1);
         char *f_args[] = {self,       "send", "--eb-source",  src,         "--eb-builders", "1",
