@@ -17,6 +17,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <linux/perf_event.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -98,11 +101,51 @@ static int64_t instr_read(int fd)
     return (int64_t)v;
 }
 
+/* A field of /proc/self/status in kB ("VmHWM:", "VmRSS:"), -1 where it cannot be read. */
+static long status_kb(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long kb = -1;
+    size_t n = strlen(field);
+    while (kb < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, field, n) == 0) kb = strtol(line + n, NULL, 10);
+    fclose(f);
+    return kb;
+}
+
+/* The peak RSS since the last reset_peak_rss (getrusage's, since the start, without /proc). */
 static long peak_rss_kb(void)
 {
+    long kb = status_kb("VmHWM:");
+    if (kb >= 0) return kb;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     return ru.ru_maxrss;
+}
+
+/* Before a section: what earlier runs freed is handed back (release_freed: a 2-thread run's second
+ * malloc arena keeps it otherwise), and the peak restarts from the RSS now, so that each section's
+ * peak is its own runs' and not the largest of the process's life. Returns the RSS now in kB. */
+static void release_freed(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+static long reset_peak_rss(void)
+{
+    release_freed();
+    int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (write(fd, "5", 1) != 1) { /* an older kernel: the peak stays the process's */
+        }
+        close(fd);
+    }
+    long kb = status_kb("VmRSS:");
+    return kb >= 0 ? kb : peak_rss_kb();
 }
 
 struct run_result {
@@ -603,11 +646,11 @@ static int bench_fattree(bool quick, int kind)
     printf("fat-tree, 128 hosts (8 leaves x 16, 16 spines, 100 Gb/s, 1 us), all-to-all incast "
            "(%u flows of 1 MB, DCQCN), %.0f ms simulated:\n",
            sc.n_flows, until / 1e6);
-    long rss0 = peak_rss_kb();
+    long rss0 = reset_peak_rss();
     struct run_result r;
     if (run_sim(&sc, kind, until, &r)) return 1;
     print_run(queue_name(r.queue), &r);
-    printf("  peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
+    printf("  peak RSS %.1f MB (at the start: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
     if (bench_lookahead(&sc, kind, quick)) return 1;
     /* every host sends 127 flows and receives 127: at line rate that alone takes this long, so
      * with fair sharing no flow completes much before it */
@@ -685,10 +728,14 @@ static int bench_parallel_on(const char *what, struct fe_sim_scenario *sc, uint6
 {
     double ratio[8], wall1 = 0, wall2 = 0, load[1] = {0};
     struct par_result r1, r2;
-    long rss0 = peak_rss_kb();
+    long rss0 = reset_peak_rss();
     getloadavg(load, 1);
     for (int i = 0; i < pairs; i++) {
-        if (run_par(sc, 1, until, &r1) || run_par(sc, 2, until, &r2)) return 1;
+        /* each run's peak alone: a run does not start on what the last one's arenas kept */
+        if (run_par(sc, 1, until, &r1)) return 1;
+        release_freed();
+        if (run_par(sc, 2, until, &r2)) return 1;
+        release_freed();
         ratio[i] = r1.wall_s / r2.wall_s;
         wall1 += r1.wall_s;
         wall2 += r2.wall_s;
@@ -714,7 +761,7 @@ static int bench_parallel_on(const char *what, struct fe_sim_scenario *sc, uint6
            (unsigned long long)r2.pi.windows[0], (unsigned long long)r2.pi.barriers,
            (unsigned long long)r2.pi.frames_out[0], (unsigned long long)r2.pi.frames_out[1]);
     fe_sim_parallel_print_times(stdout, "    last 2-thread run: ", &r2.pi);
-    printf("    peak RSS %.1f MB (before: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
+    printf("    peak RSS %.1f MB (at the start: %.1f MB)\n", peak_rss_kb() / 1024.0, rss0 / 1024.0);
     return 0;
 }
 
