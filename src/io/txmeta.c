@@ -46,6 +46,18 @@ static enum fe_txmeta_step step_schedule(struct fe_txmeta_resend *r, uint64_t no
     return FE_TXMETA_SENT;
 }
 
+/* The configured tx-meta (start or stop) again when the schedule says so. */
+static enum fe_txmeta_step send_when_due(struct fe_txmeta_resend *r, struct fe_sc_host *h,
+                                         uint64_t now_ns)
+{
+    enum fe_txmeta_step s = step_schedule(r, now_ns);
+    if (s == FE_TXMETA_SENT) {
+        struct fe_sc_tx_meta tx = h->cfg.start;
+        (void)fe_sc_host_send_tx_meta(h, &tx);
+    }
+    return s;
+}
+
 enum fe_txmeta_step fe_txmeta_start_watch(struct fe_txmeta_resend *r, struct fe_sc_host *h,
                                           bool awaited, uint64_t first_wait_ns, unsigned max_sends,
                                           uint64_t now_ns)
@@ -59,12 +71,7 @@ enum fe_txmeta_step fe_txmeta_start_watch(struct fe_txmeta_resend *r, struct fe_
         begin_schedule(r, first_wait_ns, FE_TXMETA_START_WAIT_MAX_NS, max_sends, now_ns);
         return FE_TXMETA_WAIT;
     }
-    enum fe_txmeta_step s = step_schedule(r, now_ns);
-    if (s == FE_TXMETA_SENT) {
-        struct fe_sc_tx_meta tx = h->cfg.start;
-        (void)fe_sc_host_send_tx_meta(h, &tx);
-    }
-    return s;
+    return send_when_due(r, h, now_ns);
 }
 
 enum fe_txmeta_step fe_txmeta_stop_watch(struct fe_txmeta_resend *r, struct fe_sc_host *h,
@@ -79,10 +86,5 @@ enum fe_txmeta_step fe_txmeta_stop_watch(struct fe_txmeta_resend *r, struct fe_s
         begin_schedule(r, wait_ns, wait_ns, FE_TXMETA_STOP_SENDS, now_ns);
         return FE_TXMETA_WAIT;
     }
-    enum fe_txmeta_step s = step_schedule(r, now_ns);
-    if (s == FE_TXMETA_SENT) {
-        struct fe_sc_tx_meta tx = h->cfg.start;
-        (void)fe_sc_host_send_tx_meta(h, &tx);
-    }
-    return s;
+    return send_when_due(r, h, now_ns);
 }
