@@ -7,29 +7,12 @@ set -eu
 BIN=$1
 PY=/usr/bin/python3
 HERE=$(dirname "$0")
-D=$(mktemp -d)
-PFX=127.$((100 + $$ % 100)).$((($$ / 100) % 250 + 1))
-FE=$PFX.2
-HOST=$PFX.1
+. "$HERE/fw_lib.sh"
 cleanup() {
-    [ -n "${MPID:-}" ] && kill "$MPID" 2>/dev/null
     [ -n "${SPID:-}" ] && kill "$SPID" 2>/dev/null
-    rm -rf "$D"
+    fw_cleanup
 }
 trap cleanup EXIT INT TERM
-
-model() { # state file, model options...
-    st=$1
-    shift
-    $PY "$HERE/fw_model.py" "$BIN" "$FE" "$st" "$@" &
-    MPID=$!
-    sleep 0.3
-}
-stop_model() {
-    kill -TERM "$MPID"
-    wait "$MPID" || true
-    MPID=
-}
 
 # 1. the whole life of a QP against the firmware's rules
 model "$D/fw1.json"

@@ -12,31 +12,14 @@ set -eu
 BIN=$1
 PY=/usr/bin/python3
 HERE=$(dirname "$0")
-D=$(mktemp -d)
-PFX=127.$((100 + $$ % 100)).$((($$ / 100) % 250 + 1))
-HOST=$PFX.1
-FE=$PFX.2
+. "$HERE/fw_lib.sh"
 RELAY=$PFX.3
 PIDS=
 cleanup() {
     for p in $PIDS; do kill "$p" 2>/dev/null || true; done
-    rm -rf "$D"
+    fw_cleanup
 }
 trap cleanup EXIT INT TERM
-
-model() { # state file, model options...
-    st=$1
-    shift
-    $PY "$HERE/fw_model.py" "$BIN" "$FE" "$st" "$@" &
-    MPID=$!
-    PIDS="$MPID"
-    sleep 0.3
-}
-stop_model() {
-    kill -TERM "$MPID"
-    wait "$MPID" || true
-    PIDS=
-}
 
 # 1. the firmware model loses the first start
 model "$D/fw1.json" --drop-tx-meta 1
