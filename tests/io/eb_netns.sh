@@ -24,11 +24,11 @@ fi
 TAG=eb$$
 D=$(mktemp -d)
 PIDS=
-NSS="${TAG}hub ${TAG}m ${TAG}f0 ${TAG}f1 ${TAG}f2 ${TAG}f3 ${TAG}b0 ${TAG}b1 ${TAG}b2"
+. "$(dirname "$0")/netns_lib.sh"
 cleanup() {
     for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
     for p in $PIDS; do wait "$p" 2>/dev/null; done
-    for n in $NSS; do ip netns del "$n" 2>/dev/null; done
+    netns_remove_all
     rm -rf "$D"
 }
 trap cleanup EXIT
@@ -39,25 +39,13 @@ fail() {
     exit 1
 }
 
-if ! ip netns add ${TAG}hub 2>"$D/err"; then
+if ! netns_hub 9000 2>"$D/err"; then
     echo "SKIP: cannot create network namespaces here: $(cat "$D/err")"
     exit 77
 fi
-ip -n ${TAG}hub link add br0 mtu 9000 type bridge || fail "no bridge"
-ip -n ${TAG}hub link set br0 up || fail "bridge down"
-host=1
-attach() { # namespace: one veth to the bridge, address 10.233.0.host
-    ip netns add "$1" || return 1
-    ip link add eth0 netns "$1" mtu 9000 type veth peer name "p$host" netns ${TAG}hub mtu 9000 ||
-        return 1
-    ip -n ${TAG}hub link set "p$host" master br0 up || return 1
-    ip -n "$1" addr add 10.233.0.$host/24 dev eth0 || return 1
-    ip -n "$1" link set eth0 up && ip -n "$1" link set lo up || return 1
-    host=$((host + 1))
-}
-attach ${TAG}m || fail "namespace setup"  # 10.233.0.1
-for k in 0 1 2 3; do attach ${TAG}f$k || fail "namespace setup"; done  # .2 .. .5
-for b in 0 1 2; do attach ${TAG}b$b || fail "namespace setup"; done    # .6 .. .8
+netns_attach ${TAG}m 9000 addr 233 || fail "namespace setup" # 10.233.0.1
+for k in 0 1 2 3; do netns_attach ${TAG}f$k 9000 addr 233 || fail "namespace setup"; done # .2 .. .5
+for b in 0 1 2; do netns_attach ${TAG}b$b 9000 addr 233 || fail "namespace setup"; done   # .6 .. .8
 MGR=10.233.0.1:17200
 FES=10.233.0.2,10.233.0.3,10.233.0.4,10.233.0.5
 SIZES=512-4K
