@@ -283,7 +283,11 @@ static int read_builder(struct checker *c, unsigned b)
     uint8_t *idx = slurp(path, &ilen), *data = idx ? slurp(base, &dlen) : NULL;
     int rc = -1;
     struct fe_eb_index_reader rd;
-    if (!data) goto out;
+    if (!data) {
+        /* a builder that never came up left no record: it built nothing, its events are lost */
+        if (!idx && !c->b[b].alive && access(base, F_OK) != 0) rc = 0;
+        goto out;
+    }
     int r = fe_eb_index_reader_init(&rd, idx, ilen);
     struct fe_eb_index_rec rec;
     while (r == 0 && (r = fe_eb_index_reader_next(&rd, &rec)) == 1) {

@@ -107,6 +107,7 @@ struct ebs {
     uint64_t stall_ns, deadtime_ns;         /* busy raised to the trigger: since, in all */
     uint64_t max_stall_ns;                  /* the longest single deadtime */
     uint64_t t0, start_ns, end_ns, next_trigger_ns, next_report_ns, done_ns;
+    uint64_t first_ring_ns; /* 0 until a builder's ring arrived */
     unsigned final_reports;
     bool blocked;
 };
@@ -253,8 +254,8 @@ static void builder_heard(struct ebs *s, uint16_t id, uint64_t now)
     if (!b->down) return;
     b->down = false;
     if (!s->o.quiet)
-        fprintf(stderr, "feroce send: eb-source %u: builder %u announces again: up\n", s->o.source,
-                id);
+        fprintf(stderr, "feroce send: eb-source %u: builder %u heard (ring or announcement): up\n",
+                s->o.source, id);
 }
 
 static void check_builders_down(struct ebs *s, uint64_t now)
@@ -312,6 +313,7 @@ static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip, u
         b->ring = *r;
         f->builder = r->builder;
         builder_heard(s, r->builder, now);
+        if (!s->first_ring_ns) s->first_ring_ns = now;
         s->n_slots = r->n_slots;
         s->policy = r->policy;
         s->slot_bits = fe_eb_slot_bits(r->n_slots);
@@ -442,19 +444,51 @@ static int trigger_one(struct ebs *s, uint64_t e)
     return rc;
 }
 
-static bool ready_to_start(const struct ebs *s)
+/* Every builder's ring arrived, or the builder timeout passed since the first one did: a
+ * builder that died (or never came up) before its ring got here must not hold the readout.
+ * Timed from the first ring, not from this process's start: front-ends are often started
+ * before the builders, and until one ring arrives the policy and slot count are unknown, so
+ * there is nothing to start with anyway. */
+static bool rings_settled(const struct ebs *s, uint64_t now)
 {
+    bool all = true;
     for (unsigned b = 0; b < s->o.n_builders; b++)
-        if (s->bld[b].flow < 0) return false;
-    if (s->geometry_bad) return false;
+        if (s->bld[b].flow < 0) all = false;
+    if (all) return true;
+    return s->first_ring_ns && s->o.builder_timeout_ns &&
+           now - s->first_ring_ns >= s->o.builder_timeout_ns;
+}
+
+static bool ready_to_start(const struct ebs *s, uint64_t now)
+{
+    if (!rings_settled(s, now) || s->geometry_bad) return false;
     return s->policy == FE_EB_POLICY_RR ||
            (s->table && fe_eb_fe_table_end(s->table) > s->next_event);
+}
+
+/* A builder without a ring at the start is down, as a silent one: its events are dropped and
+ * counted until its ring arrives (builder_heard takes it up). */
+static void start_without_missing(struct ebs *s, uint64_t now)
+{
+    for (unsigned id = 0; id < s->o.n_builders; id++) {
+        struct ebs_builder *b = &s->bld[id];
+        if (b->flow >= 0) continue;
+        b->down = true;
+        b->downs++;
+        b->heard_ns = now;
+        if (!s->o.quiet)
+            fprintf(stderr,
+                    "feroce send: eb-source %u: starting without builder %u: no ring %.0f ms "
+                    "after the first (--builder-timeout); down, its fragments dropped\n",
+                    s->o.source, id, (double)(now - s->first_ring_ns) / 1e6);
+    }
 }
 
 static void trigger(struct ebs *s, uint64_t now)
 {
     if (!s->started) {
-        if (!ready_to_start(s)) return;
+        if (!ready_to_start(s, now)) return;
+        start_without_missing(s, now);
         s->started = true;
         s->start_ns = s->next_trigger_ns = now;
     }
