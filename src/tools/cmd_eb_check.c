@@ -279,15 +279,13 @@ static int read_builder(struct checker *c, unsigned b)
     snprintf(path, sizeof path, "%s.done", base);
     c->b[b].alive = access(path, F_OK) == 0;
     snprintf(path, sizeof path, "%s.idx", base);
+    /* a builder that never came up left no record: it built nothing, its events are lost */
+    if (!c->b[b].alive && access(path, F_OK) != 0 && access(base, F_OK) != 0) return 0;
     size_t ilen = 0, dlen = 0;
     uint8_t *idx = slurp(path, &ilen), *data = idx ? slurp(base, &dlen) : NULL;
     int rc = -1;
     struct fe_eb_index_reader rd;
-    if (!data) {
-        /* a builder that never came up left no record: it built nothing, its events are lost */
-        if (!idx && !c->b[b].alive && access(base, F_OK) != 0) rc = 0;
-        goto out;
-    }
+    if (!data) goto out;
     int r = fe_eb_index_reader_init(&rd, idx, ilen);
     struct fe_eb_index_rec rec;
     while (r == 0 && (r = fe_eb_index_reader_next(&rd, &rec)) == 1) {
