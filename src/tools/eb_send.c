@@ -39,6 +39,8 @@ static const char eb_usage[] =
     "  --builder-timeout TIME  a builder silent this long (no announcement) is down: its\n"
     "                          fragments are dropped and counted, never waited for, until it\n"
     "                          announces again (300ms; 0: wait for its QP to fail)\n"
+    "  --ring-timeout TIME     start without the builders whose ring has not arrived this\n"
+    "                          long after the first: down (2s; 0: wait for every ring)\n"
     "  --eb-report FILE        write this front-end's counts (sent, dropped, busy per builder)\n"
     "                          for feroce eb-check --report\n"
     "  --bind ADDR[:PORT]      data socket (127.0.0.1:4791)\n"
@@ -62,7 +64,7 @@ struct ebs_opts {
     uint32_t sc_ip;
     uint16_t sc_port;
     struct fe_qp_config qp;
-    uint64_t timeout_ns, linger_ns, builder_timeout_ns;
+    uint64_t timeout_ns, linger_ns, builder_timeout_ns, ring_timeout_ns;
     bool quiet, json, busy_wait;
     const char *report;
 };
@@ -86,6 +88,8 @@ struct ebs_builder {
     uint64_t heard_ns;      /* its newest ring or announcement */
     uint64_t downs;         /* times it was declared down */
     bool down;
+    bool missed_start; /* no ring when triggering started */
+    bool late_said;    /* its late ring reported */
 };
 
 struct ebs {
@@ -158,6 +162,7 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
     o->timeout_ns = 60000000000ull;
     o->linger_ns = 300000000ull;
     o->builder_timeout_ns = 300000000ull;
+    o->ring_timeout_ns = 2000000000ull;
     uint32_t src = 0;
     struct fe_io_opts io;
     fe_io_opts_default(&io);
@@ -175,6 +180,7 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
         {FE_OPT_TIME_("--timeout", o->timeout_ns)},
         {FE_OPT_TIME_("--linger", o->linger_ns)},
         {FE_OPT_TIME_("--builder-timeout", o->builder_timeout_ns)},
+        {FE_OPT_TIME_("--ring-timeout", o->ring_timeout_ns)},
         {FE_OPT_STR_("--eb-report", o->report)},
         {FE_OPT_TIME_("--ack-timeout", o->qp.ack_timeout_ns)},
         {FE_OPT_U32MAX_("--retry", o->qp.retry_cnt, 7)},
@@ -252,6 +258,18 @@ static void builder_heard(struct ebs *s, uint16_t id, uint64_t now)
     struct ebs_builder *b = &s->bld[id];
     b->heard_ns = now;
     if (!b->down) return;
+    if (b->missed_start && s->policy == FE_EB_POLICY_RR) {
+        /* Its ring positions start at event 0, but the front-ends dropped its events since:
+         * it would wait for them and never release its ring, and the credit check would hold
+         * the trigger. Round-robin cannot take it up in this run. */
+        if (!s->o.quiet && !b->late_said)
+            fprintf(stderr,
+                    "feroce send: eb-source %u: builder %u's ring arrived after the start: "
+                    "round-robin cannot take it up, it stays down for this run\n",
+                    s->o.source, id);
+        b->late_said = true;
+        return;
+    }
     b->down = false;
     if (!s->o.quiet)
         fprintf(stderr, "feroce send: eb-source %u: builder %u heard (ring or announcement): up\n",
@@ -444,19 +462,21 @@ static int trigger_one(struct ebs *s, uint64_t e)
     return rc;
 }
 
-/* Every builder's ring arrived, or the builder timeout passed since the first one did: a
- * builder that died (or never came up) before its ring got here must not hold the readout.
- * Timed from the first ring, not from this process's start: front-ends are often started
- * before the builders, and until one ring arrives the policy and slot count are unknown, so
- * there is nothing to start with anyway. */
+/* Every builder's ring arrived, or --ring-timeout passed since the first one did: a builder
+ * that died (or never came up) before its ring got here must not hold the readout. Timed from
+ * the first ring, not from this process's start: front-ends are often started before the
+ * builders, and until one ring arrives the policy and slot count are unknown, so there is
+ * nothing to start with anyway. Not --builder-timeout: that bounds the silence between
+ * announcements sent every 5 ms, while a live builder's ring can trail the first by its
+ * process start plus the side channel's 100 ms retries (over 300 ms on a loaded host). */
 static bool rings_settled(const struct ebs *s, uint64_t now)
 {
     bool all = true;
     for (unsigned b = 0; b < s->o.n_builders; b++)
         if (s->bld[b].flow < 0) all = false;
     if (all) return true;
-    return s->first_ring_ns && s->o.builder_timeout_ns &&
-           now - s->first_ring_ns >= s->o.builder_timeout_ns;
+    return s->first_ring_ns && s->o.ring_timeout_ns &&
+           now - s->first_ring_ns >= s->o.ring_timeout_ns;
 }
 
 static bool ready_to_start(const struct ebs *s, uint64_t now)
@@ -474,12 +494,13 @@ static void start_without_missing(struct ebs *s, uint64_t now)
         struct ebs_builder *b = &s->bld[id];
         if (b->flow >= 0) continue;
         b->down = true;
+        b->missed_start = true;
         b->downs++;
         b->heard_ns = now;
         if (!s->o.quiet)
             fprintf(stderr,
                     "feroce send: eb-source %u: starting without builder %u: no ring %.0f ms "
-                    "after the first (--builder-timeout); down, its fragments dropped\n",
+                    "after the first (--ring-timeout); down, its fragments dropped\n",
                     s->o.source, id, (double)(now - s->first_ring_ns) / 1e6);
     }
 }

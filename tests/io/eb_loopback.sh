@@ -5,8 +5,8 @@
 # the builder it was assigned to, and every recorded byte verifies (feroce eb-check); each
 # front-end's report (--eb-report) agrees with the builders' records: every fragment it sent
 # recorded, none dropped, none busy.
-# Then round-robin with builder 2 never started: the front-ends start without it after the
-# builder timeout (counted from the first ring) and drop its events; builders 0 and 1 build every
+# Then round-robin with builder 2 never started: the front-ends start without it after
+# --ring-timeout (2 s, from the first ring) and drop its events; builders 0 and 1 build every
 # event of theirs, eb-check counts builder 2's events lost and the front-ends' drops agree.
 set -u
 BIN=$1
