@@ -104,6 +104,10 @@ open(sys.argv[1],"wb").write(b)' "$D/fe2.rep" || fail "cannot tamper with a repo
 # Builder 2 never starts. Before front-ends started without a builder whose ring had not
 # arrived, they waited for it until their --timeout (10 s here, which bounds the case) and failed.
 missing_builder() {
+    # its own addresses: a builder 2 of the cases above, run concurrently elsewhere on this
+    # host, would otherwise answer these front-ends
+    NET=127.76
+    FES=$NET.1.1,$NET.1.2,$NET.1.3,$NET.1.4
     rm -f "$D"/*.dat "$D"/*.idx "$D"/*.done "$D"/*.rep "$D"/*.log
     PIDS=
     for k in 0 1 2 3; do
