@@ -20,7 +20,9 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-NET=127.77
+# addresses of this run's own (127.200-249.x.y, beside the 127.100-199 of the other loopback
+# tests): another run of this test on the host, a second build's ctest, must not answer ours
+NET=127.$((200 + ($$ % 25) * 2))
 FES=$NET.1.1,$NET.1.2,$NET.1.3,$NET.1.4
 SIZES=512-4K
 fail() {
@@ -104,9 +106,8 @@ open(sys.argv[1],"wb").write(b)' "$D/fe2.rep" || fail "cannot tamper with a repo
 # Builder 2 never starts. Before front-ends started without a builder whose ring had not
 # arrived, they waited for it until their --timeout (10 s here, which bounds the case) and failed.
 missing_builder() {
-    # its own addresses: a builder 2 of the cases above, run concurrently elsewhere on this
-    # host, would otherwise answer these front-ends
-    NET=127.76
+    # addresses apart from the cases above: their builder 2 must not answer these front-ends
+    NET=127.$((${NET#127.} + 1))
     FES=$NET.1.1,$NET.1.2,$NET.1.3,$NET.1.4
     rm -f "$D"/*.dat "$D"/*.idx "$D"/*.done "$D"/*.rep "$D"/*.log
     PIDS=
