@@ -176,18 +176,20 @@ static const char *node_name(const struct fe_sim *sim, uint32_t n)
     return sim->sc.nodes[n].name;
 }
 
+/* putc_unlocked: fputc locks the stream for every character once the process has started threads
+ * (a parallel run), and the results are written by one thread, after the parts have joined. */
 static void json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
+    putc_unlocked('"', f);
     for (; *s; s++) {
         if (*s == '"' || *s == '\\')
             fprintf(f, "\\%c", *s);
         else if ((unsigned char)*s < 0x20)
             fprintf(f, "\\u%04x", *s);
         else
-            fputc(*s, f);
+            putc_unlocked(*s, f);
     }
-    fputc('"', f);
+    putc_unlocked('"', f);
 }
 
 void sim_json_str(FILE *f, const char *s)

@@ -291,6 +291,55 @@ static void refine(const struct groups *g, struct assign *as, const uint32_t *me
     }
 }
 
+/* The move that lowers the heaviest part h's load most cheaply: a group of h (h keeps another)
+ * to a part that stays below h's load, the one that adds the least cut cost, then the one that
+ * evens the pair most. Returns false when no move lowers h's load for a cut cost below the
+ * events it takes off h (a cut frame costs less than an event: its arrival is an event anyway). */
+static bool pick_balancing_move(const struct groups *g, struct assign *as, uint32_t h,
+                                const uint32_t *count, uint32_t *grp_out, uint32_t *to_out)
+{
+    double best_cost = 0, best_peak = as->load[h];
+    bool found = false;
+    if (count[h] <= 1) return false;
+    for (uint32_t grp = 0; grp < g->n; grp++) {
+        if (as->part_of[grp] != h) continue;
+        affinity(g, as, grp);
+        for (uint32_t q = 0; q < as->k; q++) {
+            double w = g->w[grp];
+            if (q == h || as->load[q] + w >= as->load[h]) continue;
+            double peak = as->load[h] - w > as->load[q] + w ? as->load[h] - w : as->load[q] + w;
+            double cost = as->aff[h] - as->aff[q];
+            if (cost > as->load[h] - peak) continue;
+            if (!found || cost < best_cost || (cost == best_cost && peak < best_peak)) {
+                found = true;
+                best_cost = cost;
+                best_peak = peak;
+                *grp_out = grp;
+                *to_out = q;
+            }
+        }
+    }
+    return found;
+}
+
+/* Takes load off the heaviest part while a move lowers it (refine fills parts up to the cap: the
+ * slack lets it cut less, but the heaviest part sets the pace of every window). */
+static void balance(const struct groups *g, struct assign *as, uint32_t *count)
+{
+    for (uint32_t moves = 0; moves < g->n; moves++) {
+        uint32_t h = 0;
+        for (uint32_t q = 1; q < as->k; q++)
+            if (as->load[q] > as->load[h]) h = q;
+        uint32_t grp, to;
+        if (!pick_balancing_move(g, as, h, count, &grp, &to)) return;
+        as->part_of[grp] = to;
+        as->load[h] -= g->w[grp];
+        as->load[to] += g->w[grp];
+        count[h]--;
+        count[to]++;
+    }
+}
+
 static int assign_groups(const struct groups *g, uint32_t k, uint32_t *part_of)
 {
     struct assign as = {.k = k, .part_of = part_of};
@@ -307,6 +356,7 @@ static int assign_groups(const struct groups *g, uint32_t k, uint32_t *part_of)
         if (!rc) {
             for (uint32_t i = 0; i < g->n; i++) count[part_of[i]]++;
             refine(g, &as, count);
+            balance(g, &as, count);
         }
     }
     free(as.load);
