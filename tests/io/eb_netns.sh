@@ -17,32 +17,9 @@
 set -u
 BIN=$1
 K=${2:-12000}
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
-    echo "SKIP: needs root and iproute2 to create network namespaces"
-    exit 77
-fi
 TAG=eb$$
-D=$(mktemp -d)
-PIDS=
 . "$(dirname "$0")/netns_lib.sh"
-cleanup() {
-    for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
-    for p in $PIDS; do wait "$p" 2>/dev/null; done
-    netns_remove_all
-    rm -rf "$D"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-fail() {
-    echo "FAIL: $*"
-    for f in "$D"/*.log; do echo "== $f"; tail -5 "$f"; done
-    exit 1
-}
-
-if ! netns_hub 9000 2>"$D/err"; then
-    echo "SKIP: cannot create network namespaces here: $(cat "$D/err")"
-    exit 77
-fi
+netns_test_begin 9000
 netns_attach ${TAG}m 9000 addr 233 || fail "namespace setup" # 10.233.0.1
 for k in 0 1 2 3; do netns_attach ${TAG}f$k 9000 addr 233 || fail "namespace setup"; done # .2 .. .5
 for b in 0 1 2; do netns_attach ${TAG}b$b 9000 addr 233 || fail "namespace setup"; done   # .6 .. .8

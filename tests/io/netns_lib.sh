@@ -36,3 +36,35 @@ netns_remove_all() {
     for n in $NETNS_MADE; do ip netns del "$n" 2>/dev/null; done
     NETNS_MADE=
 }
+
+# The frame of such a test: after `set -u`, BIN and TAG, `netns_test_begin MTU` skips (exit 77)
+# without root and iproute2 or where namespaces cannot be made, else gives a work folder D, a
+# list PIDS of processes killed on exit, fail() (the logs' tails, then exit 1) and the hub of
+# that MTU; on exit, failure included, every namespace made is removed.
+netns_test_begin() {
+    if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null 2>&1; then
+        echo "SKIP: needs root and iproute2 to create network namespaces"
+        exit 77
+    fi
+    D=$(mktemp -d)
+    PIDS=
+    trap netns_test_end EXIT
+    trap 'exit 1' INT TERM
+    if ! netns_hub "$1" 2>"$D/err"; then
+        echo "SKIP: cannot create network namespaces here: $(cat "$D/err")"
+        exit 77
+    fi
+}
+
+netns_test_end() {
+    for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+    for p in $PIDS; do wait "$p" 2>/dev/null; done
+    netns_remove_all
+    rm -rf "$D"
+}
+
+fail() {
+    echo "FAIL: $*"
+    for f in "$D"/*.log; do echo "== $f"; tail -6 "$f"; done
+    exit 1
+}
