@@ -343,9 +343,9 @@ static void apply_join(struct builder *b, uint64_t now)
         }
         fe_eb_asm_destroy(b->a);
         b->a = a;
-        b->first_event = e0;
         b->start_seq = e0 / b->o.n_builders;
     }
+    b->first_event = e0; /* otherwise our first event: position 0, nothing of ours before */
     b->joined = true;
     if (!b->o.io.quiet)
         fprintf(stderr,

@@ -337,7 +337,7 @@ static void send_join(struct ebs *s, uint16_t id, uint64_t now)
     struct ebs_builder *b = &s->bld[id];
     if (s->policy != FE_EB_POLICY_RR) return;
     if (b->needs_join && !b->offer) {
-        uint64_t margin = s->o.trigger_hz ? s->o.trigger_hz * EBS_JOIN_MARGIN_NS / 1000000000ull
+        uint64_t margin = s->o.trigger_hz ? s->o.trigger_hz / (1000000000ull / EBS_JOIN_MARGIN_NS)
                                           : EBS_JOIN_MARGIN_EVENTS;
         b->offer = s->next_event + (margin ? margin : 1);
     }
@@ -389,8 +389,8 @@ static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip, u
         s->policy = r->policy;
         s->slot_bits = fe_eb_slot_bits(r->n_slots);
         mark_needs_join(s, b);
+        send_join(s, r->builder, now); /* makes the offer that builder_heard reports */
         builder_heard(s, r->builder, now);
-        send_join(s, r->builder, now);
         /* the table's slots wrap at the builders' S: made when the first ring tells it */
         if (!s->table && r->policy == FE_EB_POLICY_TABLES &&
             fe_eb_fe_table_create(&s->table, EBS_RUNS, r->n_slots, r->first_event))
