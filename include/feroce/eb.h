@@ -73,6 +73,47 @@ static inline bool fe_eb_rr_may_write(uint64_t event, uint32_t n_builders, uint6
     return event / n_builders < released + n_slots;
 }
 
+/* The first event at or after `event` that round-robin gives to builder (E mod M = builder). */
+uint64_t fe_eb_rr_first_at(uint64_t event, uint16_t builder, uint32_t n_builders);
+
+/* ---- round-robin: a builder that joins after the start ----
+ * Its ring positions cannot start at the first event: the front-ends have passed it, dropping
+ * that builder's fragments. So each front-end that started without it answers its RING with a
+ * JOIN naming the first event it can still give it (its next event plus a margin that covers the
+ * round trip), and the builder starts its ring at E0, its first event at or after the largest
+ * proposal, and tells every front-end E0 with a START (repeated until a JOIN echoes it or a
+ * fragment comes). A front-end sends that builder's fragments for every event >= E0 and drops
+ * and counts the ones before; one that had passed E0 when it learned it dropped some after E0
+ * too, which the builder declares incomplete. Events of the builder below E0 are lost.
+ *
+ * This is the builder's side: the proposals, and when E0 is decided. A front-end that takes the
+ * builder's ring before it starts proposes 0 (it gives every event); while every proposal is 0
+ * the builder is on time and nothing is decided. */
+struct fe_eb_rr_join;
+
+/* wait_ns: how long after the first late proposal E0 is decided without the missing ones. */
+int fe_eb_rr_join_create(struct fe_eb_rr_join **out, uint32_t n_sources, uint16_t builder,
+                         uint32_t n_builders, uint64_t wait_ns);
+void fe_eb_rr_join_destroy(struct fe_eb_rr_join *j);
+/* Source's JOIN: it can give events from next_event on (0: every one). started: the assembly
+ * has taken fragments already, so its ring cannot move: E0 is decided at once as the first
+ * event. FE_EINVAL for a source out of range. */
+int fe_eb_rr_join_propose(struct fe_eb_rr_join *j, uint64_t now_ns, uint32_t source,
+                          uint64_t next_event, bool started);
+/* Decides E0 when every source proposed or the wait passed. True when decided. */
+bool fe_eb_rr_join_poll(struct fe_eb_rr_join *j, uint64_t now_ns);
+/* A late proposal arrived and E0 is not decided: take no fragment yet (the ring's start is
+ * about to move). */
+bool fe_eb_rr_join_waiting(const struct fe_eb_rr_join *j);
+/* True and *first_event once decided (a late join); false while on time or waiting. */
+bool fe_eb_rr_join_first(const struct fe_eb_rr_join *j, uint64_t *first_event);
+/* The source knows E0 (its JOIN echoed it, or its fragment arrived): no more START to it. */
+void fe_eb_rr_join_acked(struct fe_eb_rr_join *j, uint32_t source);
+/* Decided and the source has not acknowledged: send it a START. */
+bool fe_eb_rr_join_needs_start(const struct fe_eb_rr_join *j, uint32_t source);
+/* When fe_eb_rr_join_poll next has work; UINT64_MAX if none. */
+uint64_t fe_eb_rr_join_deadline(const struct fe_eb_rr_join *j);
+
 /* Where a fragment goes in the builder's memory (relative to its registered base). */
 static inline uint64_t fe_eb_frag_offset(uint32_t slot, uint64_t slot_bytes, uint32_t source,
                                          uint32_t frag_max_bytes)
@@ -235,7 +276,9 @@ struct fe_eb_asm_config {
     uint32_t n_slots;        /* S, 1..FE_EB_MAX_SLOTS */
     uint32_t frag_max_bytes; /* longest fragment accepted */
     uint64_t timeout_ns;     /* from an event's first fragment to its declaration as incomplete */
-    uint64_t first_event;    /* reference for the first immediate */
+    uint64_t first_event;    /* reference for the first immediate; round-robin: the ring
+                              * starts at position first_event div M (a builder that joined
+                              * late), positions below are late */
     uint32_t rr_builders;    /* round-robin over this many builders: an event's ring position is
                               * E div M. 0: tables (the position is the slot's one in the window
                               * the manager's credits allow) */
@@ -332,6 +375,8 @@ enum fe_eb_msg_type {
     FE_EB_MSG_PROGRESS = 2, /* front-end -> manager: next event, busy count */
     FE_EB_MSG_TABLE = 3,    /* manager -> front-ends, builders: an assignment chunk */
     FE_EB_MSG_RING = 4,     /* builder -> front-end: which QP is its, its ring and the policy */
+    FE_EB_MSG_JOIN = 5,     /* front-end -> builder (round-robin): the first event it can give */
+    FE_EB_MSG_START = 6,    /* builder -> front-end (round-robin): its ring starts at this event */
 };
 
 enum fe_eb_policy {
@@ -367,6 +412,25 @@ struct fe_eb_ring {
 };
 #define FE_EB_MAX_SLOT_BYTES (1ull << 40)
 
+/* A front-end answers each RING (round-robin) with a JOIN: next_event is the first event of
+ * that builder it can still send (0 when it took the ring before starting: every one), and once
+ * it knows the builder's start (a START), has_first and first_event echo it. */
+struct fe_eb_join {
+    uint16_t source;
+    uint16_t builder;
+    bool has_first;
+    uint64_t next_event;
+    uint64_t first_event; /* 0 unless has_first */
+};
+
+/* A builder that joined late tells each front-end the first event of its ring (E0, one of its
+ * own: first_event mod n_builders = builder). */
+struct fe_eb_start {
+    uint16_t builder;
+    uint16_t n_builders; /* >= 1, > builder */
+    uint64_t first_event;
+};
+
 struct fe_eb_msg {
     uint8_t type; /* enum fe_eb_msg_type */
     union {
@@ -374,6 +438,8 @@ struct fe_eb_msg {
         struct fe_eb_progress progress;
         struct fe_eb_table table;
         struct fe_eb_ring ring;
+        struct fe_eb_join join;
+        struct fe_eb_start start;
     } u;
 };
 
@@ -386,7 +452,8 @@ enum fe_eb_msg_reason {
     FE_EB_M_TYPE,     /* unknown message type */
     FE_EB_M_RESERVED, /* a reserved byte is not zero */
     FE_EB_M_RUNS,     /* a table with 0 or too many runs, a run of 0 events, or past 2^64 */
-    FE_EB_M_VALUE,    /* another field out of range (a slot count, a ring's geometry) */
+    FE_EB_M_VALUE,    /* another field out of range (a slot count, a ring's geometry, a
+                       * START's event not the builder's, a JOIN's flags) */
     FE_EB_M_MAX
 };
 const char *fe_eb_msg_reason_name(int r);

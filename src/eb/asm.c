@@ -105,6 +105,9 @@ int fe_eb_asm_create(struct fe_eb_asm **out, const struct fe_eb_asm_config *cfg)
     for (uint32_t s = 0; s < cfg->n_sources; s++) a->expect_now[s / 64] |= 1ull << (s % 64);
     a->n_expect_now = cfg->n_sources;
     a->newest = cfg->first_event;
+    /* a round-robin builder that joined late: the positions of the events before its first
+     * one are behind it (the front-ends dropped them), not waited for */
+    if (cfg->rr_builders) a->released_w = a->seq_end = cfg->first_event / cfg->rr_builders;
     a->head_wait_ns = NO_TIME;
     *out = a;
     return 0;

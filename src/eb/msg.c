@@ -40,6 +40,17 @@ enum {
     OFF_R_FRAG_MAX = 32,
     OFF_R_FIRST = 40,
     END_R = 48,
+    /* join */
+    OFF_J_BUILDER = 8,
+    OFF_J_FLAGS = 10,
+    OFF_J_NEXT = 16,
+    OFF_J_FIRST = 32,
+    END_J = 40,
+    J_HAS_FIRST = 0x01,
+    /* start */
+    OFF_S_BUILDERS = 8,
+    OFF_S_FIRST = 16,
+    END_S = 24,
 };
 
 const char *fe_eb_msg_reason_name(int r)
@@ -88,6 +99,20 @@ static enum fe_eb_msg_reason check_ring(const struct fe_eb_ring *r)
     return ok ? FE_EB_M_OK : FE_EB_M_VALUE;
 }
 
+/* The flag and the event agree: no event echoed without the flag. */
+static enum fe_eb_msg_reason check_join(const struct fe_eb_join *j)
+{
+    return j->has_first || !j->first_event ? FE_EB_M_OK : FE_EB_M_VALUE;
+}
+
+/* E0 is one of the builder's own events: round-robin gives it E with E mod M = builder. */
+static enum fe_eb_msg_reason check_start(const struct fe_eb_start *st)
+{
+    bool ok = st->n_builders >= 1 && st->builder < st->n_builders &&
+              st->first_event % st->n_builders == st->builder;
+    return ok ? FE_EB_M_OK : FE_EB_M_VALUE;
+}
+
 static enum fe_eb_msg_reason check_msg(const struct fe_eb_msg *m)
 {
     switch (m->type) {
@@ -101,6 +126,10 @@ static enum fe_eb_msg_reason check_msg(const struct fe_eb_msg *m)
         return check_table_runs(&m->u.table);
     case FE_EB_MSG_RING:
         return check_ring(&m->u.ring);
+    case FE_EB_MSG_JOIN:
+        return check_join(&m->u.join);
+    case FE_EB_MSG_START:
+        return check_start(&m->u.start);
     default:
         return FE_EB_M_TYPE;
     }
@@ -120,6 +149,23 @@ static void put_table(uint8_t *out, const struct fe_eb_table *t)
         eb_put16(r, t->run[i].builder);
         eb_put16(r + 2, t->run[i].first_slot);
         eb_put16(r + 4, t->run[i].count);
+    }
+}
+
+static void put_join_start(uint8_t *out, const struct fe_eb_msg *m)
+{
+    if (m->type == FE_EB_MSG_JOIN) {
+        const struct fe_eb_join *j = &m->u.join;
+        eb_put16(out + OFF_SENDER, j->source);
+        eb_put16(out + OFF_J_BUILDER, j->builder);
+        out[OFF_J_FLAGS] = j->has_first ? J_HAS_FIRST : 0;
+        eb_put64(out + OFF_J_NEXT, j->next_event);
+        eb_put64(out + OFF_J_FIRST, j->first_event);
+    } else {
+        const struct fe_eb_start *st = &m->u.start;
+        eb_put16(out + OFF_SENDER, st->builder);
+        eb_put16(out + OFF_S_BUILDERS, st->n_builders);
+        eb_put64(out + OFF_S_FIRST, st->first_event);
     }
 }
 
@@ -151,6 +197,8 @@ int fe_eb_msg_encode(uint8_t out[FE_EB_MSG_LEN], const struct fe_eb_msg *m)
         eb_put16(out + OFF_R_BUILDERS, r->n_builders);
         eb_put32(out + OFF_R_FRAG_MAX, r->frag_max_bytes);
         eb_put64(out + OFF_R_FIRST, r->first_event);
+    } else if (m->type == FE_EB_MSG_JOIN || m->type == FE_EB_MSG_START) {
+        put_join_start(out, m);
     } else {
         put_table(out, &m->u.table);
     }
@@ -170,6 +218,12 @@ static enum fe_eb_msg_reason check_reserved(const uint8_t *b, unsigned type)
     } else if (type == FE_EB_MSG_RING) {
         ok = b[OFF_R_QPN] == 0 && b[25] == 0 && all_zero(b + 28, 4) && all_zero(b + 36, 4) &&
              all_zero(b + END_R, 64 - END_R);
+    } else if (type == FE_EB_MSG_JOIN) {
+        /* unknown flags are refused: a later version's meaning must not be misread */
+        ok = (b[OFF_J_FLAGS] & ~J_HAS_FIRST) == 0 && all_zero(b + 11, 5) && all_zero(b + 24, 8) &&
+             all_zero(b + END_J, 64 - END_J);
+    } else if (type == FE_EB_MSG_START) {
+        ok = all_zero(b + 10, 6) && all_zero(b + END_S, 64 - END_S);
     } else {
         unsigned n = b[OFF_T_NRUNS];
         if (n < 1 || n > FE_EB_TABLE_RUNS) return FE_EB_M_RUNS;
@@ -186,8 +240,25 @@ static enum fe_eb_msg_reason check_frame(const uint8_t *buf, size_t len)
     if (buf[0] != EB_BYTE0) return FE_EB_M_NOT_EB;
     if (buf[OFF_VERSION] != FE_EB_VERSION) return FE_EB_M_VERSION;
     unsigned t = buf[OFF_TYPE];
-    if (t < FE_EB_MSG_ANNOUNCE || t > FE_EB_MSG_RING) return FE_EB_M_TYPE;
+    if (t < FE_EB_MSG_ANNOUNCE || t > FE_EB_MSG_START) return FE_EB_M_TYPE;
     return check_reserved(buf, t);
+}
+
+static void get_join_start(const uint8_t *b, struct fe_eb_msg *m)
+{
+    if (m->type == FE_EB_MSG_JOIN) {
+        struct fe_eb_join *j = &m->u.join;
+        j->source = eb_get16(b + OFF_SENDER);
+        j->builder = eb_get16(b + OFF_J_BUILDER);
+        j->has_first = b[OFF_J_FLAGS] & J_HAS_FIRST;
+        j->next_event = eb_get64(b + OFF_J_NEXT);
+        j->first_event = eb_get64(b + OFF_J_FIRST);
+    } else {
+        struct fe_eb_start *st = &m->u.start;
+        st->builder = eb_get16(b + OFF_SENDER);
+        st->n_builders = eb_get16(b + OFF_S_BUILDERS);
+        st->first_event = eb_get64(b + OFF_S_FIRST);
+    }
 }
 
 static void get_body(const uint8_t *b, struct fe_eb_msg *m)
@@ -213,6 +284,8 @@ static void get_body(const uint8_t *b, struct fe_eb_msg *m)
         r->n_builders = eb_get16(b + OFF_R_BUILDERS);
         r->frag_max_bytes = eb_get32(b + OFF_R_FRAG_MAX);
         r->first_event = eb_get64(b + OFF_R_FIRST);
+    } else if (m->type == FE_EB_MSG_JOIN || m->type == FE_EB_MSG_START) {
+        get_join_start(b, m);
     } else {
         struct fe_eb_table *t = &m->u.table;
         t->manager = eb_get16(b + OFF_SENDER);

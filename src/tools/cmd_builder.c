@@ -25,6 +25,10 @@
 #define B_ANNOUNCE_NS  5000000ull
 #define B_ANNOUNCE_MIN 500000ull
 #define B_MAX_LAT      (1u << 20)
+/* Round-robin, joining late: how long to wait for every front-end's proposal before starting
+ * the ring with those that came (a missing front-end that had passed the start then drops
+ * events after it, which are declared incomplete, not lost unseen). */
+#define B_JOIN_WAIT_NS 1000000000ull
 
 static const char usage[] =
     "usage: feroce builder --id B --fe ADDR[:PORT],... [OPTIONS]\n"
@@ -34,6 +38,8 @@ static const char usage[] =
     "verifies every byte, records built events to --out with an index (--out.idx), releases\n"
     "the slot and announces its watermark to the event manager. Events missing sources after\n"
     "--event-timeout are declared incomplete (recorded too, with the sources that arrived).\n"
+    "Round-robin, started (or restarted) after the front-ends: it joins at an event they all\n"
+    "agree on (their JOIN offers, its START); its events before are lost, FILE.done names it.\n"
     "\n"
     "  --id B                  builder id (0..M-1)\n"
     "  --fe ADDR[:PORT],...    the front-ends' side channels (17185), in source order;\n"
@@ -85,7 +91,8 @@ struct b_src {
     uint32_t qpn, psn;
     uint64_t rx_posted; /* receive buffers posted in all */
     uint64_t ring_next_ns;
-    bool wrote; /* a fragment arrived: it has our ring */
+    uint64_t start_next_ns; /* START repeated until the front-end echoes it or writes */
+    bool wrote;             /* a fragment arrived: it has our ring */
     uint64_t frags;
 };
 
@@ -105,8 +112,13 @@ struct builder {
     uint32_t rkey;
     unsigned bits;
     struct fe_eb_asm *a;
+    struct fe_eb_asm_config ac;
     struct fe_eb_positions *pos;
-    uint32_t *lens; /* [slot x source]: bytes arrived, 0 = none */
+    struct fe_eb_rr_join *join; /* round-robin: the front-ends' proposals if we are late */
+    uint64_t first_event;       /* the first event of our ring (E0; 0 unless we joined late) */
+    uint64_t start_seq;         /* its ring position */
+    bool joined;                /* E0 decided and the assembly started there */
+    uint32_t *lens;             /* [slot x source]: bytes arrived, 0 = none */
     struct fe_eb_event *q;
     uint32_t q_head, q_count;
     int data_fd, idx_fd;
@@ -219,7 +231,7 @@ static void post_receives(struct builder *b)
     /* Receive buffers are the back-pressure: source s may complete its k-th fragment only
      * while k < watermark + S (the slot it names is then free), else the front-end is RNR-NAKed
      * and retries. With round-robin the k-th fragment of a source is the k-th position. */
-    uint64_t allow = fe_eb_asm_released(b->a) + b->o.n_slots;
+    uint64_t allow = fe_eb_asm_released(b->a) - b->start_seq + b->o.n_slots;
     for (unsigned k = 0; k < b->o.n_fe; k++) {
         struct b_src *s = &b->src[k];
         while (s->qp && s->rx_posted < allow && fe_qp_post_recv(s->qp, s->rx_posted, NULL, 0) == 0)
@@ -287,6 +299,19 @@ static void send_ring(struct builder *b, unsigned k, uint64_t now)
     s->ring_next_ns = now + B_RING_EVERY;
 }
 
+/* Round-robin, joined late: every front-end learns where our ring starts; again every
+ * B_RING_EVERY until its JOIN echoes it or its fragment arrives (datagrams can be lost). */
+static void send_start(struct builder *b, unsigned k, uint64_t now)
+{
+    struct b_src *s = &b->src[k];
+    if (!b->joined || s->wrote || !fe_eb_rr_join_needs_start(b->join, k) || now < s->start_next_ns)
+        return;
+    struct fe_eb_msg m = {.type = FE_EB_MSG_START};
+    m.u.start = (struct fe_eb_start){b->o.id, (uint16_t)b->o.n_builders, b->first_event};
+    (void)fe_ebw_send(&b->sock, now, b->o.fe[k].ip, b->o.fe[k].port, &m);
+    s->start_next_ns = now + B_RING_EVERY;
+}
+
 /* ---- messages in: side-channel replies, the manager's chunks and progress ---- */
 
 static uint64_t rr_positions_below(const struct builder *b, uint64_t event_end)
@@ -299,6 +324,46 @@ static uint64_t positions_below(const struct builder *b, uint64_t event_end)
 {
     return b->o.policy == FE_EB_POLICY_RR ? rr_positions_below(b, event_end)
                                           : fe_eb_positions_below(b->pos, event_end);
+}
+
+/* E0 is decided: the assembly starts its ring there, unless it took fragments already (then
+ * E0 is where it began). */
+static void apply_join(struct builder *b, uint64_t now)
+{
+    uint64_t e0;
+    if (b->joined || !b->join || !fe_eb_rr_join_poll(b->join, now) ||
+        !fe_eb_rr_join_first(b->join, &e0))
+        return;
+    if (!fe_eb_asm_stats(b->a)->fragments) {
+        struct fe_eb_asm *a;
+        b->ac.first_event = e0;
+        if (fe_eb_asm_create(&a, &b->ac)) {
+            fprintf(stderr, "feroce builder %u: out of memory for the assembly\n", b->o.id);
+            return;
+        }
+        fe_eb_asm_destroy(b->a);
+        b->a = a;
+        b->start_seq = e0 / b->o.n_builders;
+    }
+    b->first_event = e0; /* otherwise our first event: position 0, nothing of ours before */
+    b->joined = true;
+    if (!b->o.io.quiet)
+        fprintf(stderr,
+                "feroce builder %u: joined after the front-ends started: ring starts at event "
+                "%" PRIu64 "; our events before it are lost\n",
+                b->o.id, b->first_event);
+}
+
+/* A front-end's JOIN: the first event of ours it can still give (0: every one), and whether it
+ * knows our start. */
+static void join_input(struct builder *b, unsigned k, const struct fe_eb_join *j, uint64_t now)
+{
+    if (!b->join || j->builder != b->o.id || j->source != k) return;
+    if (b->joined && j->has_first && j->first_event == b->first_event)
+        fe_eb_rr_join_acked(b->join, k);
+    (void)fe_eb_rr_join_propose(b->join, now, k, j->next_event,
+                                fe_eb_asm_stats(b->a)->fragments > 0);
+    apply_join(b, now);
 }
 
 static void eb_input(struct builder *b, const uint8_t *buf, size_t len, uint64_t now)
@@ -328,6 +393,19 @@ static void sc_input(struct builder *b, const uint8_t *buf, size_t len, uint32_t
     }
 }
 
+/* A JOIN, from the front-end at its side-channel address. */
+static void fe_input(struct builder *b, const uint8_t *buf, size_t len, uint32_t ip, uint16_t port,
+                     uint64_t now)
+{
+    struct fe_eb_msg m;
+    if (fe_eb_msg_decode(buf, len, &m, NULL) != 0 || m.type != FE_EB_MSG_JOIN) return;
+    for (unsigned k = 0; k < b->o.n_fe; k++)
+        if (b->o.fe[k].ip == ip && b->o.fe[k].port == port) {
+            join_input(b, k, &m.u.join, now);
+            return;
+        }
+}
+
 /* One datagram on our side-channel port (fe_ebw_chan: its socket, or the raw endpoint's hook). */
 static void sock_input(void *arg, uint64_t now, const uint8_t *buf, size_t len, uint32_t ip,
                        uint16_t port)
@@ -337,6 +415,8 @@ static void sock_input(void *arg, uint64_t now, const uint8_t *buf, size_t len, 
         /* chunks and progress move the assembly on: from the manager only */
         if (b->o.have_manager && ip == b->o.manager.ip && port == b->o.manager.port)
             eb_input(b, buf, len, now);
+        else
+            fe_input(b, buf, len, ip, port, now);
     } else {
         sc_input(b, buf, len, ip, port, now);
     }
@@ -352,6 +432,7 @@ static void sc_output(struct builder *b, uint64_t now)
                                    FE_SC_MSG_LEN);
         track_host(b, k, now);
         send_ring(b, k, now);
+        send_start(b, k, now);
     }
 }
 
@@ -365,6 +446,9 @@ static void enqueue(struct builder *b, const struct fe_eb_event *ev)
 
 static void fragments(struct builder *b, uint64_t now)
 {
+    /* the ring's start is about to move: the completions wait in the CQs (the receive
+     * buffers, S per front-end, bound them below the CQ's depth) */
+    if (b->join && fe_eb_rr_join_waiting(b->join)) return;
     for (unsigned k = 0; k < b->o.n_fe; k++) {
         struct b_src *s = &b->src[k];
         if (!s->qp) continue;
@@ -585,14 +669,17 @@ static int open_sources(struct builder *b, uint64_t now)
 
 static int setup_core(struct builder *b)
 {
-    struct fe_eb_asm_config ac;
-    fe_eb_asm_config_default(&ac);
-    ac.n_sources = b->o.n_fe;
-    ac.n_slots = b->o.n_slots;
-    ac.frag_max_bytes = b->o.frag_max;
-    ac.timeout_ns = b->o.event_timeout_ns;
-    ac.rr_builders = b->o.policy == FE_EB_POLICY_RR ? b->o.n_builders : 0;
-    if (fe_eb_asm_create(&b->a, &ac)) return -1;
+    struct fe_eb_asm_config *ac = &b->ac;
+    fe_eb_asm_config_default(ac);
+    ac->n_sources = b->o.n_fe;
+    ac->n_slots = b->o.n_slots;
+    ac->frag_max_bytes = b->o.frag_max;
+    ac->timeout_ns = b->o.event_timeout_ns;
+    ac->rr_builders = b->o.policy == FE_EB_POLICY_RR ? b->o.n_builders : 0;
+    if (fe_eb_asm_create(&b->a, ac)) return -1;
+    if (b->o.policy == FE_EB_POLICY_RR &&
+        fe_eb_rr_join_create(&b->join, b->o.n_fe, b->o.id, b->o.n_builders, B_JOIN_WAIT_NS))
+        return -1;
     if (b->o.policy == FE_EB_POLICY_TABLES &&
         fe_eb_positions_create(&b->pos, b->o.id, 4 * b->o.n_slots + 64, 0))
         return -1;
@@ -701,6 +788,7 @@ static uint64_t next_wake(const struct builder *b, uint64_t now)
     uint64_t t = fe_eb_asm_next_deadline(b->a);
     if (t < dl) dl = t;
     if ((t = consume_due(b, now)) < dl) dl = t;
+    if (b->join && (t = fe_eb_rr_join_deadline(b->join)) < dl) dl = t;
     if (b->next_announce_ns < dl) dl = b->next_announce_ns;
     if (b->next_tick < dl) dl = b->next_tick;
     dl = fe_web_io_deadline(&b->o.io.web, dl);
@@ -724,6 +812,7 @@ static void run_loop(struct builder *b)
         if (ready & 2u) fe_ebw_chan_poll(&b->sock, now);
         if ((ready & 1u) || fe_ep_rx_pending(b->ep)) fe_ep_poll_rx(b->ep, now, 512);
         fe_ep_handle_expiry(b->ep, now);
+        apply_join(b, now);
         fragments(b, now);
         expire(b, now);
         consume(b, now);
@@ -797,12 +886,12 @@ static int summary(struct builder *b)
              ",\"record_errors\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"late\":%" PRIu64
              ",\"overrun\":%" PRIu64
              ",\"events_per_s\":%.0f,\"gbps\":%.3f,\"latency_ns\":{\"p50\":%" PRIu64
-             ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "},\"done\":%s}\n",
+             ",\"p99\":%" PRIu64 ",\"max\":%" PRIu64 "},\"first_event\":%" PRIu64 ",\"done\":%s}\n",
              b->o.id, b->st.built, b->st.incomplete, b->st.skipped, b->st.bytes,
              b->st.verified_bytes, b->st.verify_errors, b->st.record_errors, refused,
              as->refused[FE_EB_F_LATE], as->refused[FE_EB_F_OVERRUN], ev_s, gbps,
              fe_ebw_quantile(b->lat, b->n_lat, 0.5), fe_ebw_quantile(b->lat, b->n_lat, 0.99),
-             b->n_lat ? b->lat[b->n_lat - 1] : 0, b->done_ns ? "true" : "false");
+             b->n_lat ? b->lat[b->n_lat - 1] : 0, b->first_event, b->done_ns ? "true" : "false");
     if (b->o.io.json)
         fputs(line, stdout);
     else if (!b->o.io.quiet)
@@ -832,6 +921,7 @@ static void destroy(struct builder *b)
     if (b->idx_fd >= 0) close(b->idx_fd);
     fe_eb_asm_destroy(b->a);
     fe_eb_positions_destroy(b->pos);
+    fe_eb_rr_join_destroy(b->join);
     fe_ebw_chan_close(&b->sock);
     fe_ep_destroy(b->ep);
     fe_loop_destroy(b->loop);

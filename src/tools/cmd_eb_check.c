@@ -3,8 +3,9 @@
  * chunks as 64-byte TABLE messages, fe_eb_msg_decode), and gives every triggered event exactly
  * one final state in a ledger (fe_eb_ledger): built or incomplete as a builder recorded it (its
  * bytes verified against the pattern), lost when its builder died before recording it (no
- * FILE.done), busy when no chunk assigned it. Anything else is missing; anything recorded twice,
- * at a builder it was not assigned to, or not verifying, is an error. With the front-ends'
+ * FILE.done) or before it joined (a round-robin builder started late: the first_event its
+ * FILE.done names), busy when no chunk assigned it. Anything else is missing; anything recorded
+ * twice, at a builder it was not assigned to, or not verifying, is an error. With the front-ends'
  * reports (feroce send --eb-report, fe_eb_report_decode) it also holds each front-end's counts
  * against the builders' records: every event it triggered sent, dropped or busy once, no builder
  * holding more of its fragments than it sent, and every fragment it sent that no builder
@@ -30,8 +31,9 @@ static const char usage[] =
     "usage: feroce eb-check --events K --sources N --builder FILE... [OPTIONS]\n"
     "The accounting of an event-building run: every triggered event must end in exactly one\n"
     "state: built (complete, once, at the builder it was assigned to), incomplete (missing\n"
-    "sources), lost (its builder died before recording it: no FILE.done), or busy (no chunk\n"
-    "assigned it). Every recorded byte is verified against the fragment pattern.\n"
+    "sources), lost (its builder died before recording it: no FILE.done; or it came before\n"
+    "the first event of a builder that joined late, the first_event of its FILE.done), or\n"
+    "busy (no chunk assigned it). Every recorded byte is verified against the pattern.\n"
     "\n"
     "  --events K              events the front-ends triggered (0..K-1)\n"
     "  --sources N             front-ends\n"
@@ -62,6 +64,8 @@ struct c_opts {
 
 struct c_builder {
     bool alive, cut_short;
+    uint64_t first_event; /* where its ring started (round-robin, joined late): its events
+                           * before were dropped by the front-ends */
     uint64_t built, incomplete, skipped, lost, records;
 };
 
@@ -272,12 +276,38 @@ static void take_record(struct checker *c, unsigned b, const struct fe_eb_index_
     }
 }
 
+/* The builder's summary line in FILE.done: the first event of its ring ("first_event", 0 when
+ * absent: a builder that predates late joins started at the first event). */
+static int read_done(struct checker *c, unsigned b, const char *path)
+{
+    size_t len = 0;
+    uint8_t *buf = slurp(path, &len);
+    if (!buf) return -1;
+    char line[2048];
+    size_t n = len < sizeof line - 1 ? len : sizeof line - 1;
+    memcpy(line, buf, n);
+    line[n] = 0;
+    free(buf);
+    const char *key = strstr(line, "\"first_event\":");
+    if (!key) return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(key + strlen("\"first_event\":"), &end, 10);
+    if (errno || (*end != ',' && *end != '}')) {
+        fprintf(stderr, "feroce eb-check: %s: unreadable first_event\n", path);
+        return -1;
+    }
+    c->b[b].first_event = v;
+    return 0;
+}
+
 static int read_builder(struct checker *c, unsigned b)
 {
     const char *base = c->o.builder[b];
     char path[4096];
     snprintf(path, sizeof path, "%s.done", base);
     c->b[b].alive = access(path, F_OK) == 0;
+    if (c->b[b].alive && read_done(c, b, path)) return -1;
     snprintf(path, sizeof path, "%s.idx", base);
     /* a builder that never came up left no record: it built nothing, its events are lost */
     if (!c->b[b].alive && access(path, F_OK) != 0 && access(base, F_OK) != 0) return 0;
@@ -318,7 +348,8 @@ static void settle(struct checker *c)
         if (b == C_NO_OWNER) {
             fe_eb_ledger_record(c->l, e, FE_EB_BUSY, 0, c->o.n_sources);
             c->busy_unassigned++;
-        } else if (!c->b[b].alive) {
+        } else if (!c->b[b].alive || e < c->b[b].first_event) {
+            /* it died with the event, or was not in the readout yet (joined later) */
             fe_eb_ledger_record(c->l, e, FE_EB_LOST, b, c->o.n_sources);
             c->b[b].lost++;
         }
@@ -470,6 +501,10 @@ static bool report(const struct checker *c)
                    ",\"skipped\":%" PRIu64 ",\"lost\":%" PRIu64 "}",
                    b ? "," : "", b, c->b[b].alive ? "true" : "false", c->b[b].built,
                    c->b[b].incomplete, c->b[b].skipped, c->b[b].lost);
+        /* where each builder's ring started: after 0, it joined late (round-robin) */
+        printf("],\"first_events\":[");
+        for (unsigned b = 0; b < c->o.n_builders; b++)
+            printf("%s%" PRIu64, b ? "," : "", c->b[b].first_event);
         printf("]");
         print_sources_json(c);
         printf(",\"ok\":%s}\n", ok ? "true" : "false");
@@ -482,9 +517,11 @@ static bool report(const struct checker *c)
            r.count[FE_EB_BUSY], r.count[FE_EB_NONE], r.twice);
     for (unsigned b = 0; b < c->o.n_builders; b++)
         printf("  builder %u (%s%s): built %" PRIu64 ", incomplete %" PRIu64 " (+%" PRIu64
-               " never reached), lost %" PRIu64 "\n",
+               " never reached), lost %" PRIu64 "%s\n",
                b, c->b[b].alive ? "finished" : "died", c->b[b].cut_short ? ", index cut short" : "",
-               c->b[b].built, c->b[b].incomplete, c->b[b].skipped, c->b[b].lost);
+               c->b[b].built, c->b[b].incomplete, c->b[b].skipped, c->b[b].lost,
+               c->b[b].first_event ? " (joined late: lost counts its events before its start)"
+                                   : "");
     print_sources_text(c);
     if (r.count[FE_EB_NONE])
         printf("  first missing event: %" PRIu64 " (assigned to builder %u, which finished)\n",

@@ -18,6 +18,11 @@
 #define EBS_MAX_BLD   FE_SC_MAX_QPS
 #define EBS_REPORT_NS 2000000ull
 #define EBS_RUNS      4096
+/* Round-robin, a builder joining late: the first event offered to it is this far ahead of the
+ * trigger, so that every front-end's offer reaches it and its START comes back before the
+ * trigger gets there (with --trigger-hz 0, a fixed count) */
+#define EBS_JOIN_MARGIN_NS     250000000ull
+#define EBS_JOIN_MARGIN_EVENTS 16384ull
 
 static const char eb_usage[] =
     "usage: feroce send --eb-source ID --eb-builders M [OPTIONS]\n"
@@ -40,7 +45,10 @@ static const char eb_usage[] =
     "                          fragments are dropped and counted, never waited for, until it\n"
     "                          announces again (300ms; 0: wait for its QP to fail)\n"
     "  --ring-timeout TIME     start without the builders whose ring has not arrived this\n"
-    "                          long after the first: down (2s; 0: wait for every ring)\n"
+    "                          long after the first: down (2s; 0: wait for every ring).\n"
+    "                          Round-robin: one whose ring comes later (or a restarted one)\n"
+    "                          joins at an event every front-end agrees on (JOIN, START);\n"
+    "                          its fragments before are dropped and counted\n"
     "  --eb-report FILE        write this front-end's counts (sent, dropped, busy per builder)\n"
     "                          for feroce eb-check --report\n"
     "  --bind ADDR[:PORT]      data socket (127.0.0.1:4791)\n"
@@ -88,8 +96,14 @@ struct ebs_builder {
     uint64_t heard_ns;      /* its newest ring or announcement */
     uint64_t downs;         /* times it was declared down */
     bool down;
-    bool missed_start; /* no ring when triggering started */
-    bool late_said;    /* its late ring reported */
+    bool needs_join; /* round-robin: no ring when triggering started, or a new one since: it
+                      * joins at its START's event */
+    bool late_said;  /* its late ring reported */
+    bool join_known; /* its START arrived: join_event is where its ring starts */
+    uint64_t join_event;
+    uint64_t offer; /* the first event offered to it in JOIN (0: not yet) */
+    uint32_t sc_ip; /* where its ring came from: JOINs go there */
+    uint16_t sc_port;
 };
 
 struct ebs {
@@ -258,15 +272,16 @@ static void builder_heard(struct ebs *s, uint16_t id, uint64_t now)
     struct ebs_builder *b = &s->bld[id];
     b->heard_ns = now;
     if (!b->down) return;
-    if (b->missed_start && s->policy == FE_EB_POLICY_RR) {
-        /* Its ring positions start at event 0, but the front-ends dropped its events since:
-         * it would wait for them and never release its ring, and the credit check would hold
-         * the trigger. Round-robin cannot take it up in this run. */
+    if (b->needs_join && !b->join_known) {
+        /* Its ring positions would start at event 0, which the front-ends passed: it stays
+         * down until its START says at which event its ring starts (every front-end's offer
+         * taken into account). */
         if (!s->o.quiet && !b->late_said)
             fprintf(stderr,
                     "feroce send: eb-source %u: builder %u's ring arrived after the start: "
-                    "round-robin cannot take it up, it stays down for this run\n",
-                    s->o.source, id);
+                    "offered events from %" PRIu64 " on, dropped until it says where it "
+                    "starts\n",
+                    s->o.source, id, b->offer);
         b->late_said = true;
         return;
     }
@@ -314,13 +329,50 @@ static bool ring_fits(struct ebs *s, const struct fe_eb_ring *r)
     return false;
 }
 
-static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip, uint64_t now)
+/* Round-robin: the answer to each ring, and to each START. Offers every event (0) when the
+ * builder's ring came before the start, else the next event plus the margin; echoes the
+ * builder's start once known. */
+static void send_join(struct ebs *s, uint16_t id, uint64_t now)
+{
+    struct ebs_builder *b = &s->bld[id];
+    if (s->policy != FE_EB_POLICY_RR) return;
+    if (b->needs_join && !b->offer) {
+        uint64_t margin = s->o.trigger_hz ? s->o.trigger_hz / (1000000000ull / EBS_JOIN_MARGIN_NS)
+                                          : EBS_JOIN_MARGIN_EVENTS;
+        b->offer = s->next_event + (margin ? margin : 1);
+    }
+    struct fe_eb_msg m = {.type = FE_EB_MSG_JOIN};
+    m.u.join = (struct fe_eb_join){.source = s->o.source,
+                                   .builder = id,
+                                   .has_first = b->join_known,
+                                   .next_event = b->needs_join ? b->offer : 0,
+                                   .first_event = b->join_known ? b->join_event : 0};
+    (void)fe_ebw_send(&s->sc, now, b->sc_ip, b->sc_port, &m);
+}
+
+/* A builder whose ring binds once triggering started (it came late, or it restarted) must
+ * start its ring where every front-end can still give it events. */
+static void mark_needs_join(struct ebs *s, struct ebs_builder *b)
+{
+    if (!s->started || s->policy != FE_EB_POLICY_RR) return;
+    if (!b->down) b->downs++;
+    b->down = true;
+    b->needs_join = true;
+    b->join_known = false;
+    b->late_said = false;
+    b->offer = 0;
+    b->released = 0;
+}
+
+static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip, uint16_t port,
+                       uint64_t now)
 {
     for (unsigned i = 0; i < FE_SC_MAX_QPS; i++) {
         struct ebs_flow *f = &s->flow[i];
         if (!f->qp || f->peer.qpn != r->qpn || f->peer.ip != ip) continue;
         if (f->builder == r->builder) { /* a repeat */
             builder_heard(s, r->builder, now);
+            send_join(s, r->builder, now);
             return;
         }
         if (!ring_fits(s, r)) return;
@@ -329,12 +381,16 @@ static void ring_input(struct ebs *s, const struct fe_eb_ring *r, uint32_t ip, u
         if (b->flow >= 0 && b->flow != (int)i) s->flow[b->flow].builder = -1;
         b->flow = (int)i;
         b->ring = *r;
+        b->sc_ip = ip;
+        b->sc_port = port;
         f->builder = r->builder;
-        builder_heard(s, r->builder, now);
         if (!s->first_ring_ns) s->first_ring_ns = now;
         s->n_slots = r->n_slots;
         s->policy = r->policy;
         s->slot_bits = fe_eb_slot_bits(r->n_slots);
+        mark_needs_join(s, b);
+        send_join(s, r->builder, now); /* makes the offer that builder_heard reports */
+        builder_heard(s, r->builder, now);
         /* the table's slots wrap at the builders' S: made when the first ring tells it */
         if (!s->table && r->policy == FE_EB_POLICY_TABLES &&
             fe_eb_fe_table_create(&s->table, EBS_RUNS, r->n_slots, r->first_event))
@@ -354,7 +410,33 @@ static void sc_event(struct ebs *s, const struct fe_sc_event *ev, uint64_t now)
         flow_drop(s, ev->slot);
 }
 
-/* Rings and announcements are taken from the builder that holds the QP (ring_input,
+/* Round-robin: the builder's ring starts at st->first_event. Its events before are dropped
+ * here (they are its loss); if the trigger has passed that event, the ones between were
+ * dropped too, and the builder declares them incomplete. */
+static void start_input(struct ebs *s, const struct fe_eb_start *st, uint32_t ip, uint64_t now)
+{
+    struct ebs_builder *b = &s->bld[st->builder];
+    if (s->policy != FE_EB_POLICY_RR || st->n_builders != s->o.n_builders || b->flow < 0 ||
+        s->flow[b->flow].peer.ip != ip)
+        return;
+    if (!b->join_known) {
+        b->join_known = true;
+        b->join_event = st->first_event;
+        /* its ring's watermark starts at that event's position */
+        if (st->first_event / s->o.n_builders > b->released)
+            b->released = st->first_event / s->o.n_builders;
+        if (!s->o.quiet)
+            fprintf(stderr, "feroce send: eb-source %u: builder %u starts at event %" PRIu64 "%s\n",
+                    s->o.source, st->builder, st->first_event,
+                    s->next_event > st->first_event ? " (passed already: the events between are "
+                                                      "dropped, incomplete at the builder)"
+                                                    : "");
+        builder_heard(s, st->builder, now);
+    }
+    send_join(s, st->builder, now);
+}
+
+/* Rings, STARTs and announcements are taken from the builder that holds the QP (ring_input,
  * below), chunks from the manager only. */
 static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip, uint16_t port,
                      uint64_t now)
@@ -363,7 +445,9 @@ static void eb_input(struct ebs *s, const uint8_t *buf, size_t len, uint32_t ip,
     enum fe_eb_msg_reason why;
     if (fe_eb_msg_decode(buf, len, &m, &why) != 0) return;
     if (m.type == FE_EB_MSG_RING) {
-        ring_input(s, &m.u.ring, ip, now);
+        ring_input(s, &m.u.ring, ip, port, now);
+    } else if (m.type == FE_EB_MSG_START && m.u.start.builder < s->o.n_builders) {
+        start_input(s, &m.u.start, ip, now);
     } else if (m.type == FE_EB_MSG_ANNOUNCE && m.u.announce.builder < EBS_MAX_BLD) {
         struct ebs_builder *b = &s->bld[m.u.announce.builder];
         if (b->flow < 0 || s->flow[b->flow].peer.ip != ip) return;
@@ -406,7 +490,8 @@ static bool flow_dead(const struct ebs_flow *f)
 static int send_fragment(struct ebs *s, uint64_t e, const struct fe_eb_target *t)
 {
     struct ebs_builder *b = &s->bld[t->builder];
-    if (b->down) {
+    /* down, or before its ring's start (it joined late) */
+    if (b->down || (b->join_known && e < b->join_event)) {
         b->dropped++;
         return SENT;
     }
@@ -494,7 +579,7 @@ static void start_without_missing(struct ebs *s, uint64_t now)
         struct ebs_builder *b = &s->bld[id];
         if (b->flow >= 0) continue;
         b->down = true;
-        b->missed_start = true;
+        b->needs_join = s->policy == FE_EB_POLICY_RR;
         b->downs++;
         b->heard_ns = now;
         if (!s->o.quiet)

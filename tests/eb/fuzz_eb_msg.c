@@ -3,7 +3,9 @@
  * has a reason; a side-channel decoder without event building refuses every accepted one; fed as
  * a sequence (64-byte records) to a front-end's table and an event manager, lookups stay in
  * range and every chunk the manager issues encodes, decodes and is accepted by a table; a ring
- * message's geometry keeps every fragment inside the builder's region. */
+ * message's geometry keeps every fragment inside the builder's region; a START names one of its
+ * builder's events; JOINs fed to a late builder's join decide a first event of that builder at
+ * or after every proposal made before the decision. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +73,32 @@ static void check_ring(const struct fe_eb_ring *r)
 }
 
 static struct fe_eb_positions *pos; /* builder 1's view of the same chunks */
+static struct fe_eb_rr_join *join;  /* builder 1's join (round-robin over N_BUILDERS) */
+static uint64_t join_max;           /* largest proposal before the decision */
+
+static void check_start(const struct fe_eb_start *st)
+{
+    CHECK(st->n_builders >= 1 && st->builder < st->n_builders);
+    CHECK(fe_eb_rr_first_at(st->first_event, st->builder, st->n_builders) == st->first_event);
+}
+
+static void feed_join(const struct fe_eb_join *j, uint64_t now)
+{
+    CHECK(j->has_first || !j->first_event);
+    uint64_t e0;
+    bool before = fe_eb_rr_join_first(join, &e0);
+    int rc = fe_eb_rr_join_propose(join, now, j->source, j->next_event, false);
+    CHECK(rc == 0 || (rc == FE_EINVAL && j->source >= N_BUILDERS));
+    if (!before && rc == 0 && j->next_event > join_max) join_max = j->next_event;
+    if (fe_eb_rr_join_first(join, &e0)) {
+        CHECK(e0 % N_BUILDERS == 1);
+        if (join_max <= UINT64_MAX - N_BUILDERS)
+            CHECK(e0 >= join_max && e0 - join_max < N_BUILDERS);
+        else /* beyond its last event: its last one */
+            CHECK(e0 > UINT64_MAX - N_BUILDERS);
+        CHECK(!fe_eb_rr_join_waiting(join));
+    }
+}
 
 static void feed(struct fe_eb_fe_table *t, struct fe_eb_mgr *mgr, const struct fe_eb_msg *m,
                  uint64_t now)
@@ -86,6 +114,10 @@ static void feed(struct fe_eb_fe_table *t, struct fe_eb_mgr *mgr, const struct f
         fe_eb_mgr_announce(mgr, now, m->u.announce.builder, m->u.announce.released);
     } else if (m->type == FE_EB_MSG_RING) {
         check_ring(&m->u.ring);
+    } else if (m->type == FE_EB_MSG_START) {
+        check_start(&m->u.start);
+    } else if (m->type == FE_EB_MSG_JOIN) {
+        feed_join(&m->u.join, now);
     } else if (m->type == FE_EB_MSG_PROGRESS) {
         fe_eb_mgr_progress(mgr, m->u.progress.next_event % 100000);
         fe_eb_fe_table_forget(t, m->u.progress.next_event);
@@ -112,6 +144,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(fe_eb_fe_table_create(&t, 8, N_SLOTS, 0) == 0);
     CHECK(fe_eb_fe_table_create(&mine, FE_EB_TABLE_RUNS, N_SLOTS, 0) == 0);
     CHECK(fe_eb_positions_create(&pos, 1, 8, 0) == 0);
+    /* as many sources as builders: one proposal each decides */
+    CHECK(fe_eb_rr_join_create(&join, N_BUILDERS, 1, N_BUILDERS, 1000) == 0);
+    join_max = 0;
     struct fe_eb_mgr_config mc;
     fe_eb_mgr_config_default(&mc);
     mc.n_builders = N_BUILDERS;
@@ -143,5 +178,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fe_eb_fe_table_destroy(t);
     fe_eb_fe_table_destroy(mine);
     fe_eb_positions_destroy(pos);
+    fe_eb_rr_join_destroy(join);
     return 0;
 }

@@ -268,6 +268,41 @@ static void round_robin_positions(void **state)
     fe_eb_asm_destroy(a);
 }
 
+/* Round-robin, a builder that joined late at E0 = 10 (builder 1 of 3, 2 slots): its ring
+ * starts at position 10 div 3 = 3, events before are late (the front-ends dropped them), and
+ * nothing waits for positions 0..2. */
+static void round_robin_late_start(void **state)
+{
+    (void)state;
+    struct fe_eb_asm_config c;
+    fe_eb_asm_config_default(&c);
+    c.n_slots = 2;
+    c.rr_builders = 3;
+    c.first_event = 10;
+    c.timeout_ns = 100;
+    struct fe_eb_asm *a;
+    assert_int_equal(fe_eb_asm_create(&a, &c), 0);
+    unsigned bits = fe_eb_asm_slot_bits(a);
+    struct fe_eb_event d;
+    assert_int_equal(fe_eb_asm_released(a), 3);
+    assert_int_equal(fe_eb_asm_next_deadline(a), UINT64_MAX);
+    assert_int_equal(fe_eb_asm_fragment(a, 0, 0, fe_eb_imm_make(bits, 0, 7), 1, &d), FE_EB_F_LATE);
+    assert_int_equal(fe_eb_asm_fragment(a, 0, 0, fe_eb_imm_make(bits, 1, 10), 1, &d),
+                     FE_EB_F_COMPLETE);
+    assert_int_equal(d.seq, 3);
+    assert_int_equal(fe_eb_asm_release(a, 1, 1), 0);
+    assert_int_equal(fe_eb_asm_released(a), 4);
+    /* event 19 (position 6) is a ring ahead of the watermark (4): refused */
+    assert_int_equal(fe_eb_asm_fragment(a, 2, 0, fe_eb_imm_make(bits, 0, 19), 1, &d),
+                     FE_EB_F_OVERRUN);
+    assert_int_equal(fe_eb_asm_fragment(a, 2, 0, fe_eb_imm_make(bits, 0, 13), 1, &d),
+                     FE_EB_F_COMPLETE);
+    assert_int_equal(d.seq, 4);
+    assert_int_equal(fe_eb_asm_expire(a, 1000, &d), 0);
+    assert_int_equal(fe_eb_asm_stats(a)->skipped, 0);
+    fe_eb_asm_destroy(a);
+}
+
 /* Tables: positions the front-ends have passed are skipped after the timeout even when no later
  * one was reached (every source was busy for them), and the floor makes their stragglers late. */
 static void passed_positions_are_skipped(void **state)
@@ -360,6 +395,7 @@ int main(void)
         cmocka_unit_test(late_head_clears_wait),
         cmocka_unit_test(immediate_wraps),
         cmocka_unit_test(round_robin_positions),
+        cmocka_unit_test(round_robin_late_start),
         cmocka_unit_test(passed_positions_are_skipped),
         cmocka_unit_test(ring_order_enforced),
         cmocka_unit_test(expected_subset),

@@ -369,6 +369,76 @@ static void manager_chunks_chain(void **state)
     fe_eb_mgr_free(&m);
 }
 
+/* Round-robin, a late builder: the first of its events at or after a given one. */
+static void rr_first_at(void **state)
+{
+    (void)state;
+    assert_int_equal(fe_eb_rr_first_at(0, 2, 3), 2);
+    assert_int_equal(fe_eb_rr_first_at(2, 2, 3), 2);
+    assert_int_equal(fe_eb_rr_first_at(3, 2, 3), 5);
+    assert_int_equal(fe_eb_rr_first_at(6256, 2, 3), 6257);
+    assert_int_equal(fe_eb_rr_first_at(7, 0, 1), 7);
+    /* past its last event: its last one, no wrap to a small number */
+    uint64_t last = fe_eb_rr_first_at(UINT64_MAX, 1, 3);
+    assert_int_equal(last % 3, 1);
+    assert_true(last > UINT64_MAX - 3);
+}
+
+/* The builder's side of a late join: on time while every proposal is 0; the first late one
+ * holds the fragments until every front-end proposed (or the wait passed); E0 is the builder's
+ * first event at or after the largest proposal; START goes to each front-end until acknowledged. */
+static void rr_join_decides(void **state)
+{
+    (void)state;
+    struct fe_eb_rr_join *j;
+    assert_int_equal(fe_eb_rr_join_create(&j, 3, 3, 3, 0), FE_EINVAL);
+    fe_eb_rr_join_destroy(j);
+    assert_int_equal(fe_eb_rr_join_create(&j, 0, 1, 3, 100), FE_EINVAL);
+    assert_int_equal(fe_eb_rr_join_create(&j, 3, 1, 3, 100), 0);
+    uint64_t e0 = 0;
+    assert_int_equal(fe_eb_rr_join_propose(j, 0, 3, 10, false), FE_EINVAL);
+    assert_int_equal(fe_eb_rr_join_propose(j, 0, 0, 0, false), 0);
+    assert_false(fe_eb_rr_join_waiting(j));
+    assert_false(fe_eb_rr_join_first(j, &e0));
+    assert_false(fe_eb_rr_join_needs_start(j, 0));
+    assert_int_equal(fe_eb_rr_join_deadline(j), UINT64_MAX);
+    assert_int_equal(fe_eb_rr_join_propose(j, 10, 1, 1000, false), 0);
+    assert_true(fe_eb_rr_join_waiting(j));
+    assert_int_equal(fe_eb_rr_join_deadline(j), 110);
+    assert_false(fe_eb_rr_join_poll(j, 109));
+    assert_int_equal(fe_eb_rr_join_propose(j, 20, 2, 1002, false), 0);
+    assert_false(fe_eb_rr_join_waiting(j));
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 1003); /* builder 1's first event at or after 1002 */
+    /* decided once: a later, larger proposal does not move it */
+    assert_int_equal(fe_eb_rr_join_propose(j, 30, 1, 5000, false), 0);
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 1003);
+    for (uint32_t s = 0; s < 3; s++) assert_true(fe_eb_rr_join_needs_start(j, s));
+    fe_eb_rr_join_acked(j, 1);
+    fe_eb_rr_join_acked(j, 7); /* out of range: ignored */
+    assert_false(fe_eb_rr_join_needs_start(j, 1));
+    assert_true(fe_eb_rr_join_needs_start(j, 2));
+    assert_false(fe_eb_rr_join_needs_start(j, 3));
+    fe_eb_rr_join_destroy(j);
+
+    /* a front-end that never answers: decided when the wait passed, with the others */
+    assert_int_equal(fe_eb_rr_join_create(&j, 2, 0, 2, 100), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 50, 0, 41, false), 0);
+    assert_false(fe_eb_rr_join_poll(j, 149));
+    assert_true(fe_eb_rr_join_poll(j, 150));
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 42);
+    fe_eb_rr_join_destroy(j);
+
+    /* the assembly took fragments already: the ring stays where it began */
+    assert_int_equal(fe_eb_rr_join_create(&j, 2, 1, 2, 100), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 0, 1, 500, true), 0);
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 1);
+    fe_eb_rr_join_destroy(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -382,6 +452,8 @@ int main(void)
         cmocka_unit_test(runs_merge),
         cmocka_unit_test(skipped_events_and_positions),
         cmocka_unit_test(manager_chunks_chain),
+        cmocka_unit_test(rr_first_at),
+        cmocka_unit_test(rr_join_decides),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,28 @@ static struct fe_eb_msg ring_msg(void)
     return m;
 }
 
+static struct fe_eb_msg join_msg(void)
+{
+    struct fe_eb_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FE_EB_MSG_JOIN;
+    m.u.join = (struct fe_eb_join){.source = 3,
+                                   .builder = 2,
+                                   .has_first = true,
+                                   .next_event = 0x0102030405060708ull,
+                                   .first_event = 0x1112131415161718ull};
+    return m;
+}
+
+static struct fe_eb_msg start_msg(void)
+{
+    struct fe_eb_msg m;
+    memset(&m, 0, sizeof m);
+    m.type = FE_EB_MSG_START;
+    m.u.start = (struct fe_eb_start){.builder = 2, .n_builders = 3, .first_event = 6257};
+    return m;
+}
+
 static bool same_table(const struct fe_eb_table *a, const struct fe_eb_table *b)
 {
     if (a->manager != b->manager || a->epoch != b->epoch || a->first_event != b->first_event ||
@@ -131,7 +153,7 @@ static void refusals(void **state)
         uint8_t val;
         enum fe_eb_msg_reason why;
     } cases[] = {
-        {0, 0x03, FE_EB_M_NOT_EB}, {3, 2, FE_EB_M_VERSION},   {2, 5, FE_EB_M_TYPE},
+        {0, 0x03, FE_EB_M_NOT_EB}, {3, 2, FE_EB_M_VERSION},   {2, 7, FE_EB_M_TYPE},
         {1, 1, FE_EB_M_RESERVED},  {5, 1, FE_EB_M_RESERVED},  {26, 1, FE_EB_M_RESERVED},
         {25, 1, FE_EB_M_RESERVED}, {29, 1, FE_EB_M_RESERVED}, {42, 1, FE_EB_M_RESERVED},
         {63, 1, FE_EB_M_RESERVED}, {24, 0, FE_EB_M_RUNS},     {24, 6, FE_EB_M_RUNS},
@@ -163,14 +185,16 @@ static void old_peers_refuse(void **state)
     struct fe_sc_fe_config fc;
     fe_sc_fe_config_default(&fc);
     assert_int_equal(fe_sc_fe_init(&fe, &fc), 0);
-    struct fe_eb_msg ms[4];
+    struct fe_eb_msg ms[6];
     memset(ms, 0, sizeof ms);
     ms[0] = table_msg();
     ms[1].type = FE_EB_MSG_ANNOUNCE;
     ms[1].u.announce.n_slots = 1;
     ms[2].type = FE_EB_MSG_PROGRESS;
     ms[3] = ring_msg();
-    for (int i = 0; i < 4; i++) {
+    ms[4] = join_msg();
+    ms[5] = start_msg();
+    for (int i = 0; i < 6; i++) {
         uint8_t b[64];
         assert_int_equal(fe_eb_msg_encode(b, &ms[i]), 0);
         struct fe_sc_msg sm;
@@ -234,6 +258,78 @@ static void ring_round_trip_and_refusals(void **state)
     b[50] = 1;
     assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
     assert_int_equal(why, FE_EB_M_RESERVED);
+}
+
+/* JOIN and START: their layouts (bytes 24..31 and 1, 5 stay zero, like every message's, so an
+ * older side channel refuses them for their request), round trips and refusals. */
+static void join_start_round_trip_and_refusals(void **state)
+{
+    (void)state;
+    struct fe_eb_msg m = join_msg(), d;
+    uint8_t b[64];
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    static const uint8_t jhead[] = {
+        0x0B, 0,    5,    1,    0,    0,    0,    3,     /* source 3 */
+        0,    2,    1,    0,    0,    0,    0,    0,     /* builder, flag */
+        1,    2,    3,    4,    5,    6,    7,    8,     /* next event */
+        0,    0,    0,    0,    0,    0,    0,    0,     /* zero */
+        0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18}; /* first event */
+    assert_memory_equal(b, jhead, sizeof jhead);
+    for (size_t i = sizeof jhead; i < 64; i++) assert_int_equal(b[i], 0);
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, NULL), 0);
+    assert_int_equal(d.type, FE_EB_MSG_JOIN);
+    assert_memory_equal(&d.u.join, &m.u.join, sizeof m.u.join);
+    /* an event echoed without the flag */
+    m.u.join.has_first = false;
+    assert_int_equal(fe_eb_msg_encode(b, &m), FE_EINVAL);
+    m.u.join.first_event = 0;
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    assert_int_equal(b[10], 0);
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, NULL), 0);
+    assert_false(d.u.join.has_first);
+    enum fe_eb_msg_reason why;
+    b[39] = 1; /* first event without the flag */
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
+    assert_int_equal(why, FE_EB_M_VALUE);
+    static const struct {
+        int off;
+        uint8_t val;
+    } jres[] = {{10, 2}, {11, 1}, {15, 1}, {24, 1}, {25, 1}, {29, 1}, {40, 1}, {63, 1}};
+    for (size_t i = 0; i < sizeof jres / sizeof jres[0]; i++) {
+        m = join_msg();
+        assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+        b[jres[i].off] = jres[i].val;
+        assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
+        assert_int_equal(why, FE_EB_M_RESERVED);
+    }
+
+    m = start_msg();
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    static const uint8_t shead[] = {0x0B, 0, 6, 1, 0, 0, 0,    2,     /* builder 2 */
+                                    0,    3, 0, 0, 0, 0, 0,    0,     /* of 3 */
+                                    0,    0, 0, 0, 0, 0, 0x18, 0x71}; /* first event 6257 */
+    assert_memory_equal(b, shead, sizeof shead);
+    for (size_t i = sizeof shead; i < 64; i++) assert_int_equal(b[i], 0);
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, NULL), 0);
+    assert_int_equal(d.type, FE_EB_MSG_START);
+    assert_memory_equal(&d.u.start, &m.u.start, sizeof m.u.start);
+    struct fe_eb_msg bad[3] = {start_msg(), start_msg(), start_msg()};
+    bad[0].u.start.first_event = 6258; /* builder 0's event, not 2's */
+    bad[1].u.start.n_builders = 2;     /* builder 2 of 2 */
+    bad[2].u.start.n_builders = 0;
+    for (int i = 0; i < 3; i++) assert_int_equal(fe_eb_msg_encode(b, &bad[i]), FE_EINVAL);
+    m = start_msg();
+    assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+    b[23] = 0x72; /* 6258 on the wire */
+    assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
+    assert_int_equal(why, FE_EB_M_VALUE);
+    for (int off = 10; off < 64; off++) {
+        if (off >= 16 && off < 24) continue;
+        assert_int_equal(fe_eb_msg_encode(b, &m), 0);
+        b[off] = 1;
+        assert_int_equal(fe_eb_msg_decode(b, 64, &d, &why), FE_EPARSE);
+        assert_int_equal(why, FE_EB_M_RESERVED);
+    }
 }
 
 static void index_round_trip_and_refusals(void **state)
@@ -388,6 +484,7 @@ int main(void)
         cmocka_unit_test(refusals),
         cmocka_unit_test(old_peers_refuse),
         cmocka_unit_test(ring_round_trip_and_refusals),
+        cmocka_unit_test(join_start_round_trip_and_refusals),
         cmocka_unit_test(index_round_trip_and_refusals),
         cmocka_unit_test(report_round_trip_and_refusals),
         cmocka_unit_test(ledger),

@@ -8,6 +8,10 @@
 # Then round-robin with builder 2 never started: the front-ends start without it after
 # --ring-timeout (2 s, from the first ring) and drop its events; builders 0 and 1 build every
 # event of theirs, eb-check counts builder 2's events lost and the front-ends' drops agree.
+# Then round-robin with builder 2 started 3 s after the others: the front-ends start without
+# it, and when its ring comes it joins at an event E0 all of them agree on (JOIN/START): its
+# events before E0 are lost (dropped by every front-end), from E0 on it builds every one of its
+# events, and it ends with the front-ends.
 set -u
 BIN=$1
 K=${2:-3000}
@@ -141,7 +145,53 @@ missing_builder() {
     echo "ok: missing builder: $(cat "$D/check.json")"
 }
 
+# Builder 2 starts 3 s after the others: before JOIN/START it stayed down for the run, waited
+# for its events from 0 until its --timeout (20 s here, which bounds the case) and failed, and
+# eb-check found its events missing.
+late_builder() {
+    # addresses of its own: the cases above must not answer these front-ends
+    FES=$NET.4.1,$NET.4.2,$NET.4.3,$NET.4.4
+    KL=20000 # 4 s at 5 kHz: the late builder comes while the front-ends trigger
+    rm -f "$D"/*.dat "$D"/*.idx "$D"/*.done "$D"/*.rep "$D"/*.log
+    PIDS=
+    for k in 0 1 2 3; do
+        "$BIN" send --eb-source $k --eb-builders 3 --events $KL --trigger-hz 5000 \
+            --bind $NET.4.$((k + 1)) --frag-bytes $SIZES --timeout 30s \
+            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
+        PIDS="$PIDS $!"
+    done
+    for b in 0 1 2; do
+        [ $b = 2 ] && sleep 3
+        "$BIN" builder --id $b --builders 3 --policy round-robin --fe $FES \
+            --bind $NET.5.$((b + 1)) --events $KL --frag-bytes $SIZES --out "$D/b$b.dat" \
+            --event-timeout $EVENT_TIMEOUT --timeout 20s --interval 0 >"$D/b$b.log" 2>&1 &
+        PIDS="$PIDS $!"
+    done
+    for p in $PIDS; do wait "$p" || fail "late builder: a process failed"; done
+    PIDS=
+    e0=$(grep -o '"first_event":[0-9]*' "$D/b2.dat.done" | cut -d: -f2)
+    [ -n "$e0" ] && [ "$e0" -gt 2 ] && [ $((e0 % 3)) = 2 ] && [ "$e0" -lt $KL ] ||
+        fail "late builder: its ring did not start at an event of its own: '$e0'"
+    "$BIN" eb-check --events $KL --sources 4 --policy round-robin --frag-bytes $SIZES \
+        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
+        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
+        fail "late builder: eb-check: $(cat "$D/check.json")"
+    lost=$(((e0 - 2) / 3))
+    # a front-end that passed E0 before its START came dropped some of builder 2's events after
+    # E0: incomplete there, and said so
+    incomplete=0
+    grep -q "passed already" "$D"/fe*.log && incomplete='[0-9]*'
+    grep -q "\"incomplete\":$incomplete,\"lost\":$lost,\"busy\":0,\"missing\":0,\"twice\":0" \
+        "$D/check.json" || fail "late builder: $(cat "$D/check.json")"
+    grep -q "{\"builder\":2,\"alive\":true,\"built\":[1-9][0-9]*,[^}]*\"lost\":$lost}\],\"first_events\":\[0,0,$e0\]" \
+        "$D/check.json" || fail "late builder: builder 2 did not build from $e0: $(cat "$D/check.json")"
+    grep -q '"source_errors":0,' "$D/check.json" || fail "late builder: reports disagree"
+    grep -q '"verify_errors":0' "$D/check.json" || fail "late builder: bytes did not verify"
+    echo "ok: late builder (joined at event $e0): $(cat "$D/check.json")"
+}
+
 run_policy round-robin
 run_policy availability
 missing_builder
+late_builder
 exit 0
