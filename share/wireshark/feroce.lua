@@ -136,7 +136,8 @@ for _, p in ipairs(SC_PORTS) do udp_port:add(p, sc) end
 
 -- ---- event building (docs/event-building.md): request code 5 on the side channel ----
 
-local eb_types = { [1] = "ANNOUNCE", [2] = "PROGRESS", [3] = "TABLE", [4] = "RING" }
+local eb_types = { [1] = "ANNOUNCE", [2] = "PROGRESS", [3] = "TABLE", [4] = "RING", [5] = "JOIN",
+                   [6] = "START" }
 local eb_policies = { [0] = "tables (availability)", [1] = "round-robin" }
 local eb = Proto("feroce_eb", "feroce event building")
 local e = {
@@ -160,6 +161,11 @@ local e = {
     policy = ProtoField.uint8("feroce_eb.policy", "Policy", base.DEC, eb_policies),
     builders = ProtoField.uint16("feroce_eb.builders", "Builders", base.DEC),
     frag_max = ProtoField.uint32("feroce_eb.frag_max_bytes", "Fragment maximum (bytes)", base.DEC),
+    builder = ProtoField.uint16("feroce_eb.builder", "Builder", base.DEC),
+    join_flags = ProtoField.uint8("feroce_eb.join_flags", "Flags", base.HEX),
+    join_known = ProtoField.bool("feroce_eb.join_flags.first_known", "Builder's first event known", 8,
+                                 nil, 0x01),
+    can_give = ProtoField.uint64("feroce_eb.can_give", "First event it can give (0: every one)", base.DEC),
 }
 local epf = {}
 for _, v in pairs(e) do epf[#epf + 1] = v end
@@ -180,6 +186,22 @@ local function eb_table(t, tvb)
         parts[#parts + 1] = string.format("%d x b%d", tvb(off + 4, 2):uint(), tvb(off, 2):uint())
     end
     return string.format("from event %s: %s", tostring(first), table.concat(parts, ", "))
+end
+
+-- A front-end's answer to a late builder's RING (round-robin): what it can still give, and
+-- the builder's first event once a START told it.
+local function eb_join(t, tvb)
+    t:add(e.builder, tvb(8, 2))
+    local fl = t:add(e.join_flags, tvb(10, 1))
+    fl:add(e.join_known, tvb(10, 1))
+    t:add(e.can_give, tvb(16, 8))
+    local what = string.format("to b%d, gives from event %s", tvb(8, 2):uint(),
+                               tostring(tvb(16, 8):uint64()))
+    if bit.band(tvb(10, 1):uint(), 0x01) ~= 0 then
+        t:add(e.first_event, tvb(32, 8))
+        what = what .. string.format(", echoes start %s", tostring(tvb(32, 8):uint64()))
+    end
+    return what
 end
 
 dissect_eb = function(tvb, pinfo, tree)
@@ -213,6 +235,13 @@ dissect_eb = function(tvb, pinfo, tree)
         what = string.format("QPN 0x%x, %d slots of %s bytes, %s", tvb(12, 4):uint(),
                              tvb(8, 4):uint(), tostring(tvb(16, 8):uint64()),
                              eb_policies[tvb(24, 1):uint()] or "unknown policy")
+    elseif ty == 5 then
+        what = eb_join(t, tvb)
+    elseif ty == 6 then
+        t:add(e.builders, tvb(8, 2))
+        t:add(e.first_event, tvb(16, 8))
+        what = string.format("ring starts at event %s of %d builders", tostring(tvb(16, 8):uint64()),
+                             tvb(8, 2):uint())
     end
     pinfo.cols.info = string.format("EB %s from %d: %s", eb_types[ty] or "unknown", tvb(6, 2):uint(), what)
     return tvb:len()

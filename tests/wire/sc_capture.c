@@ -127,7 +127,7 @@ int main(int argc, char **argv)
                 m->tx.gap);
     }
     /* The event-building messages feroce adds on the side channel (request code 5). */
-    struct fe_eb_msg eb[3];
+    struct fe_eb_msg eb[5];
     memset(eb, 0, sizeof eb);
     eb[0].type = FE_EB_MSG_ANNOUNCE;
     eb[0].u.announce = (struct fe_eb_announce){
@@ -141,8 +141,13 @@ int main(int argc, char **argv)
                                          .n_runs = 2,
                                          .run = {{.builder = 0, .first_slot = 10, .count = 4},
                                                  {.builder = 3, .first_slot = 20, .count = 2}}};
+    eb[3].type = FE_EB_MSG_JOIN;
+    eb[3].u.join = (struct fe_eb_join){
+        .source = 4, .builder = 2, .has_first = true, .next_event = 7000, .first_event = 7001};
+    eb[4].type = FE_EB_MSG_START;
+    eb[4].u.start = (struct fe_eb_start){.builder = 2, .n_builders = 3, .first_event = 7001};
     size_t n = n_d;
-    for (int i = 0; i < 3; i++, n++) {
+    for (int i = 0; i < 5; i++, n++) {
         if (fe_eb_msg_encode(msg, &eb[i])) return 1;
         int len = frame_of(frame, sizeof frame, HOST_IP, 17186, FE_IP, FE_SC_PORT, msg, sizeof msg);
         if (len < 0 || fe_pcap_write(w, (n + 1) * 1000000ull, frame, (size_t)len)) return 1;
@@ -150,6 +155,8 @@ int main(int argc, char **argv)
     fprintf(ex, "%zu\teb\tANNOUNCE from 2: released 1000 of 64 slots\n", n_d + 1);
     fprintf(ex, "%zu\teb\tPROGRESS from 7: next event 5000, busy 3\n", n_d + 2);
     fprintf(ex, "%zu\teb\tTABLE from 1: from event 6000: 4 x b0, 2 x b3\n", n_d + 3);
+    fprintf(ex, "%zu\teb\tJOIN from 4: to b2, gives from event 7000, echoes start 7001\n", n_d + 4);
+    fprintf(ex, "%zu\teb\tSTART from 2: ring starts at event 7001 of 3 builders\n", n_d + 5);
     /* A truncated datagram (a firmware bug, or a capture cut short): the dissector flags it. */
     int len = frame_of(frame, sizeof frame, HOST_IP, 17186, FE_IP, FE_SC_PORT, msg, 40);
     if (len < 0 || fe_pcap_write(w, (n + 1) * 1000000ull, frame, (size_t)len)) return 1;
