@@ -516,6 +516,36 @@ static int setup_mpi(struct sim_run *s, int rank, int size)
     return 0;
 }
 
+/* Below this many events per part per window a barrier (two cache-line hand-overs, a futex
+ * sleep when the other thread is not running) costs about what the window's work does. */
+#define SIM_FEW_EVENTS_PER_WINDOW 50
+
+/* When the threads mostly waited, say why it likely was: windows too small for the barrier
+ * (a small fabric: one thread is faster), or the other thread not running (a loaded machine). */
+static void print_parallel_hint(const struct fe_sim_par_info *pi)
+{
+    uint32_t k = pi->parts < FE_SIM_MAX_INFO_PARTS ? pi->parts : FE_SIM_MAX_INFO_PARTS;
+    uint64_t wait_ns = 0, events = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        wait_ns += pi->wait_ns[j];
+        events += pi->events[j];
+    }
+    if (!k || !pi->wall_ns || !pi->windows[0] || 2 * wait_ns < (uint64_t)k * pi->wall_ns) return;
+    double per_window = (double)events / k / (double)pi->windows[0];
+    if (per_window < SIM_FEW_EVENTS_PER_WINDOW)
+        fprintf(stderr,
+                "feroce sim: the threads waited most of the run, with %.1f events per part per "
+                "%llu ns window: too few to pay for a barrier, one thread is faster here (the "
+                "default runs fabrics below 256 ports on one)\n",
+                per_window, (unsigned long long)pi->grid_ns);
+    else
+        fprintf(stderr,
+                "feroce sim: the threads waited most of the run, with %.1f events per part per "
+                "window: the machine is likely loaded (a waiting thread sleeps while the other "
+                "is not running)\n",
+                per_window);
+}
+
 /* With --threads or --mpi: the parts, the windows and barriers, and each part's events
  * (stderr; over MPI rank 0's, after a collective). */
 static void print_parallel(const struct sim_run *s)
@@ -536,6 +566,7 @@ static void print_parallel(const struct sim_run *s)
         fprintf(stderr, " %llu", (unsigned long long)pi.frames_out[j]);
     fprintf(stderr, "\n");
     if (!s->o.mpi) fe_sim_parallel_print_times(stderr, "parallel: ", &pi); /* threads' times */
+    if (!s->o.mpi) print_parallel_hint(&pi);
 }
 
 /* The PFC log (written as the run goes) and the trace: 0, or -1 after a message. */
