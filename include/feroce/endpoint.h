@@ -70,7 +70,12 @@ typedef void (*fe_ep_udp_fn)(void *arg, uint64_t now_ns, uint32_t src_ip, uint16
                              uint16_t dst_port, const uint8_t *payload, size_t len);
 
 struct fe_ep;
+/* On failure NULL, *err the fe_err, and the system call that failed in fe_io_last_fail. */
 struct fe_ep *fe_ep_create(const struct fe_ep_config *cfg, int *err);
+/* The message for a fe_ep_create(cfg) that failed with err, the address and the cause:
+ * "cannot open the data socket on 127.0.0.5:4791: address already in use", "cannot open the
+ * data interface eth9: no such interface". Into buf (256 bytes hold any); returns buf. */
+const char *fe_ep_open_error(const struct fe_ep_config *cfg, int err, char *buf, size_t cap);
 void fe_ep_destroy(struct fe_ep *ep);
 /* The fd to wait on for readability. */
 int fe_ep_fd(const struct fe_ep *ep);

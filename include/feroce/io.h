@@ -37,6 +37,24 @@ int fe_io_parse_addr(const char *s, uint32_t *ip, uint16_t *port);
 /* "a.b.c.d:port" into buf (>= 22 bytes); returns buf. */
 const char *fe_io_addr_str(uint32_t ip, uint16_t port, char *buf, size_t cap);
 
+/* Why an open failed, beside its fe_err (which says only what kind of failure): the system
+ * call that failed and its errno. fe_udpsock_open, fe_raw_open, fe_loop_create, fe_ep_create and
+ * the objects built on them (fe_frontend_create, fe_daq_create, fe_eswitch_create) forget the
+ * previous one when they start and record it when a system call fails. One per thread, like
+ * errno: an open that fails has no object to keep it in. */
+struct fe_io_fail {
+    char step[40]; /* "socket", "bind", "IP_RECVTOS", "interface lookup", "raw socket",
+                    * "promiscuous mode", "pinning to CPU 3", ...; "" when no system call
+                    * failed (a bad configuration, memory) */
+    int os_errno;  /* that call's errno; 0 with step "" */
+};
+const struct fe_io_fail *fe_io_last_fail(void);
+/* This thread's last failure for a person: "address already in use", "cannot assign requested
+ * address (not an address of this host)", "raw socket: operation not permitted (needs root or
+ * CAP_NET_RAW)", "no such interface"; fe_strerror(err) when no system call failed. Valid until
+ * the thread's next open. */
+const char *fe_io_fail_str(int err);
+
 /* One datagram or frame of a batch. */
 struct fe_dgram {
     uint8_t *buf; /* bytes to send (tx) / space to receive into (rx) */

@@ -1,5 +1,6 @@
 /* A software DAQ receiver (see include/feroce/daq.h). */
 #include "feroce/daq.h"
+#include "io/fail.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -312,7 +313,7 @@ static int open_sc_reply(struct fe_daq *d, uint32_t my_ip, char *errbuf, size_t 
     if (!d->sc_sock) {
         char a[32];
         snprintf(errbuf, errcap, "cannot bind the side-channel reply port %s: %s",
-                 fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_strerror(e));
+                 fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_io_fail_str(e));
         return e ? e : FE_EINVAL;
     }
     return 0;
@@ -381,6 +382,7 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
                              char *errbuf, size_t errcap)
 {
     int e = FE_EINVAL;
+    fe_io_fail_clear();
     struct fe_daq *d = calloc(1, sizeof *d);
     if (!d) {
         if (err) *err = FE_ENOMEM;
@@ -392,8 +394,7 @@ struct fe_daq *fe_daq_create(const struct fe_daq_config *cfg, uint64_t now_ns, i
     if (d->cfg.ep.max_qps < want) d->cfg.ep.max_qps = want;
     d->ep = fe_ep_create(&d->cfg.ep, &e);
     if (!d->ep) {
-        snprintf(errbuf, errcap, "cannot open the data %s: %s",
-                 cfg->ep.backend == FE_BACKEND_RAW ? "interface" : "socket", fe_strerror(e));
+        fe_ep_open_error(&d->cfg.ep, e, errbuf, errcap);
         goto fail;
     }
     uint32_t my_ip = cfg->local_ip;

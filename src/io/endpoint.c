@@ -3,6 +3,7 @@
  * receives, decodes and dispatches by destination QPN. */
 #include "feroce/endpoint.h"
 #include "feroce/icrc.h"
+#include "io/fail.h"
 #include "io/udp_rx.h"
 
 #include <stdio.h>
@@ -109,6 +110,7 @@ struct fe_ep *fe_ep_create(const struct fe_ep_config *cfg, int *err)
 {
     int e = FE_EINVAL;
     struct fe_ep *ep = NULL;
+    fe_io_fail_clear();
     if (!cfg->batch || cfg->batch > FE_IO_MAX_BATCH || !cfg->max_qps) goto fail;
     ep = calloc(1, sizeof *ep);
     e = FE_ENOMEM;
@@ -146,6 +148,18 @@ fail:
     fe_ep_destroy(ep);
     if (err) *err = e;
     return NULL;
+}
+
+const char *fe_ep_open_error(const struct fe_ep_config *cfg, int err, char *buf, size_t cap)
+{
+    char where[48], a[24];
+    if (cfg->backend == FE_BACKEND_RAW)
+        snprintf(where, sizeof where, "interface %s", cfg->raw.ifname);
+    else
+        snprintf(where, sizeof where, "socket on %s",
+                 fe_io_addr_str(cfg->udp.bind_ip, cfg->udp.bind_port, a, sizeof a));
+    snprintf(buf, cap, "cannot open the data %s: %s", where, fe_io_fail_str(err));
+    return buf;
 }
 
 void fe_ep_destroy(struct fe_ep *ep)

@@ -1,5 +1,6 @@
 /* The emulated switch (see include/feroce/eswitch.h). */
 #include "feroce/eswitch.h"
+#include "io/fail.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -276,7 +277,7 @@ static int open_udp_ports(struct fe_eswitch *s, char *errbuf, size_t errcap)
         char a[32];
         if (!s->acc[i]) {
             snprintf(errbuf, errcap, "cannot bind access port %s: %s",
-                     fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_strerror(e));
+                     fe_io_addr_str(uc.bind_ip, uc.bind_port, a, sizeof a), fe_io_fail_str(e));
             return e ? e : FE_EINVAL;
         }
         uc.bind_port = 0;
@@ -284,7 +285,7 @@ static int open_udp_ports(struct fe_eswitch *s, char *errbuf, size_t errcap)
         s->back[i] = fe_udpsock_open(&uc, &e);
         if (!s->back[i]) {
             snprintf(errbuf, errcap, "cannot open a socket on %s: %s",
-                     fe_io_addr_str(uc.bind_ip, 0, a, sizeof a), fe_strerror(e));
+                     fe_io_addr_str(uc.bind_ip, 0, a, sizeof a), fe_io_fail_str(e));
             return e ? e : FE_EINVAL;
         }
     }
@@ -307,7 +308,7 @@ static int open_raw_ports(struct fe_eswitch *s, char *errbuf, size_t errcap)
         s->raw[i] = fe_raw_open(&rc, &e);
         if (!s->raw[i]) {
             snprintf(errbuf, errcap, "cannot open interface %s: %s", cfg->ifname[i],
-                     fe_strerror(e));
+                     fe_io_fail_str(e));
             return e ? e : FE_EINVAL;
         }
     }
@@ -350,6 +351,7 @@ static int alloc_ingress(struct fe_eswitch *s, char *errbuf, size_t errcap)
 struct fe_eswitch *fe_eswitch_create(const struct fe_eswitch_config *cfg, uint64_t now_ns, int *err,
                                      char *errbuf, size_t errcap)
 {
+    fe_io_fail_clear();
     struct fe_eswitch *s = calloc(1, sizeof *s);
     if (!s) {
         if (err) *err = FE_ENOMEM;

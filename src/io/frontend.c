@@ -1,6 +1,7 @@
 /* A software front-end board (see include/feroce/frontend.h): side channel in the FPGA role,
  * one QP per connection, a data-pattern stream per QP. Protocol work is the core's. */
 #include "feroce/frontend.h"
+#include "io/fail.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,7 +476,7 @@ static int open_sc_reply(struct fe_frontend *f, struct fe_udpsock_config *uc, ch
     char a[32];
     snprintf(errbuf, errcap, "cannot bind %s for the side channel's replies: %s",
              fe_io_addr_str(f->cfg.sc_bind_ip, f->cfg.sc_reply_src_port, a, sizeof a),
-             fe_strerror(e));
+             fe_io_fail_str(e));
     return e ? e : FE_EINVAL;
 }
 
@@ -506,7 +507,7 @@ static int open_sc(struct fe_frontend *f, char *errbuf, size_t errcap)
     if (!f->sc_sock) {
         char a[32];
         snprintf(errbuf, errcap, "cannot listen on %s for the side channel: %s",
-                 fe_io_addr_str(cfg->sc_bind_ip, cfg->sc_port, a, sizeof a), fe_strerror(e));
+                 fe_io_addr_str(cfg->sc_bind_ip, cfg->sc_port, a, sizeof a), fe_io_fail_str(e));
         return e ? e : FE_EINVAL;
     }
     return open_sc_reply(f, &uc, errbuf, errcap);
@@ -536,6 +537,7 @@ static int open_manual_flows(struct fe_frontend *f, uint64_t now_ns, char *errbu
 struct fe_frontend *fe_frontend_create(const struct fe_frontend_config *cfg, uint64_t now_ns,
                                        int *err, char *errbuf, size_t errcap)
 {
+    fe_io_fail_clear();
     struct fe_frontend *f = calloc(1, sizeof *f);
     if (!f) {
         if (err) *err = FE_ENOMEM;
@@ -547,8 +549,7 @@ struct fe_frontend *fe_frontend_create(const struct fe_frontend_config *cfg, uin
     if (e) goto fail;
     f->ep = fe_ep_create(&cfg->ep, &e);
     if (!f->ep) {
-        snprintf(errbuf, errcap, "cannot open the data %s: %s",
-                 cfg->ep.backend == FE_BACKEND_RAW ? "interface" : "socket", fe_strerror(e));
+        fe_ep_open_error(&cfg->ep, e, errbuf, errcap);
         goto fail;
     }
     fe_ep_set_drop_hook(f->ep, drop_hook, f);

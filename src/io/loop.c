@@ -3,6 +3,7 @@
  * kernel has it, else a timerfd), or busy-poll on a pinned core. Also the clock and small
  * address helpers every driver needs. */
 #include "feroce/io.h"
+#include "io/fail.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -108,8 +109,43 @@ void fe_loop_config_default(struct fe_loop_config *cfg)
     cfg->max_wait_ns = 100000000ull;
 }
 
+/* fe_io_pin_cpu for the loop, the refusal recorded (fe_io_last_fail). EINVAL is a CPU that this
+ * host lacks or this process may not use (a cpuset, taskset). */
+static int pin_cpu(int cpu)
+{
+    int e = fe_io_pin_cpu(cpu);
+    if (!e) return 0;
+    char step[40], text[96];
+    snprintf(step, sizeof step, "pinning to CPU %d", cpu);
+    if (e != FE_EIO || errno == EINVAL) {
+        snprintf(text, sizeof text, "CPU %d is not one this process may run on", cpu);
+        return fe_io_fail_text(FE_EIO, step, EINVAL, text);
+    }
+    return fe_io_fail_os(FE_EIO, step, NULL);
+}
+
+/* epoll_pwait2 when the kernel has it; else a timerfd in the epoll set gives the nanosecond
+ * timeouts. */
+static int set_up_timer(struct fe_loop *l)
+{
+#ifdef SYS_epoll_pwait2
+    struct timespec ts = {0, 0};
+    struct epoll_event probe;
+    long r = syscall(SYS_epoll_pwait2, l->ep, &probe, 1, &ts, NULL, (size_t)8);
+    l->have_pwait2 = r >= 0;
+#endif
+    if (l->have_pwait2) return 0;
+    l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (l->tfd < 0) return fe_io_fail_os(FE_EIO, "timerfd_create", NULL);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)(int64_t)TIMER_TAG};
+    if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->tfd, &ev) != 0)
+        return fe_io_fail_os(FE_EIO, "epoll_ctl", NULL);
+    return 0;
+}
+
 struct fe_loop *fe_loop_create(const struct fe_loop_config *cfg, int *err)
 {
+    fe_io_fail_clear();
     struct fe_loop *l = calloc(1, sizeof *l);
     if (!l) {
         if (err) *err = FE_ENOMEM;
@@ -119,24 +155,14 @@ struct fe_loop *fe_loop_create(const struct fe_loop_config *cfg, int *err)
     if (!l->cfg.max_wait_ns) l->cfg.max_wait_ns = 100000000ull;
     l->tfd = -1;
     l->ep = epoll_create1(EPOLL_CLOEXEC);
-    if (l->ep < 0) goto fail;
-    if (cfg->cpu >= 0 && fe_io_pin_cpu(cfg->cpu) != 0) goto fail;
+    if (l->ep < 0) {
+        fe_io_fail_os(FE_EIO, "epoll_create", NULL);
+        goto fail;
+    }
+    if (cfg->cpu >= 0 && pin_cpu(cfg->cpu) != 0) goto fail;
     /* Sleeps are as short as asked: the default 50 us slack would blur a pacer's gaps. */
     (void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-#ifdef SYS_epoll_pwait2
-    {
-        struct timespec ts = {0, 0};
-        struct epoll_event ev;
-        long r = syscall(SYS_epoll_pwait2, l->ep, &ev, 1, &ts, NULL, (size_t)8);
-        l->have_pwait2 = r >= 0;
-    }
-#endif
-    if (!l->have_pwait2) {
-        l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-        if (l->tfd < 0) goto fail;
-        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)(int64_t)TIMER_TAG};
-        if (epoll_ctl(l->ep, EPOLL_CTL_ADD, l->tfd, &ev) != 0) goto fail;
-    }
+    if (set_up_timer(l)) goto fail;
     if (err) *err = 0;
     return l;
 fail:

@@ -4,6 +4,7 @@
  * requests and ICMP echo requests for its own IPv4 address itself (the interface carries no kernel
  * address), and learns its peers' MACs from ARP. */
 #include "feroce/io.h"
+#include "io/fail.h"
 #include "io/sockbuf.h"
 #include "io/xdp.h"
 
@@ -29,6 +30,7 @@
 #define ARP_RETRY_NS    100000000ull /* one request per address per 100 ms at most */
 #define RX_SCRATCH      9216
 #define IPPROTO_ICMP_NO 1
+#define NEEDS_NET_RAW   "needs root or CAP_NET_RAW"
 
 struct arp_entry {
     uint32_t ip;
@@ -73,14 +75,17 @@ static int open_socket(struct fe_raw *r)
 {
     int proto = r->xdp ? 0 : htons(ETH_P_ALL);
     r->fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, proto);
-    if (r->fd < 0) return (errno == EPERM || errno == EACCES) ? FE_EACCESS : FE_EIO;
+    if (r->fd < 0)
+        return fe_io_fail_os(errno == EPERM || errno == EACCES ? FE_EACCESS : FE_EIO, "raw socket",
+                             NEEDS_NET_RAW);
     if (r->xdp) return 0;
     struct sockaddr_ll sa;
     memset(&sa, 0, sizeof sa);
     sa.sll_family = AF_PACKET;
     sa.sll_protocol = htons(ETH_P_ALL);
     sa.sll_ifindex = r->ifindex;
-    if (bind(r->fd, (struct sockaddr *)&sa, sizeof sa) != 0) return FE_EIO;
+    if (bind(r->fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        return fe_io_fail_os(FE_EIO, "bind", NULL);
 #ifdef PACKET_IGNORE_OUTGOING
     int one = 1;
     (void)setsockopt(r->fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
@@ -168,7 +173,8 @@ static int set_mac(struct fe_raw *r, const struct fe_raw_config *cfg)
         struct ifreq ifr;
         memset(&ifr, 0, sizeof ifr);
         memcpy(ifr.ifr_name, r->cfg.ifname, strlen(r->cfg.ifname));
-        if (ioctl(r->fd, SIOCGIFHWADDR, &ifr) != 0) return FE_EIO;
+        if (ioctl(r->fd, SIOCGIFHWADDR, &ifr) != 0)
+            return fe_io_fail_os(FE_EIO, "reading the interface's MAC", NULL);
         memcpy(r->mac, ifr.ifr_hwaddr.sa_data, 6);
     } else {
         memcpy(r->mac, cfg->mac, 6);
@@ -179,14 +185,24 @@ static int set_mac(struct fe_raw *r, const struct fe_raw_config *cfg)
         mr.mr_ifindex = r->ifindex;
         mr.mr_type = PACKET_MR_PROMISC;
         if (setsockopt(r->fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0)
-            return FE_EIO;
+            return fe_io_fail_os(FE_EIO, "promiscuous mode", NEEDS_NET_RAW);
     }
     return 0;
+}
+
+/* if_nametoindex said no: ENODEV is an interface that does not exist (strerror's "no such
+ * device" would send a reader looking for hardware); anything else is the lookup's own failure. */
+static int lookup_failed(void)
+{
+    if (errno == ENODEV)
+        return fe_io_fail_text(FE_ENOENT, "interface lookup", ENODEV, "no such interface");
+    return fe_io_fail_os(FE_ENOENT, "interface lookup", NULL);
 }
 
 struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
 {
     int e = FE_ENOMEM;
+    fe_io_fail_clear();
     struct fe_raw *r = calloc(1, sizeof *r);
     if (!r) goto fail;
     r->fd = -1;
@@ -194,7 +210,7 @@ struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
     r->cfg.ifname[sizeof r->cfg.ifname - 1] = 0;
     r->ifindex = (int)if_nametoindex(r->cfg.ifname);
     if (!r->ifindex) {
-        e = FE_ENOENT;
+        e = lookup_failed();
         goto fail;
     }
     choose_kind(r);
@@ -204,7 +220,7 @@ struct fe_raw *fe_raw_open(const struct fe_raw_config *cfg, int *err)
     if (!r->xdp) fe_io_size_buffers(r->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);
     int on = 1;
     if (cfg->timestamps && setsockopt(r->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
-        e = FE_EIO;
+        e = fe_io_fail_os(FE_EIO, "SO_TIMESTAMPNS", NULL);
         goto fail;
     }
     if (err) *err = 0;

@@ -5,6 +5,7 @@
  * once per packet. A run never mixes TOS values, so every packet keeps its own ECN codepoint.
  * Optionally (gro) the receiver takes UDP GRO super-datagrams and splits them by segment size. */
 #include "feroce/io.h"
+#include "io/fail.h"
 #include "io/sockbuf.h"
 #include "io/udp_rx.h"
 
@@ -79,9 +80,10 @@ static int set_socket_options(struct fe_udpsock *u, const struct fe_udpsock_conf
 {
     int one = 1;
     if (cfg->reuse_port) (void)setsockopt(u->fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    if (setsockopt(u->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) != 0) return FE_EIO;
+    if (setsockopt(u->fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) != 0)
+        return fe_io_fail_os(FE_EIO, "IP_RECVTOS", NULL);
     if (cfg->timestamps && setsockopt(u->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0)
-        return FE_EIO;
+        return fe_io_fail_os(FE_EIO, "SO_TIMESTAMPNS", NULL);
     u->timestamps = cfg->timestamps;
     /* RoCE packets are never fragmented: a datagram larger than the path MTU is an error. */
     int pmtu = IP_PMTUDISC_DO;
@@ -104,6 +106,13 @@ static int enable_gro(struct fe_udpsock *u)
     return 0;
 }
 
+/* What a refused bind means: a port below 1024 is privileged; above, only a security module
+ * refuses, which says nothing we could add to. */
+static const char *bind_perm_hint(uint16_t port)
+{
+    return port && port < 1024 ? "ports below 1024 need root or CAP_NET_BIND_SERVICE" : NULL;
+}
+
 /* Binds to the configured address and reads back the address and buffer sizes granted. */
 static int bind_local(struct fe_udpsock *u, const struct fe_udpsock_config *cfg)
 {
@@ -112,9 +121,11 @@ static int bind_local(struct fe_udpsock *u, const struct fe_udpsock_config *cfg)
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(cfg->bind_ip);
     sa.sin_port = htons(cfg->bind_port);
-    if (bind(u->fd, (struct sockaddr *)&sa, sizeof sa) != 0) return FE_EIO;
+    if (bind(u->fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+        return fe_io_fail_os(FE_EIO, "bind", bind_perm_hint(cfg->bind_port));
     socklen_t sl = sizeof sa;
-    if (getsockname(u->fd, (struct sockaddr *)&sa, &sl) != 0) return FE_EIO;
+    if (getsockname(u->fd, (struct sockaddr *)&sa, &sl) != 0)
+        return fe_io_fail_os(FE_EIO, "getsockname", NULL);
     u->ip = ntohl(sa.sin_addr.s_addr);
     u->port = ntohs(sa.sin_port);
     int v = 0;
@@ -128,10 +139,11 @@ static int bind_local(struct fe_udpsock *u, const struct fe_udpsock_config *cfg)
 struct fe_udpsock *fe_udpsock_open(const struct fe_udpsock_config *cfg, int *err)
 {
     int e = FE_ENOMEM;
+    fe_io_fail_clear();
     struct fe_udpsock *u = calloc(1, sizeof *u);
     if (!u) goto fail;
     u->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    e = u->fd < 0 ? FE_EIO : set_socket_options(u, cfg);
+    e = u->fd < 0 ? fe_io_fail_os(FE_EIO, "socket", NULL) : set_socket_options(u, cfg);
     if (!e && cfg->gro) e = enable_gro(u);
     if (e) goto fail;
     fe_io_size_buffers(u->fd, cfg->rcvbuf_bytes, cfg->sndbuf_bytes);

@@ -202,10 +202,11 @@ int fe_verbs_qp_init(struct ibv_qp *qp, const struct fe_verbs_dev *d, unsigned a
     a.pkey_index = 0;
     a.port_num = d->port;
     a.qp_access_flags = access;
-    return ibv_modify_qp(qp, &a,
-                         IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)
-               ? FE_EIO
-               : 0;
+    int rc =
+        ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    if (!rc) return 0;
+    errno = rc; /* ibv_modify_qp returns its errno rather than setting it: callers print errno */
+    return FE_EIO;
 }
 
 int fe_verbs_qp_connect(struct ibv_qp *qp, const struct fe_verbs_dev *d,

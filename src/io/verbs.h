@@ -34,7 +34,7 @@ enum ibv_mtu fe_verbs_mtu_enum(uint32_t bytes);
 uint32_t fe_verbs_mtu_bytes(enum ibv_mtu mtu);
 const char *fe_verbs_qp_state_name(enum ibv_qp_state s);
 
-/* RESET -> INIT with the given remote access flags. */
+/* RESET -> INIT with the given remote access flags; FE_EIO with errno set when refused. */
 int fe_verbs_qp_init(struct ibv_qp *qp, const struct fe_verbs_dev *d, unsigned access);
 
 struct fe_verbs_peer {

@@ -734,7 +734,8 @@ static int setup(struct builder *b)
     if (open_out(b)) return -1;
     b->o.ep.max_qps = b->o.n_fe + 4;
     if (!(b->ep = fe_ep_create(&b->o.ep, &err))) {
-        fprintf(stderr, "feroce builder: cannot open the data socket: %s\n", fe_strerror(err));
+        char m[256];
+        fprintf(stderr, "feroce builder: %s\n", fe_ep_open_error(&b->o.ep, err, m, sizeof m));
         return -1;
     }
     uint32_t my_ip;

@@ -337,14 +337,18 @@ static int setup(struct evm *v)
         v->have_mgr = true;
     }
     int err = 0;
+    char msg[256];
     if (v->o.ep.backend == FE_BACKEND_RAW && !(v->ep = fe_ep_create(&v->o.ep, &err))) {
-        fprintf(stderr, "feroce evm: cannot open %s: %s\n", v->o.ep.raw.ifname, fe_strerror(err));
+        fprintf(stderr, "feroce evm: %s\n", fe_ep_open_error(&v->o.ep, err, msg, sizeof msg));
         return -1;
     }
     if (fe_ebw_chan_open(&v->sock, v->ep, v->o.ip, v->o.port, input, v, "evm")) return -1;
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    if (!(v->loop = fe_loop_create(&lc, &err))) return -1;
+    if (!(v->loop = fe_loop_create(&lc, &err))) {
+        fprintf(stderr, "feroce evm: event loop: %s\n", fe_io_fail_str(err));
+        return -1;
+    }
     fe_loop_add(v->loop, v->ep ? fe_ep_fd(v->ep) : fe_ebw_chan_fd(&v->sock), 0);
     v->t0 = fe_io_now_ns();
     v->next_tick = v->t0 + v->o.interval_ns;

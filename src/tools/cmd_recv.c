@@ -312,14 +312,14 @@ static int setup_receiver(struct recv_run *r)
     int err;
     r->loop = fe_loop_create(&lc, &err);
     if (!r->loop) {
-        fprintf(stderr, "feroce recv: event loop: %s\n", fe_strerror(err));
+        fprintf(stderr, "feroce recv: event loop: %s\n", fe_io_fail_str(err));
         return -1;
     }
     char msg[256] = "";
     r->t0 = fe_io_now_ns();
     r->d = fe_daq_create(&r->o.dc, r->t0, &err, msg, sizeof msg);
     if (!r->d) {
-        fprintf(stderr, "feroce recv: %s\n", msg[0] ? msg : fe_strerror(err));
+        fprintf(stderr, "feroce recv: %s\n", msg[0] ? msg : fe_io_fail_str(err));
         return -1;
     }
     if (r->o.dc.n_manual) print_manual_keys(r->d);

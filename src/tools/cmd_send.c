@@ -360,7 +360,7 @@ static int setup_sender(struct send_run *r)
     int err;
     r->loop = fe_loop_create(&lc, &err);
     if (!r->loop) {
-        fprintf(stderr, "feroce send: event loop: %s\n", fe_strerror(err));
+        fprintf(stderr, "feroce send: event loop: %s\n", fe_io_fail_str(err));
         return -1;
     }
     if (r->o.perftest && (fe_send_perftest_parse(&r->pt, r->o.perftest) ||
@@ -370,7 +370,7 @@ static int setup_sender(struct send_run *r)
     r->t0 = fe_io_now_ns();
     r->f = fe_frontend_create(&r->o.fc, r->t0, &err, msg, sizeof msg);
     if (!r->f) {
-        fprintf(stderr, "feroce send: %s\n", msg[0] ? msg : fe_strerror(err));
+        fprintf(stderr, "feroce send: %s\n", msg[0] ? msg : fe_io_fail_str(err));
         return -1;
     }
     int fds[4], nfd = fe_frontend_fds(r->f, fds, 4);

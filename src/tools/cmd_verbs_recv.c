@@ -534,7 +534,11 @@ static int describe_flow(struct vrecv *v, unsigned i)
 static long fit_receives(struct vrecv *v)
 {
     struct ibv_device_attr da;
-    if (ibv_query_device(v->dev.ctx, &da)) return -1;
+    int rc = ibv_query_device(v->dev.ctx, &da);
+    if (rc) { /* returns its errno */
+        fprintf(stderr, "feroce verbs-recv: ibv_query_device(%s): %s\n", v->dev.name, strerror(rc));
+        return -1;
+    }
     unsigned cq_max = da.max_cqe > 16 ? (unsigned)da.max_cqe - 16 : 1;
     unsigned max_wr = da.max_qp_wr > 0 ? (unsigned)da.max_qp_wr : 1;
     unsigned want = 0, total = 0;
@@ -598,7 +602,11 @@ static int open_resources(struct vrecv *v, unsigned total_wqes)
         fprintf(stderr, "feroce verbs-recv: ibv_create_cq: %s\n", strerror(errno));
         return -1;
     }
-    if (v->ch && ibv_req_notify_cq(v->cq, 0)) return -1;
+    int rc = v->ch ? ibv_req_notify_cq(v->cq, 0) : 0;
+    if (rc) { /* returns its errno */
+        fprintf(stderr, "feroce verbs-recv: ibv_req_notify_cq: %s\n", strerror(rc));
+        return -1;
+    }
     v->sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(v->o.reply_port)};
     if (v->sock < 0 || bind(v->sock, (struct sockaddr *)&sa, sizeof sa)) {

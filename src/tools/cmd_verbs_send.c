@@ -213,7 +213,8 @@ static int vqp_start(struct ctx *c, struct vqp *v, const struct fe_sc_tx_meta *t
         v->buf_bytes = v->buf ? (uint32_t)need : 0;
         if (v->buf) v->mr = ibv_reg_mr(c->dev.pd, v->buf, need, IBV_ACCESS_LOCAL_WRITE);
         if (!v->mr) {
-            fprintf(stderr, "feroce verbs-send: cannot register %" PRIu64 " bytes\n", need);
+            fprintf(stderr, "feroce verbs-send: cannot register %" PRIu64 " bytes: %s%s\n", need,
+                    strerror(errno), v->buf ? " (memlock limit?)" : "");
             v->error = true;
             return -1;
         }
@@ -374,10 +375,14 @@ static int setup_sender(struct ctx *c)
 {
     char ipb[INET_ADDRSTRLEN];
     c->cq = ibv_create_cq(c->dev.ctx, FE_SC_MAX_QPS * (int)c->o.window + 16, NULL, NULL, 0);
+    if (!c->cq) {
+        fprintf(stderr, "feroce verbs-send: ibv_create_cq: %s\n", strerror(errno));
+        return -1;
+    }
     struct fe_sc_fe_config sc;
     fe_sc_fe_config_default(&sc);
     sc.local_ip = c->dev.ip4;
-    if (!c->cq || fe_sc_fe_init(&c->sc, &sc)) return -1;
+    if (fe_sc_fe_init(&c->sc, &sc)) return -1;
     c->sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(c->o.sc_port)};
     if (c->sock < 0 || bind(c->sock, (struct sockaddr *)&sa, sizeof sa)) {

@@ -674,7 +674,8 @@ static int setup(struct ebs *s)
     for (unsigned b = 0; b < EBS_MAX_BLD; b++) s->bld[b].flow = -1;
     s->ep = fe_ep_create(&s->o.ep, &err);
     if (!s->ep) {
-        fprintf(stderr, "feroce send: cannot open the data socket: %s\n", fe_strerror(err));
+        char m[256];
+        fprintf(stderr, "feroce send: %s\n", fe_ep_open_error(&s->o.ep, err, m, sizeof m));
         return -1;
     }
     struct fe_sc_fe_config sc;

@@ -98,7 +98,7 @@ static int sock_open(struct fe_ebw_chan *c, uint32_t ip, uint16_t port, const ch
     if (c->sock) return 0;
     char a[32];
     fprintf(stderr, "feroce %s: cannot bind %s: %s\n", cmd, fe_io_addr_str(ip, port, a, sizeof a),
-            fe_strerror(e));
+            fe_io_fail_str(e));
     return -1;
 }
 

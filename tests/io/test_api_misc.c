@@ -1,11 +1,14 @@
 /* Public functions of the I/O layer that no tool calls: an endpoint's counters and the peer
  * address it sends a QP's packets to (learned from the packets that arrive), the data-pattern
- * names, and the address an emulated switch's access port got from an ephemeral bind. Two
- * endpoints carry one WRITE between two QPs over UDP on loopback. */
+ * names, the address an emulated switch's access port got from an ephemeral bind, and why an
+ * endpoint could not be opened. Two endpoints carry one WRITE between two QPs over UDP on
+ * loopback. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -372,6 +375,41 @@ static void test_eswitch_dup_corrupt(void **state)
     fe_udpsock_close(tx);
 }
 
+/* A failed open keeps the system call and its errno beside the fe_err, and the next open forgets
+ * them: a bind to an address taken, then to an address of no interface here (TEST-NET-1), then a
+ * configuration refused before any system call. */
+static void test_open_failure_cause(void **state)
+{
+    (void)state;
+    struct fe_ep *held = open_ep();
+    struct fe_ep_config c;
+    fe_ep_config_default(&c);
+    fe_ep_local(held, &c.udp.bind_ip, &c.udp.bind_port);
+    int err = 0;
+    assert_null(fe_ep_create(&c, &err));
+    assert_int_equal(err, FE_EIO);
+    assert_string_equal(fe_io_last_fail()->step, "bind");
+    assert_int_equal(fe_io_last_fail()->os_errno, EADDRINUSE);
+    assert_string_equal(fe_io_fail_str(err), "address already in use");
+    char m[256], want[96], a[24];
+    snprintf(want, sizeof want, "cannot open the data socket on %s: address already in use",
+             fe_io_addr_str(c.udp.bind_ip, c.udp.bind_port, a, sizeof a));
+    assert_string_equal(fe_ep_open_error(&c, err, m, sizeof m), want);
+
+    c.udp.bind_ip = 0xC0000201u; /* 192.0.2.1 */
+    assert_null(fe_ep_create(&c, &err));
+    assert_int_equal(fe_io_last_fail()->os_errno, EADDRNOTAVAIL);
+    assert_non_null(strstr(fe_io_fail_str(err), "(not an address of this host)"));
+
+    c.batch = 0;
+    assert_null(fe_ep_create(&c, &err));
+    assert_int_equal(err, FE_EINVAL);
+    assert_string_equal(fe_io_last_fail()->step, "");
+    assert_int_equal(fe_io_last_fail()->os_errno, 0);
+    assert_string_equal(fe_io_fail_str(err), fe_strerror(FE_EINVAL));
+    fe_ep_destroy(held);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -381,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_data_pattern_name),
         cmocka_unit_test(test_eswitch_port_addr),
         cmocka_unit_test(test_eswitch_dup_corrupt),
+        cmocka_unit_test(test_open_failure_cause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
