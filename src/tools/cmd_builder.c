@@ -743,7 +743,10 @@ static int setup(struct builder *b)
     if (fe_ebw_chan_open(&b->sock, b->ep, my_ip, b->o.sc_port, sock_input, b, "builder")) return -1;
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    if (!(b->loop = fe_loop_create(&lc, &err))) return -1;
+    if (!(b->loop = fe_loop_create(&lc, &err))) {
+        fprintf(stderr, "feroce builder: event loop: %s\n", fe_io_fail_str(err));
+        return -1;
+    }
     fe_loop_add(b->loop, fe_ep_fd(b->ep), 0);
     if (fe_ebw_chan_fd(&b->sock) >= 0) fe_loop_add(b->loop, fe_ebw_chan_fd(&b->sock), 1);
     b->t0 = b->tokens_ns = fe_io_now_ns();

@@ -203,7 +203,7 @@ static int open_loop(struct incast *x)
     int e = 0;
     x->loop = fe_loop_create(&lc, &e);
     if (!x->loop) {
-        snprintf(x->err, sizeof x->err, "event loop: %s", fe_strerror(e));
+        snprintf(x->err, sizeof x->err, "event loop: %s", fe_io_fail_str(e));
         return -1;
     }
     int fds[40];

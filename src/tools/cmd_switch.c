@@ -202,7 +202,10 @@ static int setup_switch(struct sw_run *r)
     lc.cpu = r->cpu;
     int err;
     r->loop = fe_loop_create(&lc, &err);
-    if (!r->loop) return -1;
+    if (!r->loop) {
+        fprintf(stderr, "feroce switch: event loop: %s\n", fe_io_fail_str(err));
+        return -1;
+    }
     char msg[256] = "";
     r->t0 = fe_io_now_ns();
     r->s = fe_eswitch_create(&r->c, r->t0, &err, msg, sizeof msg);

@@ -686,7 +686,10 @@ static int setup(struct ebs *s)
     if (fe_ebw_chan_open(&s->sc, s->ep, s->o.sc_ip, s->o.sc_port, sc_input, s, "send")) return -1;
     struct fe_loop_config lc;
     fe_loop_config_default(&lc);
-    if (!(s->loop = fe_loop_create(&lc, &err))) return -1;
+    if (!(s->loop = fe_loop_create(&lc, &err))) {
+        fprintf(stderr, "feroce send: event loop: %s\n", fe_io_fail_str(err));
+        return -1;
+    }
     fe_loop_add(s->loop, fe_ep_fd(s->ep), 0);
     if (fe_ebw_chan_fd(&s->sc) >= 0) fe_loop_add(s->loop, fe_ebw_chan_fd(&s->sc), 1);
     fe_cli_catch_stop_signals();

@@ -6,6 +6,7 @@
 #include "web/web.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "feroce/qp.h"
 #include "tools/cli.h"
@@ -945,6 +947,30 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     (void)ap; /* client errors are the client's: the tool's output stays clean */
 }
 
+/* Why the server could not listen on sa: libmicrohttpd only says that it failed (its log goes
+ * nowhere, above), so the bind is tried again here for its errno. */
+static const char *listen_failure(const struct sockaddr_in *sa)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return strerror(errno);
+    int one = 1;
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    int e = bind(fd, (const struct sockaddr *)sa, sizeof *sa) ? errno : 0;
+    close(fd);
+    switch (e) {
+    case 0:
+        return "the HTTP server did not start";
+    case EADDRINUSE:
+        return "address already in use";
+    case EADDRNOTAVAIL:
+        return "cannot assign requested address (not an address of this host)";
+    case EACCES:
+        return "permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)";
+    default:
+        return strerror(e);
+    }
+}
+
 static const struct fe_web_limits default_limits = {
     .max_connections = 64, .max_per_ip = 32, .timeout_s = 15, .request_memory_bytes = 32768};
 
@@ -990,8 +1016,7 @@ struct fe_web *fe_web_start(const char *addr, const struct fe_web_run *run, char
         (size_t)(256 * 1024), MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
     if (!w->d) {
-        snprintf(err, err_cap, "--web %s: cannot listen there (in use, or not a local address)",
-                 addr);
+        snprintf(err, err_cap, "--web %s: cannot listen there: %s", addr, listen_failure(&sa));
         pthread_mutex_destroy(&w->mu);
         pthread_mutex_destroy(&w->pmu);
         free(w->ring);

@@ -7,6 +7,7 @@
 #   "cannot assign requested address"
 # - the raw backend on an interface that does not exist: "no such interface"
 # - a CPU that does not exist: the event loop says which CPU
+# - feroce sim --web on the address:port the running recv's dashboard holds, and on 192.0.2.1
 set -u
 BIN=$1
 D=$(mktemp -d)
@@ -40,11 +41,12 @@ expect() {
     echo "ok: $name: $(head -1 "$D/$name.log")"
 }
 
-"$BIN" recv --fe $A:17185 --bind $A:$P --duration 60s --timeout 60s --quiet \
+W=$((P + 2)) # the holder's dashboard
+"$BIN" recv --fe $A:17185 --bind $A:$P --duration 60s --timeout 60s --quiet --web $A:$W \
     >"$D/holder.out" 2>"$D/holder.log" &
 HOLDER=$!
 i=0
-until ss -Huan 2>/dev/null | grep -qF " $A:$P "; do
+until ss -Huan 2>/dev/null | grep -qF " $A:$P " && ss -Htln 2>/dev/null | grep -qF " $A:$W "; do
     i=$((i + 1))
     [ $i -lt 100 ] || fail "the first recv never bound $A:$P"
     kill -0 $HOLDER 2>/dev/null || fail "the first recv exited"
@@ -65,5 +67,9 @@ expect raw_no_if "feroce recv: cannot open the data interface fe-none0: no such 
     "$BIN" recv --backend raw --if fe-none0 --bind 10.0.0.1 --fe 10.0.0.2 --duration 1s --quiet
 expect no_cpu "feroce recv: event loop: CPU 1000 is not one this process may run on" \
     "$BIN" recv --fe $A:17185 --bind $A:$((P + 1)) --cpu 1000 --duration 1s --quiet
+expect web_in_use "feroce sim: --web $A:$W: cannot listen there: address already in use" \
+    "$BIN" sim advcam-dcqcn --set flow.size=1MB --no-progress --web $A:$W
+expect web_not_here "feroce sim: --web 192.0.2.1:$W: cannot listen there: cannot assign requested address" \
+    "$BIN" sim advcam-dcqcn --set flow.size=1MB --no-progress --web 192.0.2.1:$W
 kill -0 $HOLDER 2>/dev/null || fail "the first recv did not survive the others"
 echo "PASS"
