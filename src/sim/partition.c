@@ -7,8 +7,11 @@
 #include "sim/sim_internal.h"
 
 /* The share of an ACK per data packet when the algorithm coalesces them (the hosts ask for one
- * before the window blocks: a few per window) */
-#define ACK_SHARE_COALESCED 0.25
+ * before the window blocks: a few per window), one per ACK_COALESCED_PKTS: a power of two, so
+ * that the predicted ACKs are exact (EXACT_SUM_BOUND) */
+#define ACK_COALESCED_PKTS  4
+#define ACK_SHARE_COALESCED (1.0 / ACK_COALESCED_PKTS)
+_Static_assert((ACK_COALESCED_PKTS & (ACK_COALESCED_PKTS - 1)) == 0, "a power of two");
 /* A part may take this much more than its share of the events before another is preferred */
 #define BALANCE_SLACK 1.03
 #define REFINE_PASSES 8
@@ -104,35 +107,35 @@ static void predict_by_flow(const struct fe_sim *sim, double *node_ev, double *p
     }
 }
 
-/* The prediction adds up frame counts: whole packets, and ACKs in quarters. Below this bound
- * every sum of such numbers is exact (a double holds every multiple of 1/4 below 2^51), so
- * that the sums do not depend on the order of their terms. */
-#define EXACT_SUM_BOUND 0x1p50
+/* The prediction adds up frame counts: whole packets, and ACKs in 1/ACK_COALESCED_PKTS. Below
+ * this bound every sum of such numbers is exact (a double holds every multiple of 2^-k below
+ * 2^(53-k)), so that the sums do not depend on the order of their terms. */
+#define EXACT_SUM_BOUND (0x1p52 / ACK_COALESCED_PKTS)
 
-/* Whether every sum the prediction makes is exact: each way's frames a multiple of 1/4, and an
- * upper bound of every sum below EXACT_SUM_BOUND (a way adds to a port at most once per hop, to
- * a node twice, in at most n_nodes + 1 hops). */
-static bool sums_exact(const struct fe_sim *sim)
+/* Whether every sum the prediction makes stays below EXACT_SUM_BOUND, with `total` the frames of
+ * all the ways: a way adds to a port at most once per hop, to a node twice, in at most
+ * n_nodes + 1 hops. */
+static bool sums_exact(const struct fe_sim *sim, double total)
 {
-    double total = 0, max_ports = 0;
+    double max_ports = 0;
     for (uint32_t i = 0; i < sim->n_nodes; i++)
         if (sim->nodes[i].n_ports > max_ports) max_ports = sim->nodes[i].n_ports;
-    for (uint32_t i = 0; i < sim->n_flows; i++) {
-        double pkts, acks;
-        flow_frames(sim, &sim->flows[i], &pkts, &acks);
-        if (pkts >= EXACT_SUM_BOUND) return false;
-        double q = acks * 4;
-        if (q != (double)(uint64_t)q) return false;
-        total += pkts + acks;
-    }
     return max_ports + total * 2 * ((double)sim->n_nodes + 2) < EXACT_SUM_BOUND;
 }
 
-/* The ways by destination (CSR: those to node d at way[first[d] .. first[d + 1]]). */
+/* The ways by destination (CSR: those to node d at way[first[d] .. first[d + 1]]), and the
+ * frames of all of them. */
 struct ways {
     struct walk *way;
     uint32_t *first;
+    double total;
 };
+
+static void add_way(struct ways *ws, uint32_t src, uint32_t dst, uint32_t hash, double frames)
+{
+    ws->way[ws->first[dst + 1]++] = (struct walk){src, dst, hash, frames};
+    ws->total += frames;
+}
 
 static int ways_by_dst(const struct fe_sim *sim, struct ways *ws)
 {
@@ -145,14 +148,13 @@ static int ways_by_dst(const struct fe_sim *sim, struct ways *ws)
         ws->first[sim->flows[i].spec.src + 2]++;
     }
     for (uint32_t d = 0; d < nn; d++) ws->first[d + 2] += ws->first[d + 1];
+    ws->total = 0;
     for (uint32_t i = 0; i < sim->n_flows; i++) { /* first[d + 1]: the next of d's ways */
         const struct sim_flow *f = &sim->flows[i];
         double pkts, acks;
         flow_frames(sim, f, &pkts, &acks);
-        ws->way[ws->first[f->spec.dst + 1]++] =
-            (struct walk){f->spec.src, f->spec.dst, f->hash_fwd, pkts};
-        ws->way[ws->first[f->spec.src + 1]++] =
-            (struct walk){f->spec.dst, f->spec.src, f->hash_rev, acks};
+        add_way(ws, f->spec.src, f->spec.dst, f->hash_fwd, pkts);
+        add_way(ws, f->spec.dst, f->spec.src, f->hash_rev, acks);
     }
     return 0;
 }
@@ -168,7 +170,17 @@ struct tails {
     uint32_t *chain;  /* work space: the nodes of a tail being followed */
     uint32_t *queued; /* the nodes with pending frames */
     uint32_t n_queued;
+    uint32_t *hop_port, *hop_node; /* per node: its port 0 (a way's first hop), and its peer */
 };
+
+static void first_hops(const struct fe_sim *sim, struct tails *t)
+{
+    for (uint32_t i = 0; i < sim->n_nodes; i++) {
+        const struct sim_node *n = &sim->nodes[i];
+        t->hop_port[i] = n->n_ports ? (uint32_t)(&n->ports[0] - sim->ports) : UINT32_MAX;
+        t->hop_node[i] = n->n_ports ? n->ports[0].peer->node->id : UINT32_MAX;
+    }
+}
 
 static void set_tail(struct tails *t, uint32_t node, int32_t hops)
 {
@@ -216,19 +228,22 @@ static int32_t tail_hops(const struct fe_sim *sim, struct tails *t, uint32_t x)
 static void walk_to_tail(const struct fe_sim *sim, struct tails *t, const struct walk *w,
                          double *port_frames)
 {
-    const struct sim_node *n = &sim->nodes[w->src];
-    struct sim_port *out = n->n_ports ? &n->ports[0] : NULL;
-    for (uint32_t hops = 0; out && hops <= sim->n_nodes; hops++) {
-        port_frames[out - sim->ports] += w->frames;
-        const struct sim_node *next = out->peer->node;
-        if (next->id == w->dst || !next->sw) return;
-        int32_t tail = tail_hops(sim, t, next->id);
-        if (tail >= 0 && hops + (uint32_t)tail <= sim->n_nodes) {
-            if (t->pending[next->id] == 0) t->queued[t->n_queued++] = next->id;
-            t->pending[next->id] += w->frames;
+    uint32_t first = t->hop_port[w->src], at = t->hop_node[w->src];
+    if (first == UINT32_MAX) return;
+    port_frames[first] += w->frames;
+    for (uint32_t hops = 1;; hops++) { /* hops made */
+        const struct sim_node *n = &sim->nodes[at];
+        if (at == w->dst || !n->sw) return;
+        int32_t tail = tail_hops(sim, t, at);
+        if (tail >= 0 && hops - 1 + (uint32_t)tail <= sim->n_nodes) {
+            if (t->pending[at] == 0) t->queued[t->n_queued++] = at;
+            t->pending[at] += w->frames;
             return;
         }
-        out = sim_route(next->sw, w->dst, w->hash);
+        struct sim_port *out = sim_route(n->sw, w->dst, w->hash);
+        if (!out || hops > sim->n_nodes) return;
+        port_frames[out - sim->ports] += w->frames;
+        at = out->peer->node->id;
     }
 }
 
@@ -259,11 +274,14 @@ static void free_tails(struct tails *t, struct ways *ws)
     free(t->queued);
     free(ws->way);
     free(ws->first);
+    free(t->hop_port);
+    free(t->hop_node);
 }
 
 /* The frames per port of every way, by destination with their tails shared; the events per
  * node from the ports' frames. The same sums as predict_by_flow's when they are exact
- * (sums_exact), in another order. FE_ENOMEM before it adds anything. */
+ * (sums_exact), in another order. FE_EINVAL when they might not be, FE_ENOMEM, before it adds
+ * anything. */
 static int predict_by_dst(const struct fe_sim *sim, double *node_ev, double *port_frames)
 {
     size_t nn = (size_t)sim->n_nodes + 1;
@@ -272,9 +290,14 @@ static int predict_by_dst(const struct fe_sim *sim, double *node_ev, double *por
                       .tail = malloc(nn * sizeof(int32_t)),
                       .pending = calloc(nn, sizeof(double)),
                       .chain = malloc((nn + 1) * sizeof(uint32_t)),
-                      .queued = malloc(nn * sizeof(uint32_t))};
-    int rc =
-        t.stamp && t.tail && t.pending && t.chain && t.queued ? ways_by_dst(sim, &ws) : FE_ENOMEM;
+                      .queued = malloc(nn * sizeof(uint32_t)),
+                      .hop_port = malloc(nn * sizeof(uint32_t)),
+                      .hop_node = malloc(nn * sizeof(uint32_t))};
+    int rc = t.stamp && t.tail && t.pending && t.chain && t.queued && t.hop_port && t.hop_node
+                 ? ways_by_dst(sim, &ws)
+                 : FE_ENOMEM;
+    if (!rc && !sums_exact(sim, ws.total)) rc = FE_EINVAL;
+    if (!rc) first_hops(sim, &t);
     for (uint32_t d = 0; !rc && d < sim->n_nodes; d++) {
         t.dst = d;
         for (uint32_t i = ws.first[d]; i < ws.first[d + 1]; i++)
@@ -296,8 +319,7 @@ static int predict_by_dst(const struct fe_sim *sim, double *node_ev, double *por
 static void predict_load(const struct fe_sim *sim, double *node_ev, double *port_frames)
 {
     for (uint32_t i = 0; i < sim->n_nodes; i++) node_ev[i] = sim->nodes[i].n_ports;
-    if (!sums_exact(sim) || predict_by_dst(sim, node_ev, port_frames))
-        predict_by_flow(sim, node_ev, port_frames);
+    if (predict_by_dst(sim, node_ev, port_frames)) predict_by_flow(sim, node_ev, port_frames);
 }
 
 /* Events and frames of the run so far: each frame a port sent is a transmit-complete at its node
