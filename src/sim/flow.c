@@ -278,15 +278,17 @@ struct sim_flow_batch *sim_flow_batch_new(struct fe_sim *sim, uint64_t now_ns)
     return fb;
 }
 
+static void *host_qp_mem(void *host, size_t bytes)
+{
+    return sim_host_qp_mem(host, bytes);
+}
+
 /* An fe_qp in its host's QP memory (sim_host_qp_mem), as fe_qp_create_sim makes it. */
 static struct fe_qp *create_in_host(struct sim_host *h, const struct fe_qp_config *c,
                                     const struct fe_qp_sim_config *s, uint64_t now_ns, int *err,
                                     const char **why)
 {
-    size_t bytes = fe_qp_memory_bytes(c);
-    void *mem = bytes ? sim_host_qp_mem(h, bytes) : NULL;
-    if (!mem) return fe_qp_create_sim(c, s, now_ns, err, why); /* its error, or a malloc */
-    return fe_qp_create_sim_in(mem, bytes, c, s, now_ns, err, why);
+    return fe_qp_create_sim_alloc(host_qp_mem, h, c, s, now_ns, err, why);
 }
 
 /* The fe_qps of a batch's flow whose hosts are marked (req: the requester's, resp: the

@@ -7,8 +7,11 @@
 #include "sim/sim_internal.h"
 
 /* The share of an ACK per data packet when the algorithm coalesces them (the hosts ask for one
- * before the window blocks: a few per window) */
-#define ACK_SHARE_COALESCED 0.25
+ * before the window blocks: a few per window), one per ACK_COALESCED_PKTS: a power of two, so
+ * that the predicted ACKs are exact (EXACT_SUM_BOUND) */
+#define ACK_COALESCED_PKTS  4
+#define ACK_SHARE_COALESCED (1.0 / ACK_COALESCED_PKTS)
+_Static_assert((ACK_COALESCED_PKTS & (ACK_COALESCED_PKTS - 1)) == 0, "a power of two");
 /* A part may take this much more than its share of the events before another is preferred */
 #define BALANCE_SLACK 1.03
 #define REFINE_PASSES 8
@@ -39,8 +42,9 @@ static int alloc_partition(const struct fe_sim *sim, uint32_t k, struct fe_sim_p
     p->n_nodes = sim->n_nodes;
     p->part = calloc(sim->n_nodes ? sim->n_nodes : 1, sizeof(uint32_t));
     p->node_events = calloc(sim->n_nodes ? sim->n_nodes : 1, sizeof(double));
+    p->port_frames = calloc(sim->n_ports_total ? sim->n_ports_total : 1, sizeof(double));
     p->grid_ns = min_link_delay(sim);
-    return p->part && p->node_events ? 0 : FE_ENOMEM;
+    return p->part && p->node_events && p->port_frames ? 0 : FE_ENOMEM;
 }
 
 void fe_sim_partition_free(struct fe_sim_partition *p)
@@ -48,44 +52,274 @@ void fe_sim_partition_free(struct fe_sim_partition *p)
     if (!p) return;
     free(p->part);
     free(p->node_events);
+    free(p->port_frames);
     p->part = NULL;
     p->node_events = NULL;
+    p->port_frames = NULL;
 }
 
 /* ---- prediction: events per node and frames per port ---- */
 
-/* Follows a flow's frames from src to dst by the routes (its ECMP hash), adding `frames` to each
- * port that sends them and each node they pass (a transmit-complete where they leave, an
- * arrival where they come in). */
-static void walk_frames(const struct fe_sim *sim, uint32_t src, uint32_t dst, uint32_t hash,
-                        double frames, double *node_ev, double *port_frames)
+/* One way of a flow: `frames` from host src to dst by the routes of an ECMP hash. */
+struct walk {
+    uint32_t src, dst, hash;
+    double frames;
+};
+
+/* The frames of a flow: its data packets, and the ACKs back (one per packet, or a share). */
+static void flow_frames(const struct fe_sim *sim, const struct sim_flow *f, double *pkts,
+                        double *acks)
 {
-    const struct sim_node *n = &sim->nodes[src];
+    uint32_t pay = sim->sc.host.mtu_bytes;
+    if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
+    *pkts = (double)((f->spec.bytes + pay - 1) / (pay ? pay : 1));
+    *acks = sim->cc_acks_every_pkt[f->spec.cc] ? *pkts : *pkts * ACK_SHARE_COALESCED;
+}
+
+/* Follows a way's frames by the routes, adding them to each port that sends them and each node
+ * they pass (a transmit-complete where they leave, an arrival where they come in). */
+static void walk_frames(const struct fe_sim *sim, const struct walk *w, double *node_ev,
+                        double *port_frames)
+{
+    const struct sim_node *n = &sim->nodes[w->src];
     struct sim_port *out = n->n_ports ? &n->ports[0] : NULL;
     for (uint32_t hops = 0; out && hops <= sim->n_nodes; hops++) {
-        port_frames[out - sim->ports] += frames;
-        node_ev[out->node->id] += frames;
+        port_frames[out - sim->ports] += w->frames;
+        node_ev[out->node->id] += w->frames;
         const struct sim_node *next = out->peer->node;
-        node_ev[next->id] += frames;
-        if (next->id == dst || !next->sw) return;
-        out = sim_route(next->sw, dst, hash);
+        node_ev[next->id] += w->frames;
+        if (next->id == w->dst || !next->sw) return;
+        out = sim_route(next->sw, w->dst, w->hash);
     }
 }
 
+/* Flow by flow, each way's frames along its whole route. */
+static void predict_by_flow(const struct fe_sim *sim, double *node_ev, double *port_frames)
+{
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        const struct sim_flow *f = &sim->flows[i];
+        double pkts, acks;
+        flow_frames(sim, f, &pkts, &acks);
+        struct walk fwd = {f->spec.src, f->spec.dst, f->hash_fwd, pkts};
+        struct walk rev = {f->spec.dst, f->spec.src, f->hash_rev, acks};
+        walk_frames(sim, &fwd, node_ev, port_frames);
+        walk_frames(sim, &rev, node_ev, port_frames);
+    }
+}
+
+/* The prediction adds up frame counts: whole packets, and ACKs in 1/ACK_COALESCED_PKTS. Below
+ * this bound every sum of such numbers is exact (a double holds every multiple of 2^-k below
+ * 2^(53-k)), so that the sums do not depend on the order of their terms. */
+#define EXACT_SUM_BOUND (0x1p52 / ACK_COALESCED_PKTS)
+
+/* Whether every sum the prediction makes stays below EXACT_SUM_BOUND, with `total` the frames of
+ * all the ways: a way adds to a port at most once per hop, to a node twice, in at most
+ * n_nodes + 1 hops. */
+static bool sums_exact(const struct fe_sim *sim, double total)
+{
+    double max_ports = 0;
+    for (uint32_t i = 0; i < sim->n_nodes; i++)
+        if (sim->nodes[i].n_ports > max_ports) max_ports = sim->nodes[i].n_ports;
+    return max_ports + total * 2 * ((double)sim->n_nodes + 2) < EXACT_SUM_BOUND;
+}
+
+/* The ways by destination (CSR: those to node d at way[first[d] .. first[d + 1]]), and the
+ * frames of all of them. */
+struct ways {
+    struct walk *way;
+    uint32_t *first;
+    double total;
+};
+
+static void add_way(struct ways *ws, uint32_t src, uint32_t dst, uint32_t hash, double frames)
+{
+    ws->way[ws->first[dst + 1]++] = (struct walk){src, dst, hash, frames};
+    ws->total += frames;
+}
+
+static int ways_by_dst(const struct fe_sim *sim, struct ways *ws)
+{
+    uint32_t nn = sim->n_nodes;
+    ws->way = malloc((2 * (size_t)sim->n_flows + 1) * sizeof(*ws->way));
+    ws->first = calloc((size_t)nn + 2, sizeof(uint32_t));
+    if (!ws->way || !ws->first) return FE_ENOMEM;
+    for (uint32_t i = 0; i < sim->n_flows; i++) {
+        ws->first[sim->flows[i].spec.dst + 2]++;
+        ws->first[sim->flows[i].spec.src + 2]++;
+    }
+    for (uint32_t d = 0; d < nn; d++) ws->first[d + 2] += ws->first[d + 1];
+    ws->total = 0;
+    for (uint32_t i = 0; i < sim->n_flows; i++) { /* first[d + 1]: the next of d's ways */
+        const struct sim_flow *f = &sim->flows[i];
+        double pkts, acks;
+        flow_frames(sim, f, &pkts, &acks);
+        add_way(ws, f->spec.src, f->spec.dst, f->hash_fwd, pkts);
+        add_way(ws, f->spec.dst, f->spec.src, f->hash_rev, acks);
+    }
+    return 0;
+}
+
+/* Toward one destination at a time, the part of a route that no hash decides: from a switch
+ * whose way to dst is one port, and so on to dst, the frames of every way that gets there go
+ * along together (pending), once per switch rather than once per way. */
+struct tails {
+    uint32_t dst;
+    uint32_t *stamp;  /* per node: dst + 1 when tail and pending are dst's */
+    int32_t *tail;    /* hops the frames make from the node without a hash, -1: a hash decides */
+    double *pending;  /* frames at the node that go on by its tail */
+    uint32_t *chain;  /* work space: the nodes of a tail being followed */
+    uint32_t *queued; /* the nodes with pending frames */
+    uint32_t n_queued;
+    uint32_t *hop_port, *hop_node; /* per node: its port 0 (a way's first hop), and its peer */
+};
+
+static void first_hops(const struct fe_sim *sim, struct tails *t)
+{
+    for (uint32_t i = 0; i < sim->n_nodes; i++) {
+        const struct sim_node *n = &sim->nodes[i];
+        t->hop_port[i] = n->n_ports ? (uint32_t)(&n->ports[0] - sim->ports) : UINT32_MAX;
+        t->hop_node[i] = n->n_ports ? n->ports[0].peer->node->id : UINT32_MAX;
+    }
+}
+
+static void set_tail(struct tails *t, uint32_t node, int32_t hops)
+{
+    t->stamp[node] = t->dst + 1;
+    t->tail[node] = hops;
+    t->pending[node] = 0;
+}
+
+/* The hops from switch x to dst by routes of one port each (0: no route), -1 where a hash
+ * picks the port (or the single-port routes loop). */
+static int32_t tail_hops(const struct fe_sim *sim, struct tails *t, uint32_t x)
+{
+    uint32_t n = 0, y = x, dst = t->dst;
+    int32_t hops = -1;
+    for (;;) {
+        if (t->stamp[y] == dst + 1) {
+            hops = t->tail[y];
+            break;
+        }
+        if (n > sim->n_nodes) break; /* a loop: the frames keep their hop count (walk_frames) */
+        const struct sim_route *r = &sim->nodes[y].sw->route[dst];
+        if (r->n > 1 || !r->port) {
+            hops = r->n > 1 ? -1 : 0;
+            set_tail(t, y, hops);
+            break;
+        }
+        const struct sim_node *next = r->port->peer->node;
+        if (next->id == dst || !next->sw) {
+            hops = 1;
+            set_tail(t, y, hops);
+            break;
+        }
+        t->chain[n++] = y;
+        y = next->id;
+    }
+    while (n--) {
+        hops = hops < 0 ? -1 : hops + 1;
+        set_tail(t, t->chain[n], hops);
+    }
+    return t->tail[x];
+}
+
+/* A way's frames hop by hop until a switch from which they go on by its tail, whole (the hops
+ * then stay within walk_frames' bound). */
+static void walk_to_tail(const struct fe_sim *sim, struct tails *t, const struct walk *w,
+                         double *port_frames)
+{
+    uint32_t first = t->hop_port[w->src], at = t->hop_node[w->src];
+    if (first == UINT32_MAX) return;
+    port_frames[first] += w->frames;
+    for (uint32_t hops = 1;; hops++) { /* hops made */
+        const struct sim_node *n = &sim->nodes[at];
+        if (at == w->dst || !n->sw) return;
+        int32_t tail = tail_hops(sim, t, at);
+        if (tail >= 0 && hops - 1 + (uint32_t)tail <= sim->n_nodes) {
+            if (t->pending[at] == 0) t->queued[t->n_queued++] = at;
+            t->pending[at] += w->frames;
+            return;
+        }
+        struct sim_port *out = sim_route(n->sw, w->dst, w->hash);
+        if (!out || hops > sim->n_nodes) return;
+        port_frames[out - sim->ports] += w->frames;
+        at = out->peer->node->id;
+    }
+}
+
+/* The pending frames of each switch along its tail. */
+static void walk_tails(const struct fe_sim *sim, struct tails *t, double *port_frames)
+{
+    for (uint32_t i = 0; i < t->n_queued; i++) {
+        uint32_t x = t->queued[i];
+        double frames = t->pending[x];
+        t->pending[x] = 0;
+        struct sim_port *out = sim->nodes[x].sw->route[t->dst].port;
+        while (out) {
+            port_frames[out - sim->ports] += frames;
+            const struct sim_node *next = out->peer->node;
+            if (next->id == t->dst || !next->sw) break;
+            out = next->sw->route[t->dst].port;
+        }
+    }
+    t->n_queued = 0;
+}
+
+static void free_tails(struct tails *t, struct ways *ws)
+{
+    free(t->stamp);
+    free(t->tail);
+    free(t->pending);
+    free(t->chain);
+    free(t->queued);
+    free(ws->way);
+    free(ws->first);
+    free(t->hop_port);
+    free(t->hop_node);
+}
+
+/* The frames per port of every way, by destination with their tails shared; the events per
+ * node from the ports' frames. The same sums as predict_by_flow's when they are exact
+ * (sums_exact), in another order. FE_EINVAL when they might not be, FE_ENOMEM, before it adds
+ * anything. */
+static int predict_by_dst(const struct fe_sim *sim, double *node_ev, double *port_frames)
+{
+    size_t nn = (size_t)sim->n_nodes + 1;
+    struct ways ws = {0};
+    struct tails t = {.stamp = calloc(nn, sizeof(uint32_t)),
+                      .tail = malloc(nn * sizeof(int32_t)),
+                      .pending = calloc(nn, sizeof(double)),
+                      .chain = malloc((nn + 1) * sizeof(uint32_t)),
+                      .queued = malloc(nn * sizeof(uint32_t)),
+                      .hop_port = malloc(nn * sizeof(uint32_t)),
+                      .hop_node = malloc(nn * sizeof(uint32_t))};
+    int rc = t.stamp && t.tail && t.pending && t.chain && t.queued && t.hop_port && t.hop_node
+                 ? ways_by_dst(sim, &ws)
+                 : FE_ENOMEM;
+    if (!rc && !sums_exact(sim, ws.total)) rc = FE_EINVAL;
+    if (!rc) first_hops(sim, &t);
+    for (uint32_t d = 0; !rc && d < sim->n_nodes; d++) {
+        t.dst = d;
+        for (uint32_t i = ws.first[d]; i < ws.first[d + 1]; i++)
+            walk_to_tail(sim, &t, &ws.way[i], port_frames);
+        walk_tails(sim, &t, port_frames);
+    }
+    for (uint32_t i = 0; !rc && i < sim->n_ports_total; i++) {
+        const struct sim_port *p = &sim->ports[i];
+        node_ev[p->node->id] += port_frames[i];
+        node_ev[p->peer->node->id] += port_frames[i];
+    }
+    free_tails(&t, &ws);
+    return rc;
+}
+
 /* Events and frames predicted from the flows (and one per port, so that a scenario without
- * flows still balances its ports). */
+ * flows still balances its ports); port_frames comes zeroed. By destination when that gives
+ * the same sums, else (or without the memory for it) flow by flow. */
 static void predict_load(const struct fe_sim *sim, double *node_ev, double *port_frames)
 {
     for (uint32_t i = 0; i < sim->n_nodes; i++) node_ev[i] = sim->nodes[i].n_ports;
-    for (uint32_t i = 0; i < sim->n_flows; i++) {
-        const struct sim_flow *f = &sim->flows[i];
-        uint32_t pay = sim->sc.host.mtu_bytes;
-        if (f->spec.msg_bytes && f->spec.msg_bytes < pay) pay = f->spec.msg_bytes;
-        double pkts = (double)((f->spec.bytes + pay - 1) / (pay ? pay : 1));
-        double acks = sim->cc_acks_every_pkt[f->spec.cc] ? pkts : pkts * ACK_SHARE_COALESCED;
-        walk_frames(sim, f->spec.src, f->spec.dst, f->hash_fwd, pkts, node_ev, port_frames);
-        walk_frames(sim, f->spec.dst, f->spec.src, f->hash_rev, acks, node_ev, port_frames);
-    }
+    if (predict_by_dst(sim, node_ev, port_frames)) predict_by_flow(sim, node_ev, port_frames);
 }
 
 /* Events and frames of the run so far: each frame a port sent is a transmit-complete at its node
@@ -385,15 +619,13 @@ int fe_sim_partition_auto(const struct fe_sim *sim, uint32_t k, struct fe_sim_pa
     }
     struct groups g;
     memset(&g, 0, sizeof(g));
-    double *port_frames = calloc(sim->n_ports_total ? sim->n_ports_total : 1, sizeof(double));
     uint32_t *part_of = NULL;
     int rc = alloc_partition(sim, k, p);
-    if (!rc && !port_frames) rc = FE_ENOMEM;
     if (!rc) {
-        predict_load(sim, p->node_events, port_frames);
+        predict_load(sim, p->node_events, p->port_frames);
         rc = number_groups(sim, p->node_events, &g);
     }
-    if (!rc) rc = build_adjacency(sim, port_frames, &g);
+    if (!rc) rc = build_adjacency(sim, p->port_frames, &g);
     if (!rc && !(part_of = malloc((g.n ? g.n : 1) * sizeof(uint32_t)))) rc = FE_ENOMEM;
     if (!rc) rc = assign_groups(&g, k, part_of);
     if (!rc) {
@@ -401,7 +633,6 @@ int fe_sim_partition_auto(const struct fe_sim *sim, uint32_t k, struct fe_sim_pa
         p->lookahead_ns = cut_lookahead(sim, p->part);
     }
     free(part_of);
-    free(port_frames);
     free_groups(&g);
     if (rc == FE_ENOMEM) sim_errf(err, err_cap, "out of memory partitioning");
     if (rc) fe_sim_partition_free(p);
@@ -474,10 +705,7 @@ static int complete_parse(const struct fe_sim *sim, const char *what, struct fe_
         sim_errf(err, err_cap, "%s: a link without delay joins two parts", what);
         return FE_EINVAL;
     }
-    double *port_frames = calloc(sim->n_ports_total ? sim->n_ports_total : 1, sizeof(double));
-    if (!port_frames) return FE_ENOMEM;
-    predict_load(sim, p->node_events, port_frames);
-    free(port_frames);
+    predict_load(sim, p->node_events, p->port_frames);
     return 0;
 }
 
@@ -543,6 +771,21 @@ int fe_sim_partition_load(const struct fe_sim *sim, const char *path, struct fe_
 
 /* ---- report ---- */
 
+/* The load a partition's figures count: the run's when it has sent frames (true), else the
+ * prediction the partition was made with (a partition of this network's). */
+static bool load_of(const struct fe_sim *sim, const struct fe_sim_partition *p, double *node_ev,
+                    double *port_frames)
+{
+    if (measure_load(sim, node_ev, port_frames)) return true;
+    if (p->node_events && p->port_frames && p->n_nodes == sim->n_nodes) {
+        memcpy(node_ev, p->node_events, sim->n_nodes * sizeof(double));
+        memcpy(port_frames, p->port_frames, sim->n_ports_total * sizeof(double));
+    } else {
+        predict_load(sim, node_ev, port_frames);
+    }
+    return false;
+}
+
 struct part_sums {
     double *ev;
     uint32_t *nodes, *ports;
@@ -600,8 +843,7 @@ void fe_sim_partition_stats(const struct fe_sim *sim, const struct fe_sim_partit
                           calloc(p->k ? p->k : 1, sizeof(uint32_t)),
                           calloc(p->k ? p->k : 1, sizeof(uint32_t))};
     if (node_ev && port_frames && s.ev && s.nodes && s.ports) {
-        out->measured = measure_load(sim, node_ev, port_frames);
-        if (!out->measured) predict_load(sim, node_ev, port_frames);
+        out->measured = load_of(sim, p, node_ev, port_frames);
         sum_parts(sim, p, node_ev, &s);
         fill_stats(sim, p, &s, port_frames, out);
     }
@@ -620,7 +862,7 @@ static void report_parts(FILE *f, const struct fe_sim *sim, const struct fe_sim_
     struct part_sums s = {calloc(p->k, sizeof(double)), calloc(p->k, sizeof(uint32_t)),
                           calloc(p->k, sizeof(uint32_t))};
     if (node_ev && port_frames && s.ev && s.nodes && s.ports) {
-        if (!measure_load(sim, node_ev, port_frames)) predict_load(sim, node_ev, port_frames);
+        load_of(sim, p, node_ev, port_frames);
         sum_parts(sim, p, node_ev, &s);
         fprintf(f, "  part  nodes  ports  events\n");
         for (uint32_t q = 0; q < p->k; q++) {

@@ -29,6 +29,7 @@ struct fe_sim_partition {
     uint32_t n_nodes;
     uint32_t *part;        /* node -> part */
     double *node_events;   /* events predicted per node (relative: a share, not a count) */
+    double *port_frames;   /* frames predicted per port (the cut's costs) */
     uint64_t lookahead_ns; /* smallest delay of a cut link; FE_SIM_NO_TIME when none is cut */
     uint64_t grid_ns;      /* smallest delay of any link */
 };

@@ -264,6 +264,22 @@ static struct fe_qp *report(struct fe_qp *qp, int e, const char *why, int *err,
     return qp;
 }
 
+/* A checked configuration's QP in a block of its own. */
+static struct fe_qp *create_on_heap(const struct qp_layout *l, const struct fe_qp_config *cfg,
+                                    const struct fe_cc_algo *algo,
+                                    const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
+                                    const char **why_field)
+{
+    /* one block, by cache line (struct fe_qp) with its CC state right after it (qp_cc_block):
+     * every packet reads both. malloc and a rounding up, as aligned_alloc costs more per QP. */
+    void *block = malloc(l->bytes + 63);
+    if (!block) return report(NULL, FE_ENOMEM, "memory", err, why_field);
+    void *mem = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
+    struct fe_qp *qp = build_qp(mem, l, cfg, algo, sim, now_ns);
+    qp->heap_block = block;
+    return report(qp, 0, NULL, err, why_field);
+}
+
 struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
                                uint64_t now_ns, int *err, const char **why_field)
 {
@@ -272,14 +288,23 @@ struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_q
     const char *why;
     int e = check_config(cfg, &algo, &l, &why);
     if (e) return report(NULL, e, why, err, why_field);
-    /* one block, by cache line (struct fe_qp) with its CC state right after it (qp_cc_block):
-     * every packet reads both. malloc and a rounding up, as aligned_alloc costs more per QP. */
-    void *block = malloc(l.bytes + 63);
-    if (!block) return report(NULL, FE_ENOMEM, "memory", err, why_field);
-    void *mem = (void *)(((uintptr_t)block + 63) & ~(uintptr_t)63);
-    struct fe_qp *qp = build_qp(mem, &l, cfg, algo, sim, now_ns);
-    qp->heap_block = block;
-    return report(qp, 0, NULL, err, why_field);
+    return create_on_heap(&l, cfg, algo, sim, now_ns, err, why_field);
+}
+
+struct fe_qp *fe_qp_create_sim_alloc(void *(*alloc)(void *user, size_t bytes), void *user,
+                                     const struct fe_qp_config *cfg,
+                                     const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
+                                     const char **why_field)
+{
+    const struct fe_cc_algo *algo;
+    struct qp_layout l;
+    const char *why;
+    int e = check_config(cfg, &algo, &l, &why);
+    if (e) return report(NULL, e, why, err, why_field);
+    void *mem = alloc(user, l.bytes);
+    if (!mem) return create_on_heap(&l, cfg, algo, sim, now_ns, err, why_field);
+    if ((uintptr_t)mem & 63) return report(NULL, FE_EINVAL, "memory", err, why_field);
+    return report(build_qp(mem, &l, cfg, algo, sim, now_ns), 0, NULL, err, why_field);
 }
 
 struct fe_qp *fe_qp_create_sim_in(void *mem, size_t mem_bytes, const struct fe_qp_config *cfg,

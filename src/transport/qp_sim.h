@@ -38,6 +38,14 @@ struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_q
 struct fe_qp *fe_qp_create_sim_in(void *mem, size_t mem_bytes, const struct fe_qp_config *cfg,
                                   const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
                                   const char **why_field);
+/* fe_qp_create_sim_in in the memory alloc(user, bytes) gives once the configuration is checked
+ * (bytes: fe_qp_memory_bytes(cfg); 64-byte aligned, else FE_EINVAL), or, when it gives none, in
+ * a block of the QP's own as fe_qp_create_sim makes it: one check of the configuration, where
+ * fe_qp_memory_bytes then fe_qp_create_sim_in make two. */
+struct fe_qp *fe_qp_create_sim_alloc(void *(*alloc)(void *user, size_t bytes), void *user,
+                                     const struct fe_qp_config *cfg,
+                                     const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
+                                     const char **why_field);
 
 /* A hint, no effect on the QP: starts loading into the CPU caches the state fe_qp_tx reads. A
  * driver that serves many QPs in turn calls it for the next one while it serves this one. */
