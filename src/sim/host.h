@@ -119,7 +119,7 @@ void sim_host_wake(struct fe_sim *sim, struct sim_host *h);
 struct sim_qp *sim_host_new_qp(struct sim_host *h, uint32_t flow, bool requester, int *rc);
 void sim_host_install_qp(struct sim_host *h, struct sim_qp *sq);
 /* Room for one fe_qp of `bytes` (fe_qp_memory_bytes) in h's blocks, 64-byte aligned, for
- * fe_qp_create_sim_in (NULL when out of memory). A new block holds qp_mem_due QPs of that size;
+ * fe_qp_create_sim_alloc (NULL when out of memory). A new block holds qp_mem_due QPs of that size;
  * each call counts one of them done. */
 void *sim_host_qp_mem(struct sim_host *h, size_t bytes);
 /* Takes the QP out of the host; packets still addressed to it are dropped as stale. */

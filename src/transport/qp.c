@@ -307,23 +307,9 @@ struct fe_qp *fe_qp_create_sim_alloc(void *(*alloc)(void *user, size_t bytes), v
     return report(build_qp(mem, &l, cfg, algo, sim, now_ns), 0, NULL, err, why_field);
 }
 
-struct fe_qp *fe_qp_create_sim_in(void *mem, size_t mem_bytes, const struct fe_qp_config *cfg,
-                                  const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
-                                  const char **why_field)
-{
-    const struct fe_cc_algo *algo;
-    struct qp_layout l;
-    const char *why;
-    int e = check_config(cfg, &algo, &l, &why);
-    if (e) return report(NULL, e, why, err, why_field);
-    if (!mem || ((uintptr_t)mem & 63) || mem_bytes < l.bytes)
-        return report(NULL, FE_EINVAL, "memory", err, why_field);
-    return report(build_qp(mem, &l, cfg, algo, sim, now_ns), 0, NULL, err, why_field);
-}
-
 void fe_qp_destroy(struct fe_qp *qp)
 {
-    if (qp) free(qp->heap_block); /* NULL: the creator's memory (fe_qp_create_sim_in) */
+    if (qp) free(qp->heap_block); /* NULL: the creator's memory (fe_qp_create_sim_alloc) */
 }
 
 const struct fe_qp_config *fe_qp_config(const struct fe_qp *qp)

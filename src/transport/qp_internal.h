@@ -200,7 +200,7 @@ struct fe_qp {
     struct fe_qp_config cfg;
     struct fe_req_ns3 ns3;
     /* What fe_qp_destroy frees: the malloc block that holds the QP and its arrays (qp.c, one
-     * allocation), NULL when the QP lives in its creator's memory (fe_qp_create_sim_in). */
+     * allocation), NULL when the QP lives in its creator's memory (fe_qp_create_sim_alloc). */
     void *heap_block;
 };
 

@@ -31,17 +31,11 @@ struct fe_qp_sim_config {
 /* fe_qp_create with the simulator's settings (NULL: none, as fe_qp_create). */
 struct fe_qp *fe_qp_create_sim(const struct fe_qp_config *cfg, const struct fe_qp_sim_config *sim,
                                uint64_t now_ns, int *err, const char **why_field);
-/* fe_qp_create_sim in the caller's memory, for a driver that makes many QPs at once and gives
- * them one block: `mem` 64-byte aligned, of at least fe_qp_memory_bytes(cfg) bytes (FE_EINVAL,
- * why "memory", else). fe_qp_destroy then frees nothing; the memory is the caller's to free
- * after it. */
-struct fe_qp *fe_qp_create_sim_in(void *mem, size_t mem_bytes, const struct fe_qp_config *cfg,
-                                  const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
-                                  const char **why_field);
-/* fe_qp_create_sim_in in the memory alloc(user, bytes) gives once the configuration is checked
- * (bytes: fe_qp_memory_bytes(cfg); 64-byte aligned, else FE_EINVAL), or, when it gives none, in
- * a block of the QP's own as fe_qp_create_sim makes it: one check of the configuration, where
- * fe_qp_memory_bytes then fe_qp_create_sim_in make two. */
+/* fe_qp_create_sim in the memory alloc(user, bytes) gives once the configuration is checked, for
+ * a driver that makes many QPs at once and gives them one block (bytes: fe_qp_memory_bytes(cfg);
+ * 64-byte aligned, else FE_EINVAL, why "memory"), or, when it gives none, in a block of the QP's
+ * own as fe_qp_create_sim makes it. In the caller's memory, fe_qp_destroy frees nothing: the
+ * memory is the caller's to free after it. */
 struct fe_qp *fe_qp_create_sim_alloc(void *(*alloc)(void *user, size_t bytes), void *user,
                                      const struct fe_qp_config *cfg,
                                      const struct fe_qp_sim_config *sim, uint64_t now_ns, int *err,
