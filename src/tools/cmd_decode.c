@@ -217,11 +217,13 @@ static int run(int argc, char **argv)
     struct fe_pcap_rec rec;
     int rc;
     while ((rc = fe_pcap_read(r, &rec)) == 1) decode_record(&o, framing, &rec, &k);
-    fe_pcap_reader_close(r);
     if (rc < 0) {
-        fprintf(stderr, "feroce decode: read error in %s after %" PRIu64 " packets\n", o.path, k.n);
+        fprintf(stderr, "feroce decode: cannot read %s after %" PRIu64 " packets: %s\n", o.path,
+                k.n, fe_pcap_reader_error(r));
+        fe_pcap_reader_close(r);
         return 1;
     }
+    fe_pcap_reader_close(r);
     if (!o.json) print_summary(&k);
     return 0;
 }
