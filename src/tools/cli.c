@@ -127,10 +127,9 @@ int fe_parse_mac(const char *s, uint8_t mac[6], const char *what)
     if (!s ||
         sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
         goto bad;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 6; i++)
         if (v[i] > 255) goto bad;
-        mac[i] = (uint8_t)v[i];
-    }
+    for (int i = 0; i < 6; i++) mac[i] = (uint8_t)v[i]; /* all checked: a refusal writes nothing */
     return 0;
 bad:
     fprintf(stderr, "feroce: invalid %s '%s' (want aa:bb:cc:dd:ee:ff)\n", what, s ? s : "");
