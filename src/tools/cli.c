@@ -34,7 +34,7 @@ static int parse_with_units(const char *s, const struct unit *units, uint64_t *o
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0) goto bad;
+    if (errno || end == s || !(v >= 0)) goto bad; /* NaN too: it would not convert */
     double mult = 0;
     for (const struct unit *u = units; u->suffix; u++) {
         if (!strcasecmp(end, u->suffix)) {

@@ -110,6 +110,9 @@ static void test_errors(void **state)
     assert_int_equal(PARSE(&o, false, "a", "b"), -1); /* the positional refuses */
     assert_int_equal(PARSE(&o, false, "--rate", "x"), -1);
     assert_false(o.seen_rate);
+    /* seen while writing fuzz_cli_values */
+    assert_int_equal(PARSE(&o, false, "--time", "nan"), -1); /* no conversion of NaN */
+    assert_int_equal(PARSE(&o, false, "--rate", "-nan"), -1);
     uint8_t mac[6] = {1, 2, 3, 4, 5, 6};
     assert_int_equal(fe_parse_mac("02:00:5e0:1:00:0b", mac, "mac"), -1);
     assert_int_equal(mac[0], 1); /* a refusal writes nothing (fuzz_cli_values) */
