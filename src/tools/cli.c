@@ -87,7 +87,11 @@ int fe_parse_rate_bps(const char *s, uint64_t *out, const char *what)
 
 int fe_parse_u64(const char *s, uint64_t *out, const char *what)
 {
-    if (!s || !*s || *s == '-') goto bad;
+    if (!s) goto bad;
+    /* a digit first after any blanks ("1, 2" lists): strtoull negates after a sign, and " -1"
+     * would be 2^64-1 */
+    const char *d = s + strspn(s, " \t\n\v\f\r");
+    if (*d < '0' || *d > '9') goto bad;
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 0);

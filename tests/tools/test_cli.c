@@ -110,7 +110,11 @@ static void test_errors(void **state)
     assert_int_equal(PARSE(&o, false, "a", "b"), -1); /* the positional refuses */
     assert_int_equal(PARSE(&o, false, "--rate", "x"), -1);
     assert_false(o.seen_rate);
-    /* seen while writing fuzz_cli_values */
+    /* found by fuzz_cli_values or while writing it */
+    assert_int_equal(PARSE(&o, false, "--count", "\t-1"), -1); /* not 2^64-1 */
+    assert_int_equal(PARSE(&o, false, "--count", "+1"), -1);
+    assert_true(PARSE(&o, false, "--count", " 7") >= 0); /* blanks stay allowed ("1, 2") */
+    assert_int_equal(o.count, 7);
     assert_int_equal(PARSE(&o, false, "--time", "nan"), -1); /* no conversion of NaN */
     assert_int_equal(PARSE(&o, false, "--rate", "-nan"), -1);
     uint8_t mac[6] = {1, 2, 3, 4, 5, 6};
