@@ -40,8 +40,12 @@ struct fe_pcap_rec {
 int fe_pcap_reader_open(struct fe_pcap_reader **out, const char *path, char *err, size_t errcap);
 enum fe_framing fe_pcap_reader_framing(const struct fe_pcap_reader *r);
 int fe_pcap_reader_linktype(const struct fe_pcap_reader *r); /* the DLT_ value */
-/* 1 with *rec filled, 0 at the end of the file, FE_EIO on a read error. */
+/* 1 with *rec filled, 0 at the end of the file, FE_EIO on a read error: a truncated or corrupt
+ * record (libpcap's checks, and captured bytes > bytes on the wire); the file cannot be read
+ * past it. */
 int fe_pcap_read(struct fe_pcap_reader *r, struct fe_pcap_rec *rec);
+/* Why the last fe_pcap_read returned FE_EIO ("record N: ..."); "" before any error. */
+const char *fe_pcap_reader_error(const struct fe_pcap_reader *r);
 void fe_pcap_reader_close(struct fe_pcap_reader *r);
 
 #ifdef __cplusplus

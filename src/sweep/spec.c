@@ -202,9 +202,19 @@ static bool is_builtin(const char *s)
     return false;
 }
 
+/* The array of n elements, growing one at a time, with room for element n (NULL when out of
+ * memory; the old array stays valid). Its capacity doubles when n reaches a power of two, so a
+ * range of MAX_VALUES values costs a few dozen reallocations, not one each (and a copy each
+ * with some allocators: quadratic). */
+static void *room_for(void *v, uint32_t n, size_t elem_bytes)
+{
+    if (n & (n - 1)) return v; /* n is not 0 or a power of two: there is room */
+    return realloc(v, (n ? 2 * (size_t)n : 1) * elem_bytes);
+}
+
 static int push_str(char ***v, uint32_t *n, const char *s)
 {
-    char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+    char **nv = room_for(*v, *n, sizeof(**v));
     if (!nv) return -1;
     *v = nv;
     if (!(nv[*n] = xstrdup(s))) return -1;
@@ -419,7 +429,7 @@ static int parse_seeds(struct pctx *c, yaml_node_t *v)
             if (get_u64(c, ynode(c, *it), "seeds", UINT64_MAX, &u)) return -1;
             for (uint32_t j = 0; j < s->n_seeds; j++)
                 if (s->seeds[j] == u) return perr(c, v, "seeds: %llu twice", (unsigned long long)u);
-            uint64_t *ns = realloc(s->seeds, (s->n_seeds + 1) * sizeof(*ns));
+            uint64_t *ns = room_for(s->seeds, s->n_seeds, sizeof(*ns));
             if (!ns) return perr(c, v, "out of memory");
             s->seeds = ns;
             ns[s->n_seeds++] = u;

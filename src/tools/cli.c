@@ -34,7 +34,7 @@ static int parse_with_units(const char *s, const struct unit *units, uint64_t *o
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0) goto bad;
+    if (errno || end == s || !(v >= 0)) goto bad; /* NaN too: it would not convert */
     double mult = 0;
     for (const struct unit *u = units; u->suffix; u++) {
         if (!strcasecmp(end, u->suffix)) {
@@ -87,7 +87,11 @@ int fe_parse_rate_bps(const char *s, uint64_t *out, const char *what)
 
 int fe_parse_u64(const char *s, uint64_t *out, const char *what)
 {
-    if (!s || !*s || *s == '-') goto bad;
+    if (!s) goto bad;
+    /* a digit first after any blanks ("1, 2" lists): strtoull negates after a sign, and " -1"
+     * would be 2^64-1 */
+    const char *d = s + strspn(s, " \t\n\v\f\r");
+    if (*d < '0' || *d > '9') goto bad;
     errno = 0;
     char *end;
     unsigned long long v = strtoull(s, &end, 0);
@@ -127,10 +131,9 @@ int fe_parse_mac(const char *s, uint8_t mac[6], const char *what)
     if (!s ||
         sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
         goto bad;
-    for (int i = 0; i < 6; i++) {
+    for (int i = 0; i < 6; i++)
         if (v[i] > 255) goto bad;
-        mac[i] = (uint8_t)v[i];
-    }
+    for (int i = 0; i < 6; i++) mac[i] = (uint8_t)v[i]; /* all checked: a refusal writes nothing */
     return 0;
 bad:
     fprintf(stderr, "feroce: invalid %s '%s' (want aa:bb:cc:dd:ee:ff)\n", what, s ? s : "");

@@ -176,7 +176,10 @@ static void decode_record(const struct decode_opts *o, enum fe_framing framing,
 {
     k->n++;
     if (k->n == 1) k->t0 = rec->ts_ns;
-    double t = (double)(rec->ts_ns - k->t0) / 1e9;
+    /* Records need not be in time order (merged captures; pcapng simple packet blocks carry
+     * no timestamp and read as 0): an earlier one is at a negative time, not 2^64 ns later. */
+    double t = rec->ts_ns >= k->t0 ? (double)(rec->ts_ns - k->t0) / 1e9
+                                   : -(double)(k->t0 - rec->ts_ns) / 1e9;
     struct fe_frame f;
     enum fe_parse_reason why;
     int drc = fe_frame_decode(rec->data, rec->len, framing, true, &f, &why, &k->st);
@@ -217,11 +220,13 @@ static int run(int argc, char **argv)
     struct fe_pcap_rec rec;
     int rc;
     while ((rc = fe_pcap_read(r, &rec)) == 1) decode_record(&o, framing, &rec, &k);
-    fe_pcap_reader_close(r);
     if (rc < 0) {
-        fprintf(stderr, "feroce decode: read error in %s after %" PRIu64 " packets\n", o.path, k.n);
+        fprintf(stderr, "feroce decode: cannot read %s after %" PRIu64 " packets: %s\n", o.path,
+                k.n, fe_pcap_reader_error(r));
+        fe_pcap_reader_close(r);
         return 1;
     }
+    fe_pcap_reader_close(r);
     if (!o.json) print_summary(&k);
     return 0;
 }

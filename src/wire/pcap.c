@@ -2,6 +2,7 @@
 #include "feroce/pcap.h"
 #include "feroce/err.h"
 
+#include <inttypes.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,9 @@ struct fe_pcap_writer {
 struct fe_pcap_reader {
     pcap_t *p;
     int dlt;
-    size_t skip; /* cooked header length */
+    size_t skip;                     /* cooked header length */
+    uint64_t nrec;                   /* records read so far */
+    char err[PCAP_ERRBUF_SIZE + 64]; /* why the last fe_pcap_read failed */
 };
 
 static void set_err(char *err, size_t cap, const char *what, const char *path, const char *why)
@@ -154,19 +157,41 @@ int fe_pcap_reader_linktype(const struct fe_pcap_reader *r)
     return r->dlt;
 }
 
+/* A record that claims more captured bytes than were on the wire is corrupt: libpcap checks
+ * caplen against the link type's maximum only, and a consumer that trusts len >= caplen (the
+ * "cut by the snap length" test) would be misled. */
+static int check_record(struct fe_pcap_reader *r, const struct pcap_pkthdr *h)
+{
+    if (h->caplen <= h->len) return 0;
+    snprintf(r->err, sizeof r->err,
+             "record %" PRIu64 ": %u bytes captured but only %u on the wire (corrupt file)",
+             r->nrec, h->caplen, h->len);
+    return FE_EIO;
+}
+
 int fe_pcap_read(struct fe_pcap_reader *r, struct fe_pcap_rec *rec)
 {
     struct pcap_pkthdr *h;
     const u_char *data;
     int rc = pcap_next_ex(r->p, &h, &data);
     if (rc == PCAP_ERROR_BREAK) return 0;
-    if (rc != 1) return FE_EIO;
+    r->nrec++;
+    if (rc != 1) {
+        snprintf(r->err, sizeof r->err, "record %" PRIu64 ": %s", r->nrec, pcap_geterr(r->p));
+        return FE_EIO;
+    }
+    if (check_record(r, h)) return FE_EIO;
     rec->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000u + (uint64_t)h->ts.tv_usec;
     size_t skip = r->skip < h->caplen ? r->skip : h->caplen;
     rec->data = data + skip;
     rec->len = h->caplen - skip;
     rec->orig_len = h->len > skip ? h->len - skip : 0;
     return 1;
+}
+
+const char *fe_pcap_reader_error(const struct fe_pcap_reader *r)
+{
+    return r->err;
 }
 
 void fe_pcap_reader_close(struct fe_pcap_reader *r)

@@ -141,6 +141,33 @@ static void expect_refused(const char *text, const char *fragment)
     if (!strstr(err, fragment)) fail_msg("'%s' does not say '%s'", err, fragment);
 }
 
+/* A long range (tens of thousands of values, as fuzz_sweep_spec's range_40k_values seed) and a
+ * long list of seeds parse in one pass, every value in place across the arrays' growth steps. */
+static void test_long_range_and_seed_list(void **state)
+{
+    (void)state;
+    struct sw_campaign c;
+    memset(&c, 0, sizeof(c));
+    char err[SW_ERR_LEN] = "";
+    char text[1024];
+    size_t n = (size_t)snprintf(text, sizeof(text), "%s",
+                                "scenario: incast3\n"
+                                "grid:\n  red.kmin: {from: 5KB, to: 202020KB, step: 5KB}\n"
+                                "seeds: [");
+    for (int i = 1; i <= 70; i++)
+        n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%d", i > 1 ? ", " : "", i);
+    snprintf(text + n, sizeof(text) - n, "]\n");
+    assert_int_equal(sw_spec_parse(text, strlen(text), "long.yaml", "", &c.spec, err, sizeof(err)),
+                     0);
+    assert_int_equal(c.spec.params[0].n_values, 40404);
+    assert_string_equal(c.spec.params[0].values[0], "5KB");
+    assert_string_equal(c.spec.params[0].values[1024], "5125KB");
+    assert_string_equal(c.spec.params[0].values[40403], "202020KB");
+    assert_int_equal(c.spec.n_seeds, 70);
+    for (uint32_t i = 0; i < 70; i++) assert_int_equal(c.spec.seeds[i], i + 1);
+    sw_campaign_free(&c);
+}
+
 /* A YAML base scenario, relative to the campaign: the ids are the same whichever path the
  * campaign is read through (the Slurm job reads it by its absolute path). */
 static void test_yaml_base_ids(void **state)
@@ -488,11 +515,17 @@ static void test_expressions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_expand_grid),    cmocka_unit_test(test_expand_range_samples_seeds),
-        cmocka_unit_test(test_yaml_base_ids),  cmocka_unit_test(test_refused_up_front),
-        cmocka_unit_test(test_run_and_resume), cmocka_unit_test(test_failures_are_stored),
-        cmocka_unit_test(test_timeout),        cmocka_unit_test(test_task_and_collect),
-        cmocka_unit_test(test_result_text),    cmocka_unit_test(test_expressions),
+        cmocka_unit_test(test_expand_grid),
+        cmocka_unit_test(test_expand_range_samples_seeds),
+        cmocka_unit_test(test_yaml_base_ids),
+        cmocka_unit_test(test_refused_up_front),
+        cmocka_unit_test(test_run_and_resume),
+        cmocka_unit_test(test_failures_are_stored),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_task_and_collect),
+        cmocka_unit_test(test_result_text),
+        cmocka_unit_test(test_expressions),
+        cmocka_unit_test(test_long_range_and_seed_list),
     };
     return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
 }

@@ -110,6 +110,19 @@ static void test_errors(void **state)
     assert_int_equal(PARSE(&o, false, "a", "b"), -1); /* the positional refuses */
     assert_int_equal(PARSE(&o, false, "--rate", "x"), -1);
     assert_false(o.seen_rate);
+    /* found by fuzz_cli_values or while writing it */
+    assert_int_equal(PARSE(&o, false, "--count", "\t-1"), -1); /* not 2^64-1 */
+    assert_int_equal(PARSE(&o, false, "--count", "+1"), -1);
+    assert_true(PARSE(&o, false, "--count", " 7") >= 0); /* blanks stay allowed ("1, 2") */
+    assert_int_equal(o.count, 7);
+    assert_int_equal(PARSE(&o, false, "--time", "nan"), -1); /* no conversion of NaN */
+    assert_int_equal(PARSE(&o, false, "--rate", "-nan"), -1);
+    uint8_t mac[6] = {1, 2, 3, 4, 5, 6};
+    assert_int_equal(fe_parse_mac("02:00:5e0:1:00:0b", mac, "mac"), -1);
+    assert_int_equal(mac[0], 1); /* a refusal writes nothing (fuzz_cli_values) */
+    assert_int_equal(mac[1], 2);
+    assert_int_equal(fe_parse_mac("02:00:5e:10:00:0b", mac, "mac"), 0);
+    assert_int_equal(mac[2], 0x5e);
 }
 
 static void test_getopt_manner(void **state)

@@ -70,6 +70,26 @@ with tempfile.TemporaryDirectory() as t:
     check(run("gen", g, "--mtu", "1000").returncode == 2, "bad MTU: exit 2")
     check(run("gen", g, "--bogus").returncode == 2, "bad option: exit 2")
     check(run("gen", "/nonexistent/dir/x.pcap").returncode == 1, "unwritable: exit 1")
+    # corrupt files: the reason on stderr, exit 1, the records before it decoded
+    cut = os.path.join(t, "cut.pcap")
+    with open(cut, "wb") as f:
+        f.write(hdr + struct.pack("<IIII", 1, 0, len(recs[0]), len(recs[0])) + bytes(recs[0]))
+        f.write(struct.pack("<IIII", 1, 0, len(recs[5]), 10) + bytes(recs[5]))
+    r = run("decode", cut)
+    check(r.returncode == 1 and len(r.stdout.splitlines()) == 1, f"caplen > len: {r.stdout}")
+    check("record 2: " in r.stderr and "only 10 on the wire" in r.stderr, r.stderr)
+    with open(cut, "wb") as f:
+        f.write(hdr + struct.pack("<IIII", 1, 0, len(recs[0]), len(recs[0])) + bytes(recs[0][:30]))
+    r = run("decode", cut)
+    check(r.returncode == 1 and "record 1: truncated" in r.stderr, f"truncated: {r.stderr}")
+    # a record earlier than the first is at a negative time
+    back = os.path.join(t, "back.pcap")
+    with open(back, "wb") as f:
+        f.write(hdr)
+        for sec in (5, 4):
+            f.write(struct.pack("<IIII", sec, 0, len(recs[5]), len(recs[5])) + bytes(recs[5]))
+    lines = run("decode", back).stdout.splitlines()
+    check(len(lines) == 3 and lines[1].startswith("2 -1.000000000 "), f"earlier record: {lines}")
     h = run("decode", "--help")
     check(h.returncode == 0 and "--json" in h.stdout, "decode --help")
     check(run("gen", "--help").returncode == 0, "gen --help")

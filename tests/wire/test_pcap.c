@@ -163,12 +163,73 @@ static void test_cooked_and_errors(void **state)
     assert_int_equal(fe_pcap_reader_open(&r, path, err, sizeof err), FE_EIO);
 }
 
+/* Writes a microsecond Ethernet pcap of `n` records of `len` bytes each, the last one claiming
+ * `last_wire_len` bytes on the wire and keeping only `last_kept` of its bytes in the file. */
+static void write_raw_pcap(const char *path, int n, uint32_t len, uint32_t last_wire_len,
+                           uint32_t last_kept)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    const uint32_t gh[6] = {0xa1b2c3d4u, 2u | 4u << 16, 0, 0, 65535, DLT_EN10MB};
+    assert_int_equal(fwrite(gh, sizeof gh, 1, f), 1);
+    uint8_t data[256] = {0};
+    assert_true(len <= sizeof data);
+    for (int i = 0; i < n; i++) {
+        bool last = i == n - 1;
+        const uint32_t rh[4] = {1, (uint32_t)i, len, last ? last_wire_len : len};
+        assert_int_equal(fwrite(rh, sizeof rh, 1, f), 1);
+        size_t kept = last ? last_kept : len;
+        assert_int_equal(fwrite(data, 1, kept, f), kept);
+    }
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Corrupt records end the reading with FE_EIO and say which record and why: more bytes
+ * captured than on the wire (libpcap lets that through), a record cut by the end of the file
+ * and a captured length past the file's snap length (libpcap's checks). */
+static void test_corrupt_records(void **state)
+{
+    (void)state;
+    char path[256];
+    snprintf(path, sizeof path, "%s/corrupt.pcap", dir);
+    struct fe_pcap_reader *r;
+    struct fe_pcap_rec rec;
+
+    write_raw_pcap(path, 2, 64, 10, 64);
+    assert_int_equal(fe_pcap_reader_open(&r, path, NULL, 0), 0);
+    assert_string_equal(fe_pcap_reader_error(r), "");
+    assert_int_equal(fe_pcap_read(r, &rec), 1);
+    assert_int_equal(fe_pcap_read(r, &rec), FE_EIO);
+    assert_string_equal(fe_pcap_reader_error(r),
+                        "record 2: 64 bytes captured but only 10 on the wire (corrupt file)");
+    fe_pcap_reader_close(r);
+
+    write_raw_pcap(path, 1, 64, 64, 30);
+    assert_int_equal(fe_pcap_reader_open(&r, path, NULL, 0), 0);
+    assert_int_equal(fe_pcap_read(r, &rec), FE_EIO);
+    assert_non_null(strstr(fe_pcap_reader_error(r), "record 1: truncated"));
+    fe_pcap_reader_close(r);
+
+    write_raw_pcap(path, 1, 64, 64, 64);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    const uint32_t huge = 0x7fffffffu;
+    assert_int_equal(fseek(f, 24 + 8, SEEK_SET), 0); /* the record's captured length */
+    assert_int_equal(fwrite(&huge, sizeof huge, 1, f), 1);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(fe_pcap_reader_open(&r, path, NULL, 0), 0);
+    assert_int_equal(fe_pcap_read(r, &rec), FE_EIO);
+    assert_non_null(strstr(fe_pcap_reader_error(r), "record 1: invalid packet capture length"));
+    fe_pcap_reader_close(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_frames_through_pcap),
         cmocka_unit_test(test_cooked_and_errors),
+        cmocka_unit_test(test_corrupt_records),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
