@@ -88,7 +88,9 @@ uint64_t fe_eb_rr_first_at(uint64_t event, uint16_t builder, uint32_t n_builders
  *
  * This is the builder's side: the proposals, and when E0 is decided. A front-end that takes the
  * builder's ring before it starts proposes 0 (it gives every event); while every proposal is 0
- * the builder is on time and nothing is decided. */
+ * the builder is on time and nothing is decided. With both a 0 and a late proposal (a mixed
+ * start) the ring cannot move past the on-time front-end's fragments: E0 is the builder's first
+ * event, and the late front-ends' events between are incomplete. */
 struct fe_eb_rr_join;
 
 /* wait_ns: how long after the first late proposal E0 is decided without the missing ones. */

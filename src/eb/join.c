@@ -17,6 +17,7 @@ struct fe_eb_rr_join {
     uint32_t n_sources, n_builders, n_proposed;
     uint16_t builder;
     uint64_t wait_ns, since_ns, max_next, first;
+    bool any_on_time; /* a source proposed 0: it gives every event from the first */
     enum join_state state;
     uint8_t *src; /* J_* per source */
 };
@@ -79,14 +80,20 @@ int fe_eb_rr_join_propose(struct fe_eb_rr_join *j, uint64_t now_ns, uint32_t sou
         j->n_proposed++;
     }
     if (next_event > j->max_next) j->max_next = next_event;
-    /* 0 is the proposal of a front-end that took our ring before it started */
+    /* 0 is the proposal of a front-end that took our ring before it started: it sends from our
+     * first event on, and its fragments may be on the way already (held in the CQ while we
+     * wait). Moving the ring past them would leave them refused, their receive buffers taken,
+     * and that front-end waiting on RNR NAKs for buffers that never come: the ring stays. */
+    if (!next_event) j->any_on_time = true;
     if (j->state == J_ON_TIME && next_event) {
-        if (started) { /* fragments taken: the ring stays where it began */
-            decide(j, 0);
-            return 0;
-        }
         j->state = J_WAITING;
         j->since_ns = now_ns;
+    }
+    if (j->state == J_WAITING && (started || j->any_on_time)) {
+        /* fragments taken, or coming from the first event: the ring stays where it began,
+         * and the late front-ends' events between are incomplete */
+        decide(j, 0);
+        return 0;
     }
     (void)fe_eb_rr_join_poll(j, now_ns);
     return 0;

@@ -39,6 +39,10 @@ static const char usage[] =
     "  --sources N             front-ends\n"
     "  --builder FILE          a builder's --out (FILE, FILE.idx, FILE.done), in builder id\n"
     "                          order; repeatable\n"
+    "  --earlier FILE          the --out of an earlier run of the next --builder, killed and\n"
+    "                          restarted with another --out: its records count as that\n"
+    "                          builder's, and that builder's unrecorded events before the\n"
+    "                          restart's first record are lost; repeatable\n"
     "  --policy availability|round-robin   (availability needs --assignments)\n"
     "  --assignments FILE      the manager's --record\n"
     "  --frag-bytes N|MIN-MAX  as the front-ends (4K)\n"
@@ -54,6 +58,7 @@ struct c_opts {
     uint32_t n_sources;
     const char *builder[C_MAX_B];
     unsigned n_builders;
+    const char *earlier[C_MAX_B]; /* an earlier (killed) run of each builder, or NULL */
     uint8_t policy;
     const char *assignments;
     struct fe_ebw_sizes sizes;
@@ -64,8 +69,10 @@ struct c_opts {
 
 struct c_builder {
     bool alive, cut_short;
-    uint64_t first_event; /* where its ring started (round-robin, joined late): its events
-                           * before were dropped by the front-ends */
+    bool restarted;        /* an earlier run of it (--earlier) left records too */
+    uint64_t restart_from; /* restarted: the first event its last run recorded */
+    uint64_t first_event;  /* where its ring started (round-robin, joined late): its events
+                            * before were dropped by the front-ends */
     uint64_t built, incomplete, skipped, lost, records;
 };
 
@@ -103,6 +110,18 @@ static int builder_opt(const char *val, void *p)
     return 0;
 }
 
+/* --earlier FILE belongs to the --builder that follows it */
+static int earlier_opt(const char *val, void *p)
+{
+    struct c_opts *o = p;
+    if (o->n_builders >= C_MAX_B || o->earlier[o->n_builders]) {
+        fprintf(stderr, "feroce eb-check: --earlier: one per builder, before its --builder\n");
+        return -1;
+    }
+    o->earlier[o->n_builders] = val;
+    return 0;
+}
+
 static int report_opt(const char *val, void *p)
 {
     struct c_opts *o = p;
@@ -124,6 +143,7 @@ static int parse(int argc, char **argv, struct c_opts *o)
         {FE_OPT_U32MAX_("--sources", o->n_sources, FE_EB_MAX_SOURCES), .min = 1,
          .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_FN_("--builder", builder_opt, o)},
+        {FE_OPT_FN_("--earlier", earlier_opt, o)},
         {FE_OPT_FN_("--policy", fe_ebw_policy_opt, &o->policy), .flags = FE_OPT_SAY_INVALID},
         {FE_OPT_STR_("--assignments", o->assignments)},
         {FE_OPT_FN_("--frag-bytes", fe_ebw_sizes_opt, &o->sizes)},
@@ -137,6 +157,8 @@ static int parse(int argc, char **argv, struct c_opts *o)
     const char *why = NULL;
     if (!o->events || !o->n_sources || !o->n_builders)
         why = "--events, --sources and at least one --builder are needed";
+    else if (o->n_builders < C_MAX_B && o->earlier[o->n_builders])
+        why = "--earlier names the builder that follows it: a --builder is needed after it";
     else if (o->policy == FE_EB_POLICY_TABLES && !o->assignments)
         why = "the availability policy needs --assignments (the manager's --record)";
     if (!why) return 0;
@@ -301,16 +323,13 @@ static int read_done(struct checker *c, unsigned b, const char *path)
     return 0;
 }
 
-static int read_builder(struct checker *c, unsigned b)
+/* One run's records of builder b (its --out base); alive: it left FILE.done. */
+static int read_records(struct checker *c, unsigned b, const char *base, bool alive)
 {
-    const char *base = c->o.builder[b];
     char path[4096];
-    snprintf(path, sizeof path, "%s.done", base);
-    c->b[b].alive = access(path, F_OK) == 0;
-    if (c->b[b].alive && read_done(c, b, path)) return -1;
     snprintf(path, sizeof path, "%s.idx", base);
     /* a builder that never came up left no record: it built nothing, its events are lost */
-    if (!c->b[b].alive && access(path, F_OK) != 0 && access(base, F_OK) != 0) return 0;
+    if (!alive && access(path, F_OK) != 0 && access(base, F_OK) != 0) return 0;
     size_t ilen = 0, dlen = 0;
     uint8_t *idx = slurp(path, &ilen), *data = idx ? slurp(base, &dlen) : NULL;
     int rc = -1;
@@ -319,11 +338,12 @@ static int read_builder(struct checker *c, unsigned b)
     int r = fe_eb_index_reader_init(&rd, idx, ilen);
     struct fe_eb_index_rec rec;
     while (r == 0 && (r = fe_eb_index_reader_next(&rd, &rec)) == 1) {
+        if (rec.event < c->b[b].restart_from) c->b[b].restart_from = rec.event;
         take_record(c, b, &rec, data, dlen);
         r = 0;
     }
     /* a builder killed while writing may leave half a record: not an error for a dead one */
-    if (r == FE_ETRUNC && !c->b[b].alive) {
+    if (r == FE_ETRUNC && !alive) {
         c->b[b].cut_short = true;
         r = 0;
     }
@@ -338,6 +358,25 @@ out:
     return rc;
 }
 
+/* Builder b: its earlier run's records (--earlier: killed, it may have been cut short), then
+ * its last run's, whose first record says where the restart took over. */
+static int read_builder(struct checker *c, unsigned b)
+{
+    const char *base = c->o.builder[b];
+    char path[4096];
+    int rc = 0;
+    if (c->o.earlier[b]) {
+        c->b[b].restarted = true;
+        if (read_records(c, b, c->o.earlier[b], false)) rc = -1;
+    }
+    c->b[b].restart_from = UINT64_MAX;
+    snprintf(path, sizeof path, "%s.done", base);
+    c->b[b].alive = access(path, F_OK) == 0;
+    if (c->b[b].alive && read_done(c, b, path)) return -1;
+    if (read_records(c, b, base, c->b[b].alive)) rc = -1;
+    return rc;
+}
+
 /* ---- the events nobody recorded ---- */
 
 static void settle(struct checker *c)
@@ -348,8 +387,10 @@ static void settle(struct checker *c)
         if (b == C_NO_OWNER) {
             fe_eb_ledger_record(c->l, e, FE_EB_BUSY, 0, c->o.n_sources);
             c->busy_unassigned++;
-        } else if (!c->b[b].alive || e < c->b[b].first_event) {
-            /* it died with the event, or was not in the readout yet (joined later) */
+        } else if (!c->b[b].alive || e < c->b[b].first_event ||
+                   (c->b[b].restarted && e < c->b[b].restart_from)) {
+            /* it died with the event, or was not in the readout yet (joined later), or its
+             * earlier run died with it (restarted: before the new run's first record) */
             fe_eb_ledger_record(c->l, e, FE_EB_LOST, b, c->o.n_sources);
             c->b[b].lost++;
         }

@@ -1,8 +1,10 @@
 /* feroce demo --event-building: event building on loopback, each piece its own process as in
  * a real readout: front-ends (feroce send --eb-source), builders (feroce builder) and the event
- * manager (feroce evm). One builder is slowed partway and then killed with SIGKILL; a live table
- * shows built events/s, Gb/s and latency per builder; the end is the accounting of every
- * triggered event (feroce eb-check) and the verification of every recorded byte. */
+ * manager (feroce evm). One builder is slowed partway, killed with SIGKILL and restarted a while
+ * later (it rejoins: the manager takes it up again, or with round-robin it joins at an event the
+ * front-ends agree on); a live table shows built events/s, Gb/s and latency per builder; the end
+ * is the accounting of every triggered event (feroce eb-check) and the verification of every
+ * recorded byte. */
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -31,16 +33,19 @@ static const char eb_usage[] =
     "Event building on loopback: front-ends (feroce send --eb-source), builders (feroce\n"
     "builder) and an event manager (feroce evm), each its own process. Every event's fragments\n"
     "go to the builder the assignment names; builders verify every byte and record events. One\n"
-    "builder is slowed partway and then killed with SIGKILL. A live table of built events/s,\n"
-    "Gb/s and latency per builder; then the accounting of every triggered event.\n"
+    "builder is slowed partway, killed with SIGKILL and restarted: it rejoins. A live table of\n"
+    "built events/s, Gb/s and latency per builder; then the accounting of every triggered\n"
+    "event.\n"
     "\n"
-    "  --frontends N (4)  --builders M (3)  --events K (40000)  --trigger-hz R (10000)\n"
+    "  --frontends N (4)  --builders M (3)  --events K (60000)  --trigger-hz R (10000)\n"
     "  --frag-bytes N|MIN-MAX (1K-4K)  --slots S (64)\n"
     "  --policy availability|round-robin (availability)\n"
     "  --slow B --slow-at TIME --slow-rate RATE   builder B's consumer drops to RATE TIME after\n"
     "                     it built its first event (the last builder, 1s, 40Mbps)\n"
     "  --kill-at TIME     SIGKILL the slow builder that long after it built its first event\n"
-    "                     (2.5s; 0 = never)\n"
+    "                     (1.5s; 0 = never)\n"
+    "  --restart-after TIME   start the killed builder again (its records to another file)\n"
+    "                     that long after the kill; it rejoins (1s; 0 = never)\n"
     "  --base A.B         loopback addresses A.B.1.x front-ends, A.B.2.x builders, A.B.3.1\n"
     "                     the manager (127.78, else the first free of 127.86-99)\n"
     "  --keep DIR         keep the records and logs in DIR (default: a temporary directory,\n"
@@ -49,7 +54,7 @@ static const char eb_usage[] =
 
 struct d_opts {
     uint32_t n_fe, n_b, slots, slow;
-    uint64_t events, trigger_hz, slow_at_ns, slow_bps, kill_at_ns;
+    uint64_t events, trigger_hz, slow_at_ns, slow_bps, kill_at_ns, restart_after_ns;
     const char *sizes, *keep, *base;
     uint8_t policy;
     bool slow_given, base_given;
@@ -63,6 +68,7 @@ struct d_child {
     char line[512];
     size_t len;
     bool killed, exited;
+    bool restarted; /* a builder started again after its kill (its records: builderB.r.dat) */
     int status;
     /* the builder's newest live line */
     uint64_t built, incomplete;
@@ -77,7 +83,8 @@ struct demo {
     char dir[256];
     char self[4096];
     struct d_child fe[D_MAX_FE], b[D_MAX_B], evm;
-    uint64_t t0, built_ns;
+    uint64_t t0, built_ns, killed_ns;
+    char mgr[64];
 };
 
 /* Whether the UDP ports the processes of a run at 127.B bind are free. */
@@ -116,11 +123,12 @@ static int parse(int argc, char **argv, struct d_opts *o)
     o->n_fe = 4;
     o->n_b = 3;
     o->slots = 64;
-    o->events = 40000;
+    o->events = 60000;
     o->trigger_hz = 10000;
     o->slow_at_ns = 1000000000ull;
     o->slow_bps = 40000000ull;
-    o->kill_at_ns = 2500000000ull;
+    o->kill_at_ns = 1500000000ull;
+    o->restart_after_ns = 1000000000ull;
     o->sizes = "1K-4K";
     o->base = "127.78";
     bool flag = false;
@@ -137,6 +145,7 @@ static int parse(int argc, char **argv, struct d_opts *o)
         {FE_OPT_TIME_("--slow-at", o->slow_at_ns)},
         {FE_OPT_RATE_("--slow-rate", o->slow_bps), .min = 1},
         {FE_OPT_TIME_("--kill-at", o->kill_at_ns)},
+        {FE_OPT_TIME_("--restart-after", o->restart_after_ns)},
         {FE_OPT_STR_("--base", o->base), .seen = &o->base_given},
         {FE_OPT_STR_("--keep", o->keep)},
         {FE_OPT_STR_("--web", o->web.addr)},
@@ -247,6 +256,13 @@ static int start_fe(struct demo *d, unsigned i, const char *mgr)
                      tables ? (char *)mgr : "300ms"));
 }
 
+/* The builder's records: the first run's, or the restarted one's (the killed run's stay for
+ * eb-check --earlier). */
+static void builder_out(char *buf, size_t cap, const struct demo *d, unsigned i, bool restarted)
+{
+    snprintf(buf, cap, "%s/builder%u%s.dat", d->dir, i, restarted ? ".r" : "");
+}
+
 static int start_builder(struct demo *d, unsigned i, const char *mgr)
 {
     char id[16], nb[16], k[32], s[16], bind[32], fes[D_MAX_FE * 20] = "", out[512];
@@ -262,8 +278,8 @@ static int start_builder(struct demo *d, unsigned i, const char *mgr)
         strcat(fes, f ? "," : "");
         strcat(fes, a);
     }
-    snprintf(out, sizeof out, "%s/builder%u.dat", d->dir, i);
-    bool slow = i == d->o.slow;
+    builder_out(out, sizeof out, d, i, d->b[i].restarted);
+    bool slow = i == d->o.slow && !d->b[i].restarted; /* restarted at full speed */
     snprintf(rate, sizeof rate, "%" PRIu64 "bps", slow ? d->o.slow_bps : 0);
     snprintf(at, sizeof at, "%" PRIu64 "ns", d->o.slow_at_ns);
     bool tables = d->o.policy == FE_EB_POLICY_TABLES;
@@ -358,7 +374,7 @@ static void print_header(const struct demo *d)
 {
     printf("        ");
     for (unsigned i = 0; i < d->o.n_b; i++)
-        printf("| b%u %6s %7s %10s %5s %9s %-6s", i, "built", "ev/s", "Gb/s", "p50", "p99 ms", "");
+        printf("| b%u %6s %7s %10s %5s %9s %-8s", i, "built", "ev/s", "Gb/s", "p50", "p99 ms", "");
     printf("\n");
 }
 
@@ -374,9 +390,11 @@ static void print_table(struct demo *d, uint64_t now)
             c->n_lines = 0;
         }
         const char *tag = c->killed                                          ? "KILLED"
+                          : c->restarted && c->built                         ? "REJOINED"
+                          : c->restarted                                     ? "RESTART"
                           : i == d->o.slow && now >= d->t0 + d->o.slow_at_ns ? "slow"
                                                                              : "";
-        printf("| b%u %6" PRIu64 " %5.0f/s %5.3f Gb/s %5.1f %6.1f ms %-6s", i, c->built,
+        printf("| b%u %6" PRIu64 " %5.0f/s %5.3f Gb/s %5.1f %6.1f ms %-8s", i, c->built,
                c->killed ? 0.0 : c->ev_s, c->killed ? 0.0 : c->gbps, c->p50, c->p99, tag);
     }
     printf("\n");
@@ -439,11 +457,34 @@ static int start_web(struct demo *d)
 {
     char desc[256];
     snprintf(desc, sizeof desc,
-             "event building on loopback: %u front-ends, %u builders (b%u slowed, then killed); "
+             "event building on loopback: %u front-ends, %u builders (b%u slowed, killed, then "
+             "restarted unless --restart-after 0); "
              "each builder as its live line reports it every 100 ms",
              d->o.n_fe, d->o.n_b, d->o.slow);
     struct fe_web_eb_run r = {desc, d->o.n_b, 0, web_fill, d};
     return fe_web_io_eb(&d->o.web, "demo", &r);
+}
+
+/* The killed builder, started again --restart-after later: a new process with the same id (its
+ * records to another file), at full speed. Its live line starts again from 0 built. */
+static void restart_killed(struct demo *d, uint64_t now)
+{
+    struct d_child *c = &d->b[d->o.slow];
+    if (!c->killed || !d->o.restart_after_ns || now < d->killed_ns + d->o.restart_after_ns) return;
+    if (!c->exited) waitpid(c->pid, &c->status, 0); /* SIGKILLed: gone at once */
+    if (c->out >= 0) close(c->out);
+    *c = (struct d_child){.out = -1, .restarted = true};
+    if (start_builder(d, d->o.slow, d->mgr)) {
+        printf("-- builder %u could not be restarted\n", d->o.slow);
+        c->killed = c->exited = true; /* counted as the killed one */
+        d->o.restart_after_ns = 0;
+        return;
+    }
+    printf("-- builder %u restarted: %s\n", d->o.slow,
+           d->o.policy == FE_EB_POLICY_TABLES
+               ? "it comes back up, but the manager does not give a restarted builder events "
+                 "yet (its positions would have to start where the manager's count stands)"
+               : "it rejoins at an event every front-end agrees on (round-robin join)");
 }
 
 static void watch(struct demo *d)
@@ -465,7 +506,7 @@ static void watch(struct demo *d)
         fe_web_io_step(&d->o.web, now);
         struct d_child *slow = &d->b[d->o.slow];
         if (!d->built_ns && slow->built) d->built_ns = now; /* building started */
-        if (d->o.kill_at_ns && d->built_ns && !slow->killed &&
+        if (d->o.kill_at_ns && d->built_ns && !slow->killed && !slow->restarted &&
             now >= d->built_ns + d->o.kill_at_ns) {
             slow->killed = true;
             if (reap(slow)) {
@@ -474,9 +515,11 @@ static void watch(struct demo *d)
                 d->o.kill_at_ns = 0;
             } else {
                 kill(slow->pid, SIGKILL);
+                d->killed_ns = now;
                 printf("-- builder %u killed (SIGKILL)\n", d->o.slow);
             }
         }
+        restart_killed(d, now);
         if (now >= next) {
             print_table(d, now);
             next += 1000000000ull;
@@ -489,7 +532,7 @@ static int check(struct demo *d)
 {
     char k[32], nf[16], asg[512], sizes[64];
     char outs[D_MAX_B][512], reps[D_MAX_FE][512];
-    char *args[16 + 2 * D_MAX_B + 2 * D_MAX_FE];
+    char *args[18 + 2 * D_MAX_B + 2 * D_MAX_FE], earlier[512];
     unsigned n = 0;
     snprintf(k, sizeof k, "%" PRIu64, d->o.events);
     snprintf(nf, sizeof nf, "%u", d->o.n_fe);
@@ -505,7 +548,12 @@ static int check(struct demo *d)
         args[n++] = asg;
     }
     for (unsigned i = 0; i < d->o.n_b; i++) {
-        snprintf(outs[i], sizeof outs[i], "%s/builder%u.dat", d->dir, i);
+        if (d->b[i].restarted) { /* the killed run's records, then the restarted one's */
+            builder_out(earlier, sizeof earlier, d, i, false);
+            args[n++] = "--earlier";
+            args[n++] = earlier;
+        }
+        builder_out(outs[i], sizeof outs[i], d, i, d->b[i].restarted);
         args[n++] = "--builder";
         args[n++] = outs[i];
     }
@@ -552,12 +600,11 @@ static int make_dir(struct demo *d)
 
 static int start_all(struct demo *d)
 {
-    char mgr[64];
-    if (start_evm(d, mgr, sizeof mgr)) return -1;
+    if (start_evm(d, d->mgr, sizeof d->mgr)) return -1;
     for (unsigned i = 0; i < d->o.n_b; i++)
-        if (start_builder(d, i, mgr)) return -1;
+        if (start_builder(d, i, d->mgr)) return -1;
     for (unsigned i = 0; i < d->o.n_fe; i++)
-        if (start_fe(d, i, mgr)) return -1;
+        if (start_fe(d, i, d->mgr)) return -1;
     return 0;
 }
 
@@ -578,8 +625,11 @@ int fe_eb_demo_main(int argc, char **argv)
         fprintf(stderr, "feroce demo: cannot find myself or make a directory for the run\n");
         goto out;
     }
-    char kill_s[64] = "never killed";
-    if (d->o.kill_at_ns)
+    char kill_s[96] = "never killed";
+    if (d->o.kill_at_ns && d->o.restart_after_ns)
+        snprintf(kill_s, sizeof kill_s, "killed %.1f s (restarted %.1f s later)",
+                 (double)d->o.kill_at_ns / 1e9, (double)d->o.restart_after_ns / 1e9);
+    else if (d->o.kill_at_ns)
         snprintf(kill_s, sizeof kill_s, "killed %.1f s", (double)d->o.kill_at_ns / 1e9);
     printf("event building on loopback: %u front-ends, %u builders, %s; %" PRIu64
            " events at %" PRIu64 " Hz, fragments %s; builder %u slowed to %" PRIu64

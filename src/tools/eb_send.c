@@ -3,6 +3,7 @@
  * theirs and their ring's geometry. Then, per triggered event, it asks the assignment
  * (round-robin, or the event manager's chunks) which builder and slot, and writes its fragment
  * there as an RDMA WRITE with immediate; it reports its progress to the manager. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ struct ebs_opts {
     uint64_t timeout_ns, linger_ns, builder_timeout_ns, ring_timeout_ns;
     bool quiet, json, busy_wait;
     const char *report;
+    uint32_t ignore_starts; /* test hook FEROCE_EB_IGNORE_START: STARTs per builder ignored */
 };
 
 struct ebs_flow {
@@ -104,6 +106,7 @@ struct ebs_builder {
     uint64_t offer; /* the first event offered to it in JOIN (0: not yet) */
     uint32_t sc_ip; /* where its ring came from: JOINs go there */
     uint16_t sc_port;
+    uint32_t starts_ignored; /* test hook: its STARTs ignored so far */
 };
 
 struct ebs {
@@ -157,6 +160,24 @@ static int sc_opt(const char *val, void *p)
 {
     struct ebs_opts *o = p;
     return fe_io_parse_addr(val, &o->sc_ip, &o->sc_port);
+}
+
+/* Test hook FEROCE_EB_IGNORE_START=N (tests/io/eb_loopback.sh): ignore the first N STARTs of
+ * each builder, as if lost, so that a late builder's START is resent and, past the join margin,
+ * comes after the trigger passed its first event. Read once; a malformed value is refused. */
+static int read_test_hook(struct ebs_opts *o)
+{
+    const char *e = getenv("FEROCE_EB_IGNORE_START");
+    if (!e) return 0;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(e, &end, 10);
+    if (errno || end == e || *end || e[0] == '-' || v > UINT32_MAX) {
+        fprintf(stderr, "feroce send: FEROCE_EB_IGNORE_START='%s': expected a count\n", e);
+        return -1;
+    }
+    o->ignore_starts = (uint32_t)v;
+    return 0;
 }
 
 static int parse(int argc, char **argv, struct ebs_opts *o)
@@ -214,7 +235,7 @@ static int parse(int argc, char **argv, struct ebs_opts *o)
     o->quiet = io.quiet;
     o->json = io.json;
     if (!o->sc_ip) o->sc_ip = o->ep.udp.bind_ip;
-    return 0;
+    return read_test_hook(o);
 }
 
 /* ---- flows (one per builder QP) ---- */
@@ -419,6 +440,13 @@ static void start_input(struct ebs *s, const struct fe_eb_start *st, uint32_t ip
     if (s->policy != FE_EB_POLICY_RR || st->n_builders != s->o.n_builders || b->flow < 0 ||
         s->flow[b->flow].peer.ip != ip)
         return;
+    if (b->starts_ignored < s->o.ignore_starts) {
+        b->starts_ignored++;
+        if (!s->o.quiet)
+            fprintf(stderr, "feroce send: eb-source %u: test hook: builder %u's START %u ignored\n",
+                    s->o.source, st->builder, b->starts_ignored);
+        return;
+    }
     if (!b->join_known) {
         b->join_known = true;
         b->join_event = st->first_event;

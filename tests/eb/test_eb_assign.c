@@ -397,7 +397,6 @@ static void rr_join_decides(void **state)
     assert_int_equal(fe_eb_rr_join_create(&j, 3, 1, 3, 100), 0);
     uint64_t e0 = 0;
     assert_int_equal(fe_eb_rr_join_propose(j, 0, 3, 10, false), FE_EINVAL);
-    assert_int_equal(fe_eb_rr_join_propose(j, 0, 0, 0, false), 0);
     assert_false(fe_eb_rr_join_waiting(j));
     assert_false(fe_eb_rr_join_first(j, &e0));
     assert_false(fe_eb_rr_join_needs_start(j, 0));
@@ -406,6 +405,8 @@ static void rr_join_decides(void **state)
     assert_true(fe_eb_rr_join_waiting(j));
     assert_int_equal(fe_eb_rr_join_deadline(j), 110);
     assert_false(fe_eb_rr_join_poll(j, 109));
+    assert_int_equal(fe_eb_rr_join_propose(j, 15, 0, 900, false), 0);
+    assert_true(fe_eb_rr_join_waiting(j));
     assert_int_equal(fe_eb_rr_join_propose(j, 20, 2, 1002, false), 0);
     assert_false(fe_eb_rr_join_waiting(j));
     assert_true(fe_eb_rr_join_first(j, &e0));
@@ -439,6 +440,69 @@ static void rr_join_decides(void **state)
     fe_eb_rr_join_destroy(j);
 }
 
+/* Every proposal 0: on time, nothing decided, no START. */
+static void rr_join_on_time(void **state)
+{
+    (void)state;
+    struct fe_eb_rr_join *j;
+    uint64_t e0 = 0;
+    assert_int_equal(fe_eb_rr_join_create(&j, 2, 1, 3, 100), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 0, 0, 0, false), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 5, 1, 0, true), 0);
+    assert_false(fe_eb_rr_join_poll(j, 1000));
+    assert_false(fe_eb_rr_join_waiting(j));
+    assert_false(fe_eb_rr_join_first(j, &e0));
+    assert_false(fe_eb_rr_join_needs_start(j, 0));
+    fe_eb_rr_join_destroy(j);
+}
+
+/* Mixed start: a front-end that took the ring before it started (0) sends from the first event
+ * on, maybe already (its fragments held while the builder waits): the ring cannot move past
+ * them, whichever proposal comes first; E0 is the first event, at once, and the late
+ * front-ends' events between are incomplete. Before, E0 went to the largest proposal and the
+ * on-time front-end's early fragments took receive buffers that were never given back: it
+ * waited on RNR NAKs (io_eb_loopback, mixed start). */
+static void rr_join_mixed_start(void **state)
+{
+    (void)state;
+    struct fe_eb_rr_join *j;
+    uint64_t e0 = 0;
+    /* on time first, then late: decided at the late one */
+    assert_int_equal(fe_eb_rr_join_create(&j, 4, 2, 3, 100), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 0, 2, 0, false), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 1, 0, 1442, false), 0);
+    assert_false(fe_eb_rr_join_waiting(j));
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 2);
+    assert_int_equal(fe_eb_rr_join_deadline(j), UINT64_MAX);
+    for (uint32_t s = 0; s < 4; s++) assert_true(fe_eb_rr_join_needs_start(j, s));
+    /* later proposals do not move it */
+    assert_int_equal(fe_eb_rr_join_propose(j, 2, 1, 1500, false), 0);
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 2);
+    fe_eb_rr_join_destroy(j);
+
+    /* late first (waiting), then on time: decided then, before every source proposed */
+    assert_int_equal(fe_eb_rr_join_create(&j, 4, 2, 3, 100), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 0, 0, 1442, false), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 1, 1, 1445, false), 0);
+    assert_true(fe_eb_rr_join_waiting(j));
+    assert_int_equal(fe_eb_rr_join_propose(j, 2, 3, 0, false), 0);
+    assert_false(fe_eb_rr_join_waiting(j));
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 2);
+    fe_eb_rr_join_destroy(j);
+
+    /* waiting, then the assembly took fragments (a late JOIN repeated): the ring stays */
+    assert_int_equal(fe_eb_rr_join_create(&j, 2, 0, 3, 100), 0);
+    assert_int_equal(fe_eb_rr_join_propose(j, 0, 0, 1442, false), 0);
+    assert_true(fe_eb_rr_join_waiting(j));
+    assert_int_equal(fe_eb_rr_join_propose(j, 1, 0, 1442, true), 0);
+    assert_true(fe_eb_rr_join_first(j, &e0));
+    assert_int_equal(e0, 0);
+    fe_eb_rr_join_destroy(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -454,6 +518,8 @@ int main(void)
         cmocka_unit_test(manager_chunks_chain),
         cmocka_unit_test(rr_first_at),
         cmocka_unit_test(rr_join_decides),
+        cmocka_unit_test(rr_join_on_time),
+        cmocka_unit_test(rr_join_mixed_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

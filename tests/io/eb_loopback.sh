@@ -12,6 +12,11 @@
 # it, and when its ring comes it joins at an event E0 all of them agree on (JOIN/START): its
 # events before E0 are lost (dropped by every front-end), from E0 on it builds every one of its
 # events, and it ends with the front-ends.
+# Then the join's other paths, builder 2 again late: a front-end that learns E0 only after its
+# trigger passed it (its first STARTs ignored, test hook FEROCE_EB_IGNORE_START: resent every
+# 100 ms), and a mixed start (two front-ends took builder 2's ring before they started, two
+# started without it): the accounting closes, the events a front-end skipped incomplete, never
+# missing or twice.
 set -u
 BIN=$1
 K=${2:-3000}
@@ -190,8 +195,108 @@ late_builder() {
     echo "ok: late builder (joined at event $e0): $(cat "$D/check.json")"
 }
 
+# The join's paths late_builder does not reach. Builder 2 starts DELAY after the others;
+# front-end k runs with the environment FEENVk and the options FEOPTk; builder 2 gives up an
+# event after 1 s (the events a front-end skipped are incomplete only once they time out).
+join_run() { # case, delay
+    FES=$NET.$JNET.1,$NET.$JNET.2,$NET.$JNET.3,$NET.$JNET.4
+    KJ=12000 # 2.4 s at 5 kHz
+    rm -f "$D"/*.dat "$D"/*.idx "$D"/*.done "$D"/*.rep "$D"/*.log
+    PIDS=
+    for k in 0 1 2 3; do
+        eval "fenv=\$FEENV$k fopt=\$FEOPT$k"
+        # shellcheck disable=SC2086 # fenv and fopt are lists
+        env $fenv "$BIN" send --eb-source $k --eb-builders 3 --events $KJ --trigger-hz 5000 \
+            --bind $NET.$JNET.$((k + 1)) --frag-bytes $SIZES --timeout 20s $fopt \
+            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
+        PIDS="$PIDS $!"
+    done
+    for b in 0 1 2; do
+        et=$EVENT_TIMEOUT
+        [ $b = 2 ] && sleep "$2" && et=1s
+        "$BIN" builder --id $b --builders 3 --policy round-robin --fe $FES \
+            --bind $NET.$((JNET + 1)).$((b + 1)) --events $KJ --frag-bytes $SIZES \
+            --out "$D/b$b.dat" --event-timeout $et --timeout 20s --interval 0 >"$D/b$b.log" 2>&1 &
+        PIDS="$PIDS $!"
+    done
+    for p in $PIDS; do wait "$p" || fail "$1: a process failed"; done
+    PIDS=
+    e0=$(grep -o '"first_event":[0-9]*' "$D/b2.dat.done" | cut -d: -f2)
+    [ -n "$e0" ] && [ $((e0 % 3)) = 2 ] && [ "$e0" -lt $KJ ] ||
+        fail "$1: builder 2's ring did not start at an event of its own: '$e0'"
+    "$BIN" eb-check --events $KJ --sources 4 --policy round-robin --frag-bytes $SIZES \
+        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
+        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
+        fail "$1: eb-check: $(cat "$D/check.json")"
+    grep -q '"missing":0,"twice":0' "$D/check.json" || fail "$1: $(cat "$D/check.json")"
+    grep -q '"source_errors":0,' "$D/check.json" || fail "$1: reports disagree"
+    grep -q '"verify_errors":0' "$D/check.json" || fail "$1: bytes did not verify"
+    # Builders 0 and 1 build all theirs; builder 2 loses its events before E0, and an event of
+    # its is incomplete when a front-end skipped it: each front-end drops a prefix of builder
+    # 2's events (the lost ones, then those it passed before START), so builder 2's incomplete
+    # events are the longest prefix beyond the lost.
+    lost=$(((e0 - 2) / 3))
+    maxdrop=0
+    for d in $(grep -o '"dropped":[0-9]*' "$D/check.json" | cut -d: -f2); do
+        [ "$d" -gt $maxdrop ] && maxdrop=$d
+    done
+    for b in 0 1; do
+        grep -q "{\"builder\":$b,\"alive\":true,\"built\":[0-9]*,\"incomplete\":0,\"skipped\":0,\"lost\":0}" \
+            "$D/check.json" || fail "$1: builder $b did not build all its events: $(cat "$D/check.json")"
+    done
+    grep -q "{\"builder\":2,\"alive\":true,\"built\":[1-9][0-9]*,\"incomplete\":$((maxdrop - lost)),[^}]*\"lost\":$lost}\],\"first_events\":\[0,0,$e0\]" \
+        "$D/check.json" || fail "$1: builder 2 (E0 $e0, lost $lost, front-ends dropped up to $maxdrop): $(cat "$D/check.json")"
+}
+
+# A START that comes after the front-end passed E0: front-end 0 ignores builder 2's first 5
+# STARTs (500 ms, twice the join margin), front-end 1 its first 2 (resent). Front-end 0's
+# fragments of builder 2 from E0 up to where it learned E0 are dropped and counted, and those
+# events incomplete at builder 2. Without the hook nothing here is lost twice: a front-end that
+# did not count them (its report) or a builder that did not record them fails eb-check.
+start_lost() {
+    JNET=6
+    FEENV0=FEROCE_EB_IGNORE_START=5 FEENV1=FEROCE_EB_IGNORE_START=2 FEENV2= FEENV3=
+    FEOPT0="--ring-timeout 300ms" FEOPT1=$FEOPT0 FEOPT2=$FEOPT0 FEOPT3=$FEOPT0
+    join_run "START lost" 1
+    grep -q "START 5 ignored" "$D/fe0.log" && grep -q "START 2 ignored" "$D/fe1.log" ||
+        fail "START lost: the test hook did not ignore the STARTs"
+    grep -q "START 3 ignored" "$D/fe1.log" && fail "START lost: front-end 1 ignored a third START"
+    grep -q "builder 2 starts at event $e0 (passed already" "$D/fe0.log" ||
+        fail "START lost: front-end 0 did not pass E0 $e0 before its START"
+    grep -q "builder 2 starts at event $e0" "$D/fe1.log" || fail "START lost: front-end 1 never took it"
+    echo "ok: START lost (E0 $e0, front-end 0 passed it): $(cat "$D/check.json")"
+}
+
+# Mixed start: front-ends 0 and 1 start without builder 2 (ring timeout 300 ms), 2 and 3 wait
+# for its ring (0: every ring) and so give it every event from its first: its ring must stay
+# at its first event (their fragments may already be on the way), and front-ends 0 and 1,
+# which passed it, drop the events between (incomplete at builder 2).
+mixed_start() {
+    JNET=8
+    FEENV0= FEENV1= FEENV2= FEENV3=
+    FEOPT0="--ring-timeout 300ms" FEOPT1=$FEOPT0 FEOPT2="--ring-timeout 0" FEOPT3=$FEOPT2
+    join_run "mixed start" 1
+    [ "$e0" = 2 ] || fail "mixed start: builder 2's ring moved to $e0 under on-time front-ends"
+    for k in 0 1; do
+        grep -q "builder 2's ring arrived after the start" "$D/fe$k.log" ||
+            fail "mixed start: front-end $k did not start without builder 2"
+    done
+    for k in 2 3; do
+        grep -q "arrived after the start\|starting without" "$D/fe$k.log" &&
+            fail "mixed start: front-end $k started without builder 2"
+    done
+    echo "ok: mixed start: $(cat "$D/check.json")"
+}
+
+# a third argument runs only those cases (e.g. "start_lost mixed_start")
+if [ -n "${3:-}" ]; then
+    for c in $3; do $c; done
+    exit 0
+fi
 run_policy round-robin
 run_policy availability
 missing_builder
 late_builder
+start_lost
+mixed_start
 exit 0
