@@ -58,6 +58,36 @@ start_builders() { # policy, manager option, builder ids...
     done
 }
 
+# Front-ends 0-3 on $NET.SUBNET.(k+1): EVENTS at HZ, OPTIONS, then front-end k's own
+# environment FEENVk and options FEOPTk where a case sets them.
+start_front_ends() { # subnet, events, hz, timeout, options...
+    fs=$1
+    fn=$2
+    fh=$3
+    ft=$4
+    shift 4
+    for k in 0 1 2 3; do
+        eval "fenv=\${FEENV$k:-} fopt=\${FEOPT$k:-}"
+        # shellcheck disable=SC2086 # fenv and fopt are lists
+        env $fenv "$BIN" send --eb-source $k --eb-builders 3 --events $fn --trigger-hz $fh \
+            --bind $NET.$fs.$((k + 1)) --frag-bytes $SIZES --timeout $ft "$@" $fopt \
+            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
+        PIDS="$PIDS $!"
+    done
+}
+
+# eb-check of the three builders' records and the four front-ends' reports, into check.json.
+check_all() { # case, events, policy, options...
+    cn=$1
+    ce=$2
+    cp=$3
+    shift 3
+    "$BIN" eb-check --events $ce --sources 4 --policy "$cp" "$@" --frag-bytes $SIZES \
+        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
+        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
+        fail "$cn: eb-check: $(cat "$D/check.json")"
+}
+
 run_policy() { # policy
     pol=$1
     PIDS=
@@ -68,21 +98,15 @@ run_policy() { # policy
         PIDS="$PIDS $!"
         mgr="--manager $NET.3.1:17200"
     fi
-    for k in 0 1 2 3; do
-        "$BIN" send --eb-source $k --eb-builders 3 --events $K --trigger-hz 10000 \
-            --bind $NET.1.$((k + 1)) --frag-bytes $SIZES $mgr --timeout 60s \
-            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
-        PIDS="$PIDS $!"
-    done
+    # shellcheck disable=SC2086 # mgr is an option and its value, or nothing
+    start_front_ends 1 $K 10000 60s $mgr
     start_builders "$pol" "$mgr" 0 1 2
     for p in $PIDS; do wait "$p" || fail "$pol: a process failed"; done
     PIDS=
     asg=
     [ "$pol" = availability ] && asg="--assignments $D/asg.bin"
-    "$BIN" eb-check --events $K --sources 4 --policy "$pol" $asg --frag-bytes $SIZES \
-        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
-        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
-        fail "$pol: eb-check: $(cat "$D/check.json")"
+    # shellcheck disable=SC2086 # asg is an option and its value, or nothing
+    check_all "$pol" $K "$pol" $asg
     grep -q "\"built\":$K,\"incomplete\":0,\"lost\":0,\"busy\":0,\"missing\":0,\"twice\":0" \
         "$D/check.json" || fail "$pol: not every event built: $(cat "$D/check.json")"
     grep -q '"verify_errors":0' "$D/check.json" || fail "$pol: bytes did not verify"
@@ -120,12 +144,7 @@ missing_builder() {
     FES=$NET.1.1,$NET.1.2,$NET.1.3,$NET.1.4
     rm -f "$D"/*.dat "$D"/*.idx "$D"/*.done "$D"/*.rep "$D"/*.log
     PIDS=
-    for k in 0 1 2 3; do
-        "$BIN" send --eb-source $k --eb-builders 3 --events $K --trigger-hz 10000 \
-            --bind $NET.1.$((k + 1)) --frag-bytes $SIZES --timeout 10s \
-            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
-        PIDS="$PIDS $!"
-    done
+    start_front_ends 1 $K 10000 10s
     start_builders round-robin "" 0 1
     for p in $PIDS; do wait "$p" || fail "missing builder: a process failed"; done
     PIDS=
@@ -133,10 +152,7 @@ missing_builder() {
         grep -q "starting without builder 2" "$D/fe$k.log" ||
             fail "missing builder: front-end $k did not say it started without builder 2"
     done
-    "$BIN" eb-check --events $K --sources 4 --policy round-robin --frag-bytes $SIZES \
-        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
-        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
-        fail "missing builder: eb-check: $(cat "$D/check.json")"
+    check_all "missing builder" $K round-robin
     lost=$((K / 3))
     built=$((K - lost))
     grep -q "\"built\":$built,\"incomplete\":0,\"lost\":$lost,\"busy\":0,\"missing\":0,\"twice\":0" \
@@ -159,12 +175,7 @@ late_builder() {
     KL=20000 # 4 s at 5 kHz: the late builder comes while the front-ends trigger
     rm -f "$D"/*.dat "$D"/*.idx "$D"/*.done "$D"/*.rep "$D"/*.log
     PIDS=
-    for k in 0 1 2 3; do
-        "$BIN" send --eb-source $k --eb-builders 3 --events $KL --trigger-hz 5000 \
-            --bind $NET.4.$((k + 1)) --frag-bytes $SIZES --timeout 30s \
-            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
-        PIDS="$PIDS $!"
-    done
+    start_front_ends 4 $KL 5000 30s
     for b in 0 1 2; do
         [ $b = 2 ] && sleep 3
         "$BIN" builder --id $b --builders 3 --policy round-robin --fe $FES \
@@ -177,10 +188,7 @@ late_builder() {
     e0=$(grep -o '"first_event":[0-9]*' "$D/b2.dat.done" | cut -d: -f2)
     [ -n "$e0" ] && [ "$e0" -gt 2 ] && [ $((e0 % 3)) = 2 ] && [ "$e0" -lt $KL ] ||
         fail "late builder: its ring did not start at an event of its own: '$e0'"
-    "$BIN" eb-check --events $KL --sources 4 --policy round-robin --frag-bytes $SIZES \
-        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
-        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
-        fail "late builder: eb-check: $(cat "$D/check.json")"
+    check_all "late builder" $KL round-robin
     lost=$(((e0 - 2) / 3))
     # a front-end that passed E0 before its START came dropped some of builder 2's events after
     # E0: incomplete there, and said so
@@ -203,14 +211,7 @@ join_run() { # case, delay
     KJ=12000 # 2.4 s at 5 kHz
     rm -f "$D"/*.dat "$D"/*.idx "$D"/*.done "$D"/*.rep "$D"/*.log
     PIDS=
-    for k in 0 1 2 3; do
-        eval "fenv=\$FEENV$k fopt=\$FEOPT$k"
-        # shellcheck disable=SC2086 # fenv and fopt are lists
-        env $fenv "$BIN" send --eb-source $k --eb-builders 3 --events $KJ --trigger-hz 5000 \
-            --bind $NET.$JNET.$((k + 1)) --frag-bytes $SIZES --timeout 20s $fopt \
-            --eb-report "$D/fe$k.rep" >"$D/fe$k.log" 2>&1 &
-        PIDS="$PIDS $!"
-    done
+    start_front_ends $JNET $KJ 5000 20s
     for b in 0 1 2; do
         et=$EVENT_TIMEOUT
         [ $b = 2 ] && sleep "$2" && et=1s
@@ -224,10 +225,7 @@ join_run() { # case, delay
     e0=$(grep -o '"first_event":[0-9]*' "$D/b2.dat.done" | cut -d: -f2)
     [ -n "$e0" ] && [ $((e0 % 3)) = 2 ] && [ "$e0" -lt $KJ ] ||
         fail "$1: builder 2's ring did not start at an event of its own: '$e0'"
-    "$BIN" eb-check --events $KJ --sources 4 --policy round-robin --frag-bytes $SIZES \
-        --builder "$D/b0.dat" --builder "$D/b1.dat" --builder "$D/b2.dat" --report "$D/fe0.rep" \
-        --report "$D/fe1.rep" --report "$D/fe2.rep" --report "$D/fe3.rep" --json >"$D/check.json" ||
-        fail "$1: eb-check: $(cat "$D/check.json")"
+    check_all "$1" $KJ round-robin
     grep -q '"missing":0,"twice":0' "$D/check.json" || fail "$1: $(cat "$D/check.json")"
     grep -q '"source_errors":0,' "$D/check.json" || fail "$1: reports disagree"
     grep -q '"verify_errors":0' "$D/check.json" || fail "$1: bytes did not verify"
