@@ -33,7 +33,8 @@ static const char eb_usage[] =
     "Event building on loopback: front-ends (feroce send --eb-source), builders (feroce\n"
     "builder) and an event manager (feroce evm), each its own process. Every event's fragments\n"
     "go to the builder the assignment names; builders verify every byte and record events. One\n"
-    "builder is slowed partway, killed with SIGKILL and restarted: it rejoins. A live table of\n"
+    "builder is slowed partway, killed with SIGKILL and, under round-robin, restarted: it\n"
+    "rejoins. A live table of\n"
     "built events/s, Gb/s and latency per builder; then the accounting of every triggered\n"
     "event.\n"
     "\n"
@@ -45,12 +46,20 @@ static const char eb_usage[] =
     "  --kill-at TIME     SIGKILL the slow builder that long after it built its first event\n"
     "                     (1.5s; 0 = never)\n"
     "  --restart-after TIME   start the killed builder again (its records to another file)\n"
-    "                     that long after the kill; it rejoins (1s; 0 = never)\n"
+    "                     that long after the kill; it rejoins (round-robin: 1s; availability:\n"
+    "                     0 = never, as the manager does not take a restarted builder back yet)\n"
     "  --base A.B         loopback addresses A.B.1.x front-ends, A.B.2.x builders, A.B.3.1\n"
     "                     the manager (127.78, else the first free of 127.86-99)\n"
     "  --keep DIR         keep the records and logs in DIR (default: a temporary directory,\n"
     "                     removed)\n"
     "  --web [ADDR:]PORT  live dashboard of every builder (docs/dashboard.md)  --web-hold TIME\n";
+
+/* --restart-after not given: 1 s under round-robin (the restarted builder joins at an event the
+ * front-ends agree on); never under availability, where the manager cannot take a restarted
+ * builder back yet (its ring positions would have to start where the manager's count for it
+ * stands), so the default demo shows what works. */
+#define RESTART_BY_POLICY UINT64_MAX
+#define RESTART_RR_NS     1000000000ull
 
 struct d_opts {
     uint32_t n_fe, n_b, slots, slow;
@@ -128,7 +137,7 @@ static int parse(int argc, char **argv, struct d_opts *o)
     o->slow_at_ns = 1000000000ull;
     o->slow_bps = 40000000ull;
     o->kill_at_ns = 1500000000ull;
-    o->restart_after_ns = 1000000000ull;
+    o->restart_after_ns = RESTART_BY_POLICY;
     o->sizes = "1K-4K";
     o->base = "127.78";
     bool flag = false;
@@ -157,6 +166,8 @@ static int parse(int argc, char **argv, struct d_opts *o)
     if (fe_cli_parse(&cli, argc, argv) < 0) return -1;
     struct fe_ebw_sizes z;
     if (fe_ebw_sizes_parse(o->sizes, &z, "--frag-bytes")) return -1;
+    if (o->restart_after_ns == RESTART_BY_POLICY)
+        o->restart_after_ns = o->policy == FE_EB_POLICY_RR ? RESTART_RR_NS : 0;
     if (!o->slow_given) o->slow = o->n_b - 1;
     if (o->slow >= o->n_b) {
         fprintf(stderr, "feroce demo: --slow must name one of the %u builders\n", o->n_b);
