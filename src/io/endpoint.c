@@ -100,6 +100,7 @@ int fe_allow_parse(const char *s, struct fe_sc_cidr *list, unsigned *n)
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         if (*n >= FE_SC_MAX_ALLOW) return FE_ENOSPC;
+        if (t != buf) t += strspn(t, " \t"); /* "a, b": blanks after a comma, not elsewhere */
         if (fe_sc_cidr_parse(t, &list[*n])) return FE_EINVAL;
         (*n)++;
     }

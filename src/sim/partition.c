@@ -652,7 +652,7 @@ static uint32_t find_node(const struct fe_sim *sim, const char *tok)
     return UINT32_MAX;
 }
 
-/* One "NODE PART" line (its comment cut, at most 255 characters): 0, or FE_EINVAL. */
+/* One "NODE PART" line (its comment cut; at most 255 characters before it): 0, or FE_EINVAL. */
 static int parse_line(const struct fe_sim *sim, char *line, uint32_t lineno, const char *what,
                       struct fe_sim_partition *p, char *err, size_t err_cap)
 {
@@ -719,10 +719,19 @@ int fe_sim_partition_parse(const struct fe_sim *sim, const char *text, size_t le
         size_t end = pos;
         while (end < len && text[end] != '\n') end++;
         char line[256];
+        /* a long comment may be cut, not what precedes it: "sw <252 blanks>12" would be part 1 */
+        const char *hash = memchr(text + pos, '#', end - pos);
+        size_t used = hash ? (size_t)(hash - (text + pos)) : end - pos;
         size_t n = end - pos < sizeof(line) - 1 ? end - pos : sizeof(line) - 1;
+        lineno++;
+        if (used > sizeof(line) - 1) {
+            sim_errf(err, err_cap, "%s:%u: longer than %zu characters before its comment", what,
+                     lineno, sizeof(line) - 1);
+            rc = FE_EINVAL;
+            break;
+        }
         memcpy(line, text + pos, n);
         line[n] = 0;
-        lineno++;
         rc = parse_line(sim, line, lineno, what, p, err, err_cap);
         pos = end + 1;
     }

@@ -222,6 +222,59 @@ static int push_str(char ***v, uint32_t *n, const char *s)
     return 0;
 }
 
+/* ---- the values a list holds so far, to refuse a repeated one in O(1) per value ----
+ * A list may hold MAX_VALUES values: comparing each to every earlier one was quadratic. An open
+ * addressing table of 1 + each value's index in its list (0: free), at most half full. */
+struct seen {
+    uint32_t *slot;
+    size_t mask;
+};
+
+static int seen_init(struct seen *t, size_t n_items)
+{
+    if (n_items > MAX_VALUES + 1) n_items = MAX_VALUES + 1; /* the list is refused past that */
+    size_t cap = 16;
+    while (cap < 2 * n_items) cap *= 2;
+    t->slot = calloc(cap, sizeof(*t->slot));
+    t->mask = cap - 1;
+    return t->slot ? 0 : -1;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 14695981039346656037ull; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t hash_u64(uint64_t x)
+{
+    x ^= x >> 33; /* murmur3's finalizer: seeds 1, 2, 3... spread over the table */
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+}
+
+/* true when s is already one of values[]; otherwise records that values[i] will be s. */
+static bool seen_str(struct seen *t, char *const *values, const char *s, uint32_t i)
+{
+    size_t h = (size_t)hash_str(s) & t->mask;
+    for (; t->slot[h]; h = (h + 1) & t->mask)
+        if (!strcmp(values[t->slot[h] - 1], s)) return true;
+    t->slot[h] = i + 1;
+    return false;
+}
+
+static bool seen_u64(struct seen *t, const uint64_t *values, uint64_t u, uint32_t i)
+{
+    size_t h = (size_t)hash_u64(u) & t->mask;
+    for (; t->slot[h]; h = (h + 1) & t->mask)
+        if (values[t->slot[h] - 1] == u) return true;
+    t->slot[h] = i + 1;
+    return false;
+}
+
 static int parse_sets(struct pctx *c, yaml_node_t *m)
 {
     if (m->type != YAML_MAPPING_NODE) return perr(c, m, "set: expected a mapping KEY: VALUE");
@@ -302,6 +355,32 @@ static int expand_range(struct pctx *c, yaml_node_t *m, struct sw_param *p)
     return 0;
 }
 
+/* KEY: [A, B, ...]: each value once, refused at the first that repeats an earlier one. */
+static int push_list_values(struct pctx *c, yaml_node_t *v, struct sw_param *p, struct seen *t)
+{
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
+        const char *s = scalar(ynode(c, *it));
+        if (!s || !*s) return perr(c, v, "%s: expected a list of values", p->key);
+        if (p->n_values >= MAX_VALUES)
+            return perr(c, v, "%s: more than %u values", p->key, MAX_VALUES);
+        if (seen_str(t, p->values, s, p->n_values))
+            return perr(c, v, "%s: value '%s' twice", p->key, s);
+        if (push_str(&p->values, &p->n_values, s)) return perr(c, v, "out of memory");
+    }
+    return 0;
+}
+
+static int parse_list(struct pctx *c, yaml_node_t *v, struct sw_param *p)
+{
+    struct seen t;
+    size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+    if (seen_init(&t, n)) return perr(c, v, "out of memory");
+    int rc = push_list_values(c, v, p, &t);
+    free(t.slot);
+    return rc;
+}
+
 static int parse_grid(struct pctx *c, yaml_node_t *m)
 {
     if (m->type != YAML_MAPPING_NODE) return perr(c, m, "grid: expected a mapping KEY: VALUES");
@@ -312,16 +391,7 @@ static int parse_grid(struct pctx *c, yaml_node_t *m)
         struct sw_param *p = new_param(c, k, key);
         if (!p) return -1;
         if (v && v->type == YAML_SEQUENCE_NODE) {
-            for (yaml_node_item_t *it = v->data.sequence.items.start;
-                 it < v->data.sequence.items.top; it++) {
-                const char *s = scalar(ynode(c, *it));
-                if (!s || !*s) return perr(c, v, "%s: expected a list of values", key);
-                if (p->n_values >= MAX_VALUES)
-                    return perr(c, v, "%s: more than %u values", key, MAX_VALUES);
-                for (uint32_t j = 0; j < p->n_values; j++)
-                    if (!strcmp(p->values[j], s)) return perr(c, v, "%s: value '%s' twice", key, s);
-                if (push_str(&p->values, &p->n_values, s)) return perr(c, v, "out of memory");
-            }
+            if (parse_list(c, v, p)) return -1;
         } else if (v && v->type == YAML_MAPPING_NODE) {
             if (expand_range(c, v, p)) return -1;
         } else if (scalar(v) && *scalar(v)) {
@@ -419,25 +489,41 @@ static int parse_sample(struct pctx *c, yaml_node_t *m)
     return 0;
 }
 
+/* seeds: [A, B, ...]: each once, refused at the first that repeats an earlier one. */
+static int push_seed_values(struct pctx *c, yaml_node_t *v, struct seen *t)
+{
+    struct sw_spec *s = c->spec;
+    uint64_t u;
+    for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+         it++) {
+        if (get_u64(c, ynode(c, *it), "seeds", UINT64_MAX, &u)) return -1;
+        if (seen_u64(t, s->seeds, u, s->n_seeds))
+            return perr(c, v, "seeds: %llu twice", (unsigned long long)u);
+        uint64_t *ns = room_for(s->seeds, s->n_seeds, sizeof(*ns));
+        if (!ns) return perr(c, v, "out of memory");
+        s->seeds = ns;
+        ns[s->n_seeds++] = u;
+        if (s->n_seeds > MAX_VALUES) return perr(c, v, "seeds: too many");
+    }
+    if (!s->n_seeds) return perr(c, v, "seeds: an empty list");
+    return 0;
+}
+
+static int parse_seed_list(struct pctx *c, yaml_node_t *v)
+{
+    struct seen t;
+    size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+    if (seen_init(&t, n)) return perr(c, v, "out of memory");
+    int rc = push_seed_values(c, v, &t);
+    free(t.slot);
+    return rc;
+}
+
 static int parse_seeds(struct pctx *c, yaml_node_t *v)
 {
     struct sw_spec *s = c->spec;
     uint64_t u;
-    if (v->type == YAML_SEQUENCE_NODE) {
-        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top;
-             it++) {
-            if (get_u64(c, ynode(c, *it), "seeds", UINT64_MAX, &u)) return -1;
-            for (uint32_t j = 0; j < s->n_seeds; j++)
-                if (s->seeds[j] == u) return perr(c, v, "seeds: %llu twice", (unsigned long long)u);
-            uint64_t *ns = room_for(s->seeds, s->n_seeds, sizeof(*ns));
-            if (!ns) return perr(c, v, "out of memory");
-            s->seeds = ns;
-            ns[s->n_seeds++] = u;
-            if (s->n_seeds > MAX_VALUES) return perr(c, v, "seeds: too many");
-        }
-        if (!s->n_seeds) return perr(c, v, "seeds: an empty list");
-        return 0;
-    }
+    if (v->type == YAML_SEQUENCE_NODE) return parse_seed_list(c, v);
     if (get_u64(c, v, "seeds", MAX_VALUES, &u)) return -1;
     if (!u) return perr(c, v, "seeds: at least 1");
     s->seeds = malloc(u * sizeof(*s->seeds));

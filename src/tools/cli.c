@@ -124,16 +124,34 @@ int fe_cli_u64_opt(const char *val, void *p)
     return errno || *end || !*val ? -1 : 0;
 }
 
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Six fields of one or two hex digits between colons. Digits only: sscanf's %x took a blank,
+ * a sign or "0x" first (" 2:0:0:0:0:1", "+2:...", "0x2:..."). */
 int fe_parse_mac(const char *s, uint8_t mac[6], const char *what)
 {
-    unsigned v[6];
-    char tail;
-    if (!s ||
-        sscanf(s, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &tail) != 6)
-        goto bad;
-    for (int i = 0; i < 6; i++)
-        if (v[i] > 255) goto bad;
-    for (int i = 0; i < 6; i++) mac[i] = (uint8_t)v[i]; /* all checked: a refusal writes nothing */
+    uint8_t v[6];
+    const char *p = s;
+    if (!p) goto bad;
+    for (int i = 0; i < 6; i++) {
+        if (i && *p++ != ':') goto bad;
+        int hi = hex_value(*p), lo;
+        if (hi < 0) goto bad;
+        p++;
+        if ((lo = hex_value(*p)) >= 0) {
+            hi = hi * 16 + lo;
+            p++;
+        }
+        v[i] = (uint8_t)hi;
+    }
+    if (*p) goto bad;
+    memcpy(mac, v, sizeof v); /* all checked: a refusal writes nothing */
     return 0;
 bad:
     fprintf(stderr, "feroce: invalid %s '%s' (want aa:bb:cc:dd:ee:ff)\n", what, s ? s : "");

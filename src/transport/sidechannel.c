@@ -259,17 +259,27 @@ int fe_sc_decode(const uint8_t *buf, size_t len, struct fe_sc_msg *m, enum fe_sc
 
 /* ---- front-end role ---- */
 
+/* 1..max_digits decimal digits at *s, at most max. Digits only: sscanf's %u took a blank or a
+ * sign first (" 1.2.3.4", "+1.2.3.4", "1.2.3.4/ 8", "-0.0.0.0"). */
+static bool take_dec(const char **s, unsigned max_digits, unsigned max, unsigned *out)
+{
+    unsigned v = 0, n = 0;
+    for (; n < max_digits && **s >= '0' && **s <= '9'; n++) v = v * 10 + (unsigned)(*(*s)++ - '0');
+    if (!n || v > max) return false;
+    *out = v;
+    return true;
+}
+
 int fe_sc_cidr_parse(const char *s, struct fe_sc_cidr *out)
 {
     unsigned a[4], bits = 32;
-    int n = 0;
-    if (!s || sscanf(s, "%3u.%3u.%3u.%3u%n", &a[0], &a[1], &a[2], &a[3], &n) != 4) return FE_EINVAL;
-    if (s[n] == '/') {
-        int m = 0;
-        if (sscanf(s + n + 1, "%2u%n", &bits, &m) != 1 || !m) return FE_EINVAL;
-        n += 1 + m;
+    if (!s) return FE_EINVAL;
+    for (int i = 0; i < 4; i++) {
+        if (i && *s++ != '.') return FE_EINVAL;
+        if (!take_dec(&s, 3, 255, &a[i])) return FE_EINVAL;
     }
-    if (s[n] || bits > 32 || a[0] > 255 || a[1] > 255 || a[2] > 255 || a[3] > 255) return FE_EINVAL;
+    if (*s == '/' && (s++, !take_dec(&s, 2, 32, &bits))) return FE_EINVAL;
+    if (*s) return FE_EINVAL;
     uint32_t ip = a[0] << 24 | a[1] << 16 | a[2] << 8 | a[3];
     out->mask = bits ? ~0u << (32 - bits) : 0;
     out->net = ip & out->mask;

@@ -12,6 +12,7 @@
 
 #include "feroce/err.h"
 #include "feroce/sim.h"
+#include "sim/partition.h"
 
 #ifndef SIM_DATA
 #error SIM_DATA must name tests/sim/data
@@ -377,13 +378,46 @@ static void test_hpcc_apply(void **s)
     }
 }
 
+/* A user's partition (--partition FILE): a line is read whole up to its comment; one longer
+ * than the parser's line is refused, not cut ("sw <blanks>12" was read as part 1). */
+static void test_partition_lines(void **s)
+{
+    (void)s;
+    struct fe_sim_scenario sc;
+    char err[256] = "";
+    assert_int_equal(fe_sim_builtin_load("incast3", &sc, err, sizeof(err)), 0);
+    struct fe_sim *sim = fe_sim_create(&sc, NULL, err, sizeof(err));
+    fe_sim_scenario_free(&sc);
+    assert_non_null(sim);
+    struct fe_sim_partition p;
+    char text[600];
+    snprintf(text, sizeof(text), "sw 0\nA 1 #%0300d\n", 0); /* a long comment: fine */
+    assert_int_equal(fe_sim_partition_parse(sim, text, strlen(text), "p", &p, err, sizeof(err)), 0);
+    assert_int_equal(p.k, 2);
+    fe_sim_partition_free(&p);
+    snprintf(text, sizeof(text), "sw%*s12\n", 252, "");
+    assert_int_equal(fe_sim_partition_parse(sim, text, strlen(text), "p", &p, err, sizeof(err)),
+                     FE_EINVAL);
+    assert_string_equal(err, "p:1: longer than 255 characters before its comment");
+    snprintf(text, sizeof(text), "sw%*s1 # part 1\n", 251, ""); /* 255 before the comment */
+    assert_int_equal(fe_sim_partition_parse(sim, text, strlen(text), "p", &p, err, sizeof(err)), 0);
+    assert_int_equal(p.k, 2);
+    fe_sim_partition_free(&p);
+    fe_sim_destroy(sim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_yaml_file),   cmocka_unit_test(test_yaml_generators),
-        cmocka_unit_test(test_yaml_errors), cmocka_unit_test(test_set),
-        cmocka_unit_test(test_hpcc),        cmocka_unit_test(test_hpcc_errors),
-        cmocka_unit_test(test_hpcc_apply),  cmocka_unit_test(test_hpcc_ack_interval),
+        cmocka_unit_test(test_yaml_file),
+        cmocka_unit_test(test_yaml_generators),
+        cmocka_unit_test(test_yaml_errors),
+        cmocka_unit_test(test_set),
+        cmocka_unit_test(test_hpcc),
+        cmocka_unit_test(test_hpcc_errors),
+        cmocka_unit_test(test_hpcc_apply),
+        cmocka_unit_test(test_hpcc_ack_interval),
+        cmocka_unit_test(test_partition_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

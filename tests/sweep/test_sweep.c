@@ -168,6 +168,70 @@ static void test_long_range_and_seed_list(void **state)
     sw_campaign_free(&c);
 }
 
+/* "[v0, v1, ...]" of n values, "1".."n" but for value dup_at, which repeats value dup_of. */
+static char *long_list(const char *head, uint32_t n, uint32_t dup_at, uint32_t dup_of)
+{
+    size_t cap = strlen(head) + 16 * (size_t)n + 8, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)snprintf(t, cap, "%s[", head);
+    for (uint32_t i = 0; i < n; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%s%u", i ? ", " : "",
+                                (i == dup_at ? dup_of : i) + 1);
+    snprintf(t + len, cap - len, "]\n");
+    return t;
+}
+
+/* A hand-written list of the most values a parameter may have: each is compared with the
+ * earlier ones through a hash set (not each with each: 5e9 comparisons), and the first value
+ * that repeats an earlier one is the one reported, as when lists were short. */
+static void test_long_lists(void **state)
+{
+    (void)state;
+    struct sw_campaign c;
+    memset(&c, 0, sizeof(c));
+    char err[SW_ERR_LEN] = "";
+    const char *grid = "scenario: incast3\ngrid:\n  flow.size: ";
+    char *t = long_list(grid, 100000, UINT32_MAX, 0);
+    assert_int_equal(sw_spec_parse(t, strlen(t), "l.yaml", "", &c.spec, err, sizeof(err)), 0);
+    assert_int_equal(c.spec.params[0].n_values, 100000);
+    assert_string_equal(c.spec.params[0].values[99999], "100000");
+    sw_campaign_free(&c);
+    free(t);
+
+    t = long_list(grid, 100001, UINT32_MAX, 0);
+    assert_int_not_equal(sw_spec_parse(t, strlen(t), "l.yaml", "", &c.spec, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "flow.size: more than 100000 values"));
+    sw_campaign_free(&c);
+    free(t);
+
+    /* value 95001 repeats the very first, 70001 repeats 60001: the first to repeat an earlier
+     * one in the list's order is reported, as before */
+    t = long_list(grid, 100000, 95000, 0);
+    char *q = strstr(t, ", 60001,");
+    assert_non_null(q);
+    memcpy(q + 2, "00007", 5); /* "00007": another string than "7" */
+    q = strstr(t, ", 70001,");
+    assert_non_null(q);
+    memcpy(q + 2, "00007", 5);
+    assert_int_not_equal(sw_spec_parse(t, strlen(t), "l.yaml", "", &c.spec, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "flow.size: value '00007' twice"));
+    sw_campaign_free(&c);
+    free(t);
+
+    t = long_list("scenario: incast3\nseeds: ", 100000, 99999, 4);
+    assert_int_not_equal(sw_spec_parse(t, strlen(t), "l.yaml", "", &c.spec, err, sizeof(err)), 0);
+    assert_non_null(strstr(err, "seeds: 5 twice"));
+    sw_campaign_free(&c);
+    free(t);
+    t = long_list("scenario: incast3\nseeds: ", 100000, UINT32_MAX, 0);
+    assert_int_equal(sw_spec_parse(t, strlen(t), "l.yaml", "", &c.spec, err, sizeof(err)), 0);
+    assert_int_equal(c.spec.n_seeds, 100000);
+    assert_int_equal(c.spec.seeds[99999], 100000);
+    sw_campaign_free(&c);
+    free(t);
+}
+
 /* A YAML base scenario, relative to the campaign: the ids are the same whichever path the
  * campaign is read through (the Slurm job reads it by its absolute path). */
 static void test_yaml_base_ids(void **state)
@@ -526,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_result_text),
         cmocka_unit_test(test_expressions),
         cmocka_unit_test(test_long_range_and_seed_list),
+        cmocka_unit_test(test_long_lists),
     };
     return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
 }

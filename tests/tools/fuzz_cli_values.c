@@ -5,7 +5,7 @@
  * leaves the output untouched; an accepted value reads back to itself when printed plainly
  * (sizes, durations and rates below 2^53, where a double holds them exactly), a CIDR's mask is
  * a prefix and its net has no host bits, a whole number has no minus sign, an allow list stays
- * within FE_SC_MAX_ALLOW. */
+ * within FE_SC_MAX_ALLOW, an accepted MAC or CIDR has nothing but its digits and separators. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +63,7 @@ static void check_mac(const char *s)
         for (int i = 0; i < 6; i++) CHECK(mac[i] == 0xA5);
         return;
     }
+    CHECK(strspn(s, "0123456789abcdefABCDEF:") == strlen(s)); /* no blank, sign or 0x */
     char plain[18];
     snprintf(plain, sizeof plain, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
              mac[4], mac[5]);
@@ -96,9 +97,10 @@ static void check_allow(const char *s)
 {
     struct fe_sc_cidr list[FE_SC_MAX_ALLOW];
     struct fe_sc_cidr one = {0x5A5A5A5A, 0x5A5A5A5A};
-    if (fe_sc_cidr_parse(s, &one) == 0)
+    if (fe_sc_cidr_parse(s, &one) == 0) {
+        CHECK(strspn(s, "0123456789./") == strlen(s)); /* no blank or sign */
         check_cidr(&one);
-    else
+    } else
         CHECK(one.net == 0x5A5A5A5A && one.mask == 0x5A5A5A5A);
     unsigned n = FE_SC_MAX_ALLOW - 3; /* lists append: a few taken already */
     int rc = fe_allow_parse(s, list, &n);

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "feroce/endpoint.h"
+#include "feroce/sidechannel.h"
 #include "tools/cli.h"
 
 struct t_opts {
@@ -125,6 +127,57 @@ static void test_errors(void **state)
     assert_int_equal(mac[2], 0x5e);
 }
 
+/* MACs, CIDRs and allow lists take digits where digits are due: no blank, sign or "0x" first
+ * (sscanf's %x and %u took them), but a blank after an allow list's comma ("a, b"). */
+static void test_addresses(void **state)
+{
+    (void)state;
+    uint8_t mac[6] = {1, 2, 3, 4, 5, 6};
+    const char *bad_mac[] = {" 2:0:0:0:0:1",
+                             "+2:0:0:0:0:1",
+                             "2:0:0:0:0:+1",
+                             "2: 0:0:0:0:1",
+                             "0x2:0:0:0:0:1",
+                             "-0:0:0:0:0:1",
+                             "002:0:0:0:0:1",
+                             "2:0:0:0:0:1 ",
+                             "2:0:0:0:0",
+                             "2:0:0:0:0:1:",
+                             "",
+                             "2::0:0:0:1"};
+    for (size_t i = 0; i < sizeof bad_mac / sizeof bad_mac[0]; i++) {
+        assert_int_equal(fe_parse_mac(bad_mac[i], mac, "--mac"), -1);
+        assert_int_equal(mac[0], 1);
+    }
+    assert_int_equal(fe_parse_mac("2:0:5E:ff:0:1b", mac, "--mac"), 0);
+    const uint8_t want[6] = {2, 0, 0x5e, 0xff, 0, 0x1b};
+    assert_memory_equal(mac, want, 6);
+
+    struct fe_sc_cidr c = {0x5A5A5A5A, 0x5A5A5A5A};
+    const char *bad_cidr[] = {" 1.2.3.4",   "+1.2.3.4", "1.2.3.4/ 8", "1.2.3.4/+8", "-0.0.0.0",
+                              "1. 2.3.4",   "1.2.3.+4", "1.2.3.4 ",   "1.2.3.4/-0", "1.2.3.4/8 ",
+                              "1234.1.1.1", "1.2.3.4/", "1.2.3",      NULL};
+    for (size_t i = 0; i < sizeof bad_cidr / sizeof bad_cidr[0]; i++)
+        assert_int_equal(fe_sc_cidr_parse(bad_cidr[i], &c), FE_EINVAL);
+    assert_int_equal(c.net, 0x5A5A5A5A); /* a refusal writes nothing */
+    assert_int_equal(fe_sc_cidr_parse("10.1.2.3/8", &c), 0);
+    assert_true(c.net == 0x0A000000 && c.mask == 0xFF000000);
+    assert_int_equal(fe_sc_cidr_parse("010.0.0.1", &c), 0); /* leading zeros: decimal, as before */
+    assert_true(c.net == 0x0A000001 && c.mask == 0xFFFFFFFF);
+
+    struct fe_sc_cidr list[FE_SC_MAX_ALLOW];
+    unsigned n = 0;
+    assert_int_equal(fe_allow_parse("10.0.0.0/8, 192.168.1.0/24,\t1.2.3.4", list, &n), 0);
+    assert_int_equal(n, 3);
+    assert_true(list[1].net == 0xC0A80100 && list[2].mask == 0xFFFFFFFF);
+    n = 0;
+    assert_int_equal(fe_allow_parse(" 10.0.0.0/8", list, &n), FE_EINVAL);
+    n = 0;
+    assert_int_equal(fe_allow_parse("10.0.0.0/8,+1.2.3.4", list, &n), FE_EINVAL);
+    n = 0;
+    assert_int_equal(fe_allow_parse("10.0.0.0 ,1.2.3.4", list, &n), FE_EINVAL);
+}
+
 static void test_getopt_manner(void **state)
 {
     (void)state;
@@ -143,6 +196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kinds),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_addresses),
         cmocka_unit_test(test_getopt_manner),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
