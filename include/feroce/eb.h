@@ -91,6 +91,12 @@ uint64_t fe_eb_rr_first_at(uint64_t event, uint16_t builder, uint32_t n_builders
  * the builder is on time and nothing is decided. With both a 0 and a late proposal (a mixed
  * start) the ring cannot move past the on-time front-end's fragments: E0 is the builder's first
  * event, and the late front-ends' events between are incomplete. */
+/* The front-end's side: the first event it offers a builder whose ring came after it started,
+ * its next event plus a margin (a quarter second of triggers at trigger_hz, a fixed count
+ * without a rate) that covers the JOIN's and START's round trip before the trigger gets
+ * there. */
+uint64_t fe_eb_rr_join_offer(uint64_t next_event, uint64_t trigger_hz);
+
 struct fe_eb_rr_join;
 
 /* wait_ns: how long after the first late proposal E0 is decided without the missing ones. */

@@ -31,6 +31,17 @@ uint64_t fe_eb_rr_first_at(uint64_t event, uint16_t builder, uint32_t n_builders
     return UINT64_MAX - (UINT64_MAX % m + m - b) % m;
 }
 
+/* The margin: 250 ms of triggers, or this many events without a rate. */
+#define JOIN_MARGIN_PER_S  4
+#define JOIN_MARGIN_EVENTS 16384ull
+
+uint64_t fe_eb_rr_join_offer(uint64_t next_event, uint64_t trigger_hz)
+{
+    uint64_t margin = trigger_hz ? trigger_hz / JOIN_MARGIN_PER_S : JOIN_MARGIN_EVENTS;
+    if (!margin) margin = 1;
+    return next_event <= UINT64_MAX - margin ? next_event + margin : UINT64_MAX;
+}
+
 int fe_eb_rr_join_create(struct fe_eb_rr_join **out, uint32_t n_sources, uint16_t builder,
                          uint32_t n_builders, uint64_t wait_ns)
 {

@@ -19,11 +19,6 @@
 #define EBS_MAX_BLD   FE_SC_MAX_QPS
 #define EBS_REPORT_NS 2000000ull
 #define EBS_RUNS      4096
-/* Round-robin, a builder joining late: the first event offered to it is this far ahead of the
- * trigger, so that every front-end's offer reaches it and its START comes back before the
- * trigger gets there (with --trigger-hz 0, a fixed count) */
-#define EBS_JOIN_MARGIN_NS     250000000ull
-#define EBS_JOIN_MARGIN_EVENTS 16384ull
 
 static const char eb_usage[] =
     "usage: feroce send --eb-source ID --eb-builders M [OPTIONS]\n"
@@ -357,11 +352,7 @@ static void send_join(struct ebs *s, uint16_t id, uint64_t now)
 {
     struct ebs_builder *b = &s->bld[id];
     if (s->policy != FE_EB_POLICY_RR) return;
-    if (b->needs_join && !b->offer) {
-        uint64_t margin = s->o.trigger_hz ? s->o.trigger_hz / (1000000000ull / EBS_JOIN_MARGIN_NS)
-                                          : EBS_JOIN_MARGIN_EVENTS;
-        b->offer = s->next_event + (margin ? margin : 1);
-    }
+    if (b->needs_join && !b->offer) b->offer = fe_eb_rr_join_offer(s->next_event, s->o.trigger_hz);
     struct fe_eb_msg m = {.type = FE_EB_MSG_JOIN};
     m.u.join = (struct fe_eb_join){.source = s->o.source,
                                    .builder = id,

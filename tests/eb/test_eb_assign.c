@@ -503,6 +503,17 @@ static void rr_join_mixed_start(void **state)
     fe_eb_rr_join_destroy(j);
 }
 
+/* A late builder's offer: the next event plus a quarter second of triggers (a fixed count
+ * without a rate, at least one event), never wrapping past the last event. */
+static void rr_join_offer(void **state)
+{
+    (void)state;
+    assert_int_equal(fe_eb_rr_join_offer(1000, 10000), 3500);
+    assert_int_equal(fe_eb_rr_join_offer(1000, 0), 1000 + 16384);
+    assert_int_equal(fe_eb_rr_join_offer(1000, 3), 1001);
+    assert_true(fe_eb_rr_join_offer(UINT64_MAX - 10, 10000) == UINT64_MAX);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +531,7 @@ int main(void)
         cmocka_unit_test(rr_join_decides),
         cmocka_unit_test(rr_join_on_time),
         cmocka_unit_test(rr_join_mixed_start),
+        cmocka_unit_test(rr_join_offer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
