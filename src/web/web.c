@@ -6,7 +6,6 @@
 #include "web/web.h"
 
 #include <arpa/inet.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <pthread.h>
@@ -19,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "feroce/io.h"
 #include "feroce/qp.h"
 #include "tools/cli.h"
+#include "io/fail.h"
 #include "web/assets.h"
 #include "web/form.h"
 
@@ -948,27 +949,25 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 }
 
 /* Why the server could not listen on sa: libmicrohttpd only says that it failed (its log goes
- * nowhere, above), so the bind is tried again here for its errno. */
+ * nowhere, above), so the bind is tried again here for its errno, worded as the data sockets'
+ * (io/fail.c). */
 static const char *listen_failure(const struct sockaddr_in *sa)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return strerror(errno);
+    if (fd < 0) {
+        fe_io_fail_os(FE_EIO, "socket", NULL);
+        return fe_io_fail_str(FE_EIO);
+    }
     int one = 1;
     (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    int e = bind(fd, (const struct sockaddr *)sa, sizeof *sa) ? errno : 0;
+    bool bound = bind(fd, (const struct sockaddr *)sa, sizeof *sa) == 0;
+    if (!bound)
+        fe_io_fail_os(FE_EIO, "bind",
+                      ntohs(sa->sin_port) < 1024
+                          ? "ports below 1024 need root or CAP_NET_BIND_SERVICE"
+                          : NULL);
     close(fd);
-    switch (e) {
-    case 0:
-        return "the HTTP server did not start";
-    case EADDRINUSE:
-        return "address already in use";
-    case EADDRNOTAVAIL:
-        return "cannot assign requested address (not an address of this host)";
-    case EACCES:
-        return "permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE)";
-    default:
-        return strerror(e);
-    }
+    return bound ? "the HTTP server did not start" : fe_io_fail_str(FE_EIO);
 }
 
 static const struct fe_web_limits default_limits = {

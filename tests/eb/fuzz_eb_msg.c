@@ -75,6 +75,7 @@ static void check_ring(const struct fe_eb_ring *r)
 static struct fe_eb_positions *pos; /* builder 1's view of the same chunks */
 static struct fe_eb_rr_join *join;  /* builder 1's join (round-robin over N_BUILDERS) */
 static uint64_t join_max;           /* largest proposal before the decision */
+static bool join_zero;              /* a proposal of 0 (on time) before the decision */
 
 static void check_start(const struct fe_eb_start *st)
 {
@@ -90,9 +91,12 @@ static void feed_join(const struct fe_eb_join *j, uint64_t now)
     int rc = fe_eb_rr_join_propose(join, now, j->source, j->next_event, false);
     CHECK(rc == 0 || (rc == FE_EINVAL && j->source >= N_BUILDERS));
     if (!before && rc == 0 && j->next_event > join_max) join_max = j->next_event;
+    if (!before && rc == 0 && !j->next_event) join_zero = true;
     if (fe_eb_rr_join_first(join, &e0)) {
         CHECK(e0 % N_BUILDERS == 1);
-        if (join_max <= UINT64_MAX - N_BUILDERS)
+        if (join_zero) /* an on-time front-end sends from the first event: the ring stays */
+            CHECK(e0 == 1);
+        else if (join_max <= UINT64_MAX - N_BUILDERS)
             CHECK(e0 >= join_max && e0 - join_max < N_BUILDERS);
         else /* beyond its last event: its last one */
             CHECK(e0 > UINT64_MAX - N_BUILDERS);
@@ -147,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* as many sources as builders: one proposal each decides */
     CHECK(fe_eb_rr_join_create(&join, N_BUILDERS, 1, N_BUILDERS, 1000) == 0);
     join_max = 0;
+    join_zero = false;
     struct fe_eb_mgr_config mc;
     fe_eb_mgr_config_default(&mc);
     mc.n_builders = N_BUILDERS;
