@@ -56,11 +56,17 @@ struct fe_eb_target {
     uint16_t builder;
     uint32_t slot;
 };
+/* Round-robin: the ring position event E takes at its builder (E mod M), E div M; the slot is
+ * the position mod S. A ring that starts at event E0 starts at E0's position. */
+static inline uint64_t fe_eb_rr_position(uint64_t event, uint32_t n_builders)
+{
+    return event / n_builders;
+}
 static inline struct fe_eb_target fe_eb_rr_assign(uint64_t event, uint32_t n_builders,
                                                   uint32_t n_slots)
 {
     struct fe_eb_target t = {(uint16_t)(event % n_builders),
-                             (uint32_t)((event / n_builders) % n_slots)};
+                             (uint32_t)(fe_eb_rr_position(event, n_builders) % n_slots)};
     return t;
 }
 /* Round-robin: may a front-end write event's fragment now, given its builder's announced
@@ -70,7 +76,7 @@ static inline struct fe_eb_target fe_eb_rr_assign(uint64_t event, uint32_t n_bui
 static inline bool fe_eb_rr_may_write(uint64_t event, uint32_t n_builders, uint64_t released,
                                       uint32_t n_slots)
 {
-    return event / n_builders < released + n_slots;
+    return fe_eb_rr_position(event, n_builders) < released + n_slots;
 }
 
 /* The first event at or after `event` that round-robin gives to builder (E mod M = builder). */

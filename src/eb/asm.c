@@ -107,7 +107,8 @@ int fe_eb_asm_create(struct fe_eb_asm **out, const struct fe_eb_asm_config *cfg)
     a->newest = cfg->first_event;
     /* a round-robin builder that joined late: the positions of the events before its first
      * one are behind it (the front-ends dropped them), not waited for */
-    if (cfg->rr_builders) a->released_w = a->seq_end = cfg->first_event / cfg->rr_builders;
+    if (cfg->rr_builders)
+        a->released_w = a->seq_end = fe_eb_rr_position(cfg->first_event, cfg->rr_builders);
     a->head_wait_ns = NO_TIME;
     *out = a;
     return 0;

@@ -343,7 +343,7 @@ static void apply_join(struct builder *b, uint64_t now)
         }
         fe_eb_asm_destroy(b->a);
         b->a = a;
-        b->start_seq = e0 / b->o.n_builders;
+        b->start_seq = fe_eb_rr_position(e0, b->o.n_builders);
     }
     b->first_event = e0; /* otherwise our first event: position 0, nothing of ours before */
     b->joined = true;

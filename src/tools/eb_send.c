@@ -442,8 +442,8 @@ static void start_input(struct ebs *s, const struct fe_eb_start *st, uint32_t ip
         b->join_known = true;
         b->join_event = st->first_event;
         /* its ring's watermark starts at that event's position */
-        if (st->first_event / s->o.n_builders > b->released)
-            b->released = st->first_event / s->o.n_builders;
+        uint64_t pos = fe_eb_rr_position(st->first_event, s->o.n_builders);
+        if (pos > b->released) b->released = pos;
         if (!s->o.quiet)
             fprintf(stderr, "feroce send: eb-source %u: builder %u starts at event %" PRIu64 "%s\n",
                     s->o.source, st->builder, st->first_event,
